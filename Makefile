@@ -1,0 +1,41 @@
+# One-command entry points. Everything installs into ./.venv from PyPI; nothing is installed by hand.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint bench bench-startup clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## demo: set up, mint a local signing secret if there is none, bake the bundled fixtures into out/
+demo: $(STAMP)
+	@test -n "$$REPORT_SIGNING_SECRET$$REPORT_SIGNING_SECRET_FILE" || test -f .compliance-bake/report-signing.secret \
+	  || $(BIN)/compliance-bake secret mint
+	$(BIN)/compliance-bake bake snapshot
+	$(BIN)/compliance-bake verify out
+
+## test: set up and run lint, types and the whole test suite
+test: $(STAMP)
+	$(BIN)/ruff check compliance_bake tests bench
+	$(BIN)/mypy
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check compliance_bake tests bench
+	$(BIN)/mypy
+
+## bench: the 500,000-row in-process bake against its json.dumps+sha3 baseline
+bench: $(STAMP)
+	$(BIN)/python bench/bake_bench.py
+
+## bench-startup: `compliance-bake --help` against `python -c "import click"`
+bench-startup: $(STAMP)
+	$(BIN)/python bench/startup_bench.py
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,95 @@
+"""The bake, end to end: inputs checked, snapshot built, every file validated, then written.
+
+Order matters for the promise that bad input writes nothing: the clock, the secret and the
+fixtures are checked first; the snapshot is built and rendered in memory; every JSON document is
+validated against its schema; only then does `publish` touch `out/`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compliance_bake import layout, schemas
+from compliance_bake.clock import resolve_now
+from compliance_bake.engine import Engine
+from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_OK, BakeError
+from compliance_bake.fixtures import load_fixtures
+from compliance_bake.progress import ProgressSink
+from compliance_bake.publish import publish
+from compliance_bake.signing_secret import require_secret
+from compliance_bake.snapshot import BakeSettings, all_checks_hold, build_snapshot
+from compliance_bake.target.inprocess import InProcessTarget
+from compliance_bake.target.interface import Target
+
+
+class ReportInvalid(BakeError):
+    """The report failed its own schema: a bug in the baker, never the user's input."""
+
+    exit_code = EXIT_INTERNAL
+
+
+@dataclass(frozen=True, slots=True)
+class BakeResult:
+    snapshot: dict[str, Any]
+    written: list[Path]
+    out_dir: Path
+
+    @property
+    def ok(self) -> bool:
+        return all_checks_hold(self.snapshot)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_OK if self.ok else EXIT_CHECK_FAILED
+
+    def summary(self) -> dict[str, Any]:
+        snap = self.snapshot
+        return {
+            "ok": self.ok,
+            "exitCode": self.exit_code,
+            "generatedAt": snap["generatedAt"],
+            "out": str(self.out_dir),
+            "files": [str(p) for p in self.written],
+            "enhancements": {
+                "passed": snap["enhancements"]["passed"],
+                "total": snap["enhancements"]["total"],
+                "failed": [r["feature"] for r in snap["enhancements"]["rows"] if not r["match"]],
+            },
+            "shadow": {"rows": len(snap["shadow"]["rows"]), **snap["shadow"]["summary"]},
+            "integrity": snap["integrity"]["checks"],
+        }
+
+
+def validate_documents(snapshot: dict[str, Any]) -> None:
+    for name, document in layout.json_documents(snapshot).items():
+        problem = schemas.first_violation(layout.JSON_FILES[name], document)
+        if problem is not None:
+            raise ReportInvalid(
+                f"{name}: the report fails its schema at {problem.path}: {problem.message}",
+                "this is a bug in compliance-bake; nothing was written",
+            )
+
+
+def run_bake(
+    *,
+    fixtures_dir: Path,
+    out_dir: Path,
+    now: str | None,
+    secret_file: Path | None,
+    console_depth: int,
+    progress: ProgressSink | None = None,
+    target: Target | None = None,
+) -> BakeResult:
+    settings = BakeSettings(now=resolve_now(now), console_depth=console_depth)
+    secret = require_secret(secret_file)
+    fixtures = load_fixtures(fixtures_dir)
+    target = target or InProcessTarget(Engine(fixtures.registry))
+    try:
+        snapshot = build_snapshot(fixtures, target, secret, settings, progress)
+    finally:
+        target.close()
+    validate_documents(snapshot)
+    files = layout.render_files(snapshot)
+    return BakeResult(snapshot=snapshot, written=publish(out_dir, files), out_dir=out_dir)

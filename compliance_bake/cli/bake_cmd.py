@@ -1,0 +1,84 @@
+"""`compliance-bake bake snapshot`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from compliance_bake.cli.main import CONTEXT, EXIT_CODES
+from compliance_bake.cli.options import (
+    fixtures_option,
+    fixtures_path,
+    json_option,
+    now_option,
+    out_option,
+    secret_file_option,
+)
+
+
+@click.group(context_settings=CONTEXT)
+def bake() -> None:
+    """Bake artefacts from the fixtures.
+
+    \b
+    Example:
+      compliance-bake bake snapshot --out out
+    """
+
+
+@bake.command(context_settings=CONTEXT, epilog=EXIT_CODES)
+@fixtures_option
+@out_option
+@now_option
+@secret_file_option
+@click.option(
+    "--console-depth",
+    type=click.IntRange(1, 8),
+    default=2,
+    show_default=True,
+    help="Depth to which the terminal report prints nested state objects "
+    "(recorded as enhancements.consoleDepth).",
+)
+@json_option
+def snapshot(
+    fixtures_dir: Path | None,
+    out_dir: Path,
+    now: str | None,
+    secret_file: Path | None,
+    console_depth: int,
+    as_json: bool,
+) -> None:
+    """Run the self-check board and the shadow matrix, sign, validate and write OUT.
+
+    Loads the licence and geo fixtures, runs the eight self-checks and the state x partner
+    shadow matrix against the in-process engine, signs the report (SHA3-256 digests and
+    HMAC-SHA3-256 proofs keyed by REPORT_SIGNING_SECRET), validates it against the bundled JSON
+    Schemas and only then writes OUT/api/compliance.json, OUT/registry/*.json and
+    OUT/portal/compliance/index.html, atomically.
+
+    \b
+    Examples:
+      compliance-bake bake snapshot
+      compliance-bake bake snapshot --fixtures fixtures --out out --now 2026-11-22T04:06:00Z
+      SOURCE_DATE_EPOCH=1795000000 compliance-bake bake snapshot --json
+    """
+    from compliance_bake.bake import run_bake
+    from compliance_bake.cli import render
+
+    with render.progress_for(enabled=not as_json) as progress:
+        result = run_bake(
+            fixtures_dir=fixtures_path(fixtures_dir),
+            out_dir=out_dir,
+            now=now,
+            secret_file=secret_file,
+            console_depth=console_depth,
+            progress=progress,
+        )
+    if as_json:
+        click.echo(json.dumps(result.summary(), indent=2))
+    else:
+        render.bake_report(result, console_depth)
+    sys.exit(result.exit_code)

@@ -1,0 +1,50 @@
+"""`compliance-bake check`: one decision."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from compliance_bake.cli.main import CONTEXT, EXIT_CODES
+from compliance_bake.cli.options import fixtures_option, fixtures_path, json_option
+
+
+@click.command(context_settings=CONTEXT, epilog=EXIT_CODES)
+@click.option("--partner", required=True, help="Partner node id, e.g. node-bay-01.")
+@click.option("--state", required=True, help="Two-letter US state code, e.g. MA.")
+@click.option("--wager-type", required=True, help="Wager type, e.g. basketball.totals.")
+@fixtures_option
+@json_option
+def check(
+    partner: str, state: str, wager_type: str, fixtures_dir: Path | None, as_json: bool
+) -> None:
+    """Ask for one decision: may PARTNER take a WAGER-TYPE wager in STATE?
+
+    Answers allowed (status 200) or blocked (status 403, with the reason). A blocked decision is
+    an answer, not a failure: the exit code is 0 either way.
+
+    \b
+    Examples:
+      compliance-bake check --partner node-bay-01 --state MA --wager-type basketball.totals
+      compliance-bake check --partner node-offshore-04 --state NJ --wager-type soccer.moneyline --json
+    """
+    from compliance_bake.cli import render
+    from compliance_bake.engine import Engine
+    from compliance_bake.errors import InputError
+    from compliance_bake.fixtures import load_fixtures
+    from compliance_bake.target.inprocess import InProcessTarget
+    from compliance_bake.zipindex import zip_index
+
+    code = state.strip().upper()
+    if code not in zip_index().jurisdictions:
+        raise InputError(f"--state: unknown state {state!r}", "use a two-letter US state code such as MA")
+    fixtures = load_fixtures(fixtures_path(fixtures_dir))
+    target = InProcessTarget(Engine(fixtures.registry))
+    decision = target.check(partner, code, wager_type)
+    if as_json:
+        answer = {"partner": partner, "state": code, "wagerType": wager_type, **decision.as_json()}
+        click.echo(json.dumps({**answer, "target": target.base}, indent=2))
+    else:
+        render.decision_line(partner, code, wager_type, decision)

@@ -1,0 +1,83 @@
+"""`compliance-bake`: the group, the one place errors become exit codes, and the commands.
+
+Importing this module must stay cheap (`--help` is measured against `import click`): the commands
+import the core, rich, jsonschema and Jinja2 inside their functions only.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from compliance_bake import __version__
+from compliance_bake.errors import EXIT_INTERNAL, BakeError
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+EXIT_CODES = """\b
+Exit codes (every command):
+  0  done, every check holds
+  1  done, and a check failed (board, shadow, integrity, verification)
+  2  bad usage or bad input (option, fixture, secret): nothing written
+  3  the target failed (unreachable, timed out, malformed): nothing written
+  4  internal error (a bug: please report it with the -v output)"""
+
+
+class BakeGroup(click.Group):
+    """Turns every BakeError into one line on stderr and its documented exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except BakeError as error:
+            _explain(ctx, f"error: {error.one_line()}", error.exit_code)
+        except Exception as error:  # noqa: BLE001 - the last line of defence, by design
+            _explain(
+                ctx,
+                f"internal error: {type(error).__name__} (run with -v for the traceback)",
+                EXIT_INTERNAL,
+            )
+        return None
+
+
+def _explain(ctx: click.Context, line: str, code: int) -> None:
+    if ctx.find_root().params.get("verbose"):
+        traceback.print_exc(file=sys.stderr)
+    click.echo(f"compliance-bake: {line}", err=True)
+    ctx.exit(code)
+
+
+@click.group(cls=BakeGroup, context_settings=CONTEXT, epilog=EXIT_CODES)
+@click.version_option(__version__, "-V", "--version", prog_name="compliance-bake")
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of errors (for developers).")
+def cli(verbose: bool) -> None:
+    """Bake, sign and verify compliance snapshots of the licence service.
+
+    \b
+    Examples:
+      compliance-bake secret mint
+      compliance-bake bake snapshot --now 2026-11-22T04:06:00Z
+      compliance-bake verify out
+      compliance-bake check --partner node-bay-01 --state MA --wager-type basketball.totals
+    """
+
+
+def _register() -> None:
+    from compliance_bake.cli import bake_cmd, check_cmd, secret_cmd, verify_cmd
+
+    cli.add_command(bake_cmd.bake)
+    cli.add_command(verify_cmd.verify)
+    cli.add_command(check_cmd.check)
+    cli.add_command(secret_cmd.secret)
+
+
+_register()
+
+
+def main() -> None:
+    cli(prog_name="compliance-bake")

@@ -1,0 +1,161 @@
+"""Terminal output with rich: results on stdout, progress and diagnostics on stderr.
+
+rich honours NO_COLOR and turns colour off when the stream is not a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from compliance_bake.bake import BakeResult
+    from compliance_bake.models import Decision
+    from compliance_bake.verify import VerifyReport
+
+MISMATCH_ROWS_SHOWN = 20
+
+
+def _out() -> Any:
+    from rich.console import Console
+
+    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+
+
+def _err() -> Any:
+    from rich.console import Console
+
+    return Console(file=sys.stderr, highlight=False)
+
+
+class _RichProgress:
+    def __init__(self, progress: Any) -> None:
+        self._progress = progress
+        self._task: Any = None
+
+    def begin(self, label: str, total: int) -> None:
+        self._task = self._progress.add_task(label, total=total)
+
+    def advance(self, amount: int) -> None:
+        if self._task is not None:
+            self._progress.advance(self._task, amount)
+
+    def end(self) -> None:
+        if self._task is not None:
+            self._progress.update(self._task, completed=self._progress.tasks[-1].total)
+
+
+@contextmanager
+def progress_for(enabled: bool) -> Iterator[Any]:
+    """A progress bar on stderr when it is a terminal and output is for people; else none."""
+    from compliance_bake.progress import NoProgress
+
+    if not enabled or not sys.stderr.isatty():
+        yield NoProgress()
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=_err(),
+        transient=True,
+    ) as progress:
+        yield _RichProgress(progress)
+
+
+def to_depth(value: Any, depth: int) -> str:
+    """JSON text of value, with anything nested deeper than depth shown as an ellipsis."""
+
+    def cut(item: Any, level: int) -> Any:
+        if isinstance(item, dict | list) and level >= depth:
+            return "…"
+        if isinstance(item, dict):
+            return {k: cut(v, level + 1) for k, v in item.items()}
+        if isinstance(item, list):
+            return [cut(v, level + 1) for v in item]
+        return item
+
+    return json.dumps(cut(value, 0), ensure_ascii=False)
+
+
+def _mark(ok: bool) -> str:
+    return "[green]✓[/green]" if ok else "[bold red]✗[/bold red]"
+
+
+def bake_report(result: BakeResult, depth: int) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    snap = result.snapshot
+    console = _out()
+    enh = snap["enhancements"]
+    board = Table(title=f"Self-check board {enh['passed']}/{enh['total']}", title_justify="left")
+    board.add_column("")
+    board.add_column("feature", no_wrap=True)
+    board.add_column("expected", overflow="fold")
+    board.add_column("actual", overflow="fold")
+    for row in enh["rows"]:
+        board.add_row(
+            _mark(row["match"]),
+            escape(row["feature"]),
+            escape(to_depth(row["expectedState"], depth)),
+            escape(to_depth(row["actualState"], depth)),
+        )
+    console.print(board)
+
+    shadow = snap["shadow"]
+    summary = shadow["summary"]
+    count = summary["mismatches"]
+    mismatches = f"[bold red]{count}[/bold red]" if count else "[green]0[/green]"
+    console.print(
+        f"Shadow matrix: {len(shadow['rows'])} rows against {escape(shadow['base'])}: "
+        f"allow {summary['allow']}, block {summary['block']}, mismatches {mismatches}"
+    )
+    mismatched = [r for r in shadow["rows"] if not r["match"]]
+    for row in mismatched[:MISMATCH_ROWS_SHOWN]:
+        console.print(
+            f"  [red]mismatch[/red] {row['state']} {escape(row['partner'])}: "
+            f"real {row['realAllowed']}, shadow {row['shadowAllowed']}, licence {row['licenseStatus']}"
+        )
+    if len(mismatched) > MISMATCH_ROWS_SHOWN:
+        console.print(f"  … and {len(mismatched) - MISMATCH_ROWS_SHOWN} more in the registry file")
+
+    checks = Table(title="Integrity", title_justify="left")
+    checks.add_column("")
+    checks.add_column("check")
+    checks.add_column("label")
+    for check in snap["integrity"]["checks"]:
+        checks.add_row(_mark(check["ok"]), check["id"], escape(check["label"]))
+    console.print(checks)
+    verdict = "[green]all checks hold[/green]" if result.ok else "[bold red]a check failed[/bold red]"
+    console.print(f"Wrote {len(result.written)} files to {escape(str(result.out_dir))}: {verdict}")
+
+
+def verify_report(report: VerifyReport) -> None:
+    from rich.markup import escape
+
+    console = _out()
+    for finding in report.failures:
+        console.print(f"[bold red]FAIL[/bold red] {escape(finding.file)}: {escape(finding.what)}")
+    if not report.hmac_checked:
+        _err().print(
+            "note: no REPORT_SIGNING_SECRET available: digests checked, HMACs not "
+            "(pass --secret-file or set REPORT_SIGNING_SECRET to check them)"
+        )
+    passed = len(report.findings) - len(report.failures)
+    verdict = "[green]verified[/green]" if report.ok else "[bold red]verification failed[/bold red]"
+    console.print(f"{escape(report.out_dir)}: {passed}/{len(report.findings)} checks hold: {verdict}")
+
+
+def decision_line(partner: str, state: str, wager_type: str, decision: Decision) -> None:
+    from rich.markup import escape
+
+    word = "[green]ALLOWED[/green]" if decision.allowed else "[bold red]BLOCKED[/bold red]"
+    reason = f": {escape(decision.reason)}" if decision.reason else ""
+    _out().print(f"{word} ({decision.status}) {escape(partner)} in {state}, {escape(wager_type)}{reason}")

@@ -1,0 +1,49 @@
+"""The one clock of a run: `--now`, else SOURCE_DATE_EPOCH, else the system clock.
+
+Timestamps are UTC with milliseconds, e.g. `2026-11-22T04:06:00.000Z`.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+
+from compliance_bake.errors import InputError
+
+
+def parse_instant(text: str, *, source: str) -> datetime:
+    """Parse an ISO 8601 instant that names its offset; naive times are ambiguous and refused."""
+    try:
+        value = datetime.fromisoformat(text.strip().replace("z", "Z"))
+    except ValueError:
+        raise InputError(
+            f"{source}: {text!r} is not an ISO 8601 timestamp",
+            "use a form like 2026-11-22T04:06:00Z",
+        ) from None
+    if value.tzinfo is None:
+        raise InputError(
+            f"{source}: {text!r} has no UTC offset",
+            "add Z or an offset such as +00:00",
+        )
+    return value.astimezone(UTC)
+
+
+def resolve_now(now: str | None, environ: dict[str, str] | None = None) -> datetime:
+    env = os.environ if environ is None else environ
+    if now:
+        return parse_instant(now, source="--now")
+    epoch = env.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch:
+        if not epoch.isdigit():
+            raise InputError(
+                f"SOURCE_DATE_EPOCH={epoch!r} is not a whole number of seconds",
+                "set it to a Unix timestamp such as 1795000000, or unset it",
+            )
+        return datetime.fromtimestamp(int(epoch), tz=UTC)
+    return datetime.now(tz=UTC)
+
+
+def iso_millis(moment: datetime) -> str:
+    """`2026-11-22T04:06:00.000Z`: UTC, milliseconds, a literal Z."""
+    utc = moment.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"

@@ -1,0 +1,165 @@
+"""Load and check the fixture folder: `licences.json` and `geo.json` (formats in README).
+
+Every problem becomes one FixtureError naming the file, the place (a JSON path) and the fix.
+Order of checks: strict JSON, then the file's JSON Schema, then what a schema cannot say (known
+jurisdictions, unique ids, a real ZIP of the profile's state and city).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from compliance_bake import schemas
+from compliance_bake.errors import FixtureError
+from compliance_bake.jsonio import StrictJSONError, loads_strict
+from compliance_bake.models import Fixtures, GeoProfile, LicenceRegistry, Partner, StateRules
+from compliance_bake.zipindex import zip_index
+
+LICENCES_FILE = "licences.json"
+GEO_FILE = "geo.json"
+
+_HINTS = {
+    "type": "give the value the type the schema names",
+    "required": "add the missing field",
+    "additionalProperties": "remove the field or check its spelling",
+    "pattern": "match the documented format",
+    "enum": "use one of the listed values",
+    "const": "use the documented value",
+    "minItems": "add at least one entry",
+    "minimum": "use a larger value",
+    "maximum": "use a smaller value",
+    "uniqueItems": "remove the duplicate entry",
+    "minLength": "use a non-empty value",
+}
+
+
+def _read(folder: Path, name: str) -> Any:
+    path = folder / name
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise FixtureError(
+            f"{path}: not found", f"pass --fixtures DIR, a folder with {LICENCES_FILE} and {GEO_FILE}"
+        ) from None
+    except OSError as exc:
+        raise FixtureError(f"{path}: cannot read ({exc.strerror})", "check the file's permissions") from None
+    try:
+        return loads_strict(raw)
+    except StrictJSONError as exc:
+        raise FixtureError(f"{path}: {exc.where}: {exc}", "write strict JSON (RFC 8259)") from None
+
+
+def _validate(path: Path, schema_name: str, document: Any) -> None:
+    problem = schemas.first_violation_reference(schema_name, document)
+    if problem is None:
+        return
+    hint = _HINTS.get(problem.keyword, f"see {schemas.schema_path(schema_name)}")
+    if problem.path.endswith(".zipCode") and problem.keyword == "type":
+        hint = 'write the ZIP as a 5-character string in quotes, e.g. "02108" (leading zeros kept)'
+    raise FixtureError(f"{path}: {problem.path}: {problem.message}", hint)
+
+
+def _registry(path: Path, doc: dict[str, Any]) -> LicenceRegistry:
+    jurisdictions = zip_index().jurisdictions
+    states: list[StateRules] = []
+    seen_states: set[str] = set()
+    for i, raw in enumerate(doc["states"]):
+        code = raw["code"]
+        where = f"{path}: $.states[{i}].code"
+        if code not in jurisdictions:
+            raise FixtureError(f"{where}: unknown state {code!r}", "use a two-letter US state code")
+        if code in seen_states:
+            raise FixtureError(f"{where}: state {code} is listed twice", "list each state once")
+        seen_states.add(code)
+        states.append(
+            StateRules(
+                code=code,
+                name=raw["name"],
+                wager_types=tuple(raw["wagerTypes"]),
+                limits=dict(raw["limits"]),
+            )
+        )
+    partners: list[Partner] = []
+    seen_partners: set[str] = set()
+    for i, raw in enumerate(doc["partners"]):
+        node_id = raw["nodeId"]
+        if node_id in seen_partners:
+            raise FixtureError(
+                f"{path}: $.partners[{i}].nodeId: partner {node_id!r} is listed twice",
+                "list each partner once",
+            )
+        seen_partners.add(node_id)
+        licences: dict[str, str] = {}
+        for j, licence in enumerate(raw["licences"]):
+            where = f"{path}: $.partners[{i}].licences[{j}].state"
+            state = licence["state"]
+            if state not in jurisdictions:
+                raise FixtureError(f"{where}: unknown state {state!r}", "use a two-letter US state code")
+            if state not in seen_states:
+                raise FixtureError(
+                    f"{where}: {state} is not a regulated state of this fixture",
+                    "add the state to $.states or remove the licence",
+                )
+            if state in licences:
+                raise FixtureError(f"{where}: a second licence in {state}", "keep one licence per state")
+            licences[state] = licence["status"]
+        partners.append(Partner(node_id=node_id, licences=licences))
+    return LicenceRegistry(states=tuple(states), partners=tuple(partners))
+
+
+def _geo(path: Path, doc: dict[str, Any], registry: LicenceRegistry) -> tuple[GeoProfile, ...]:
+    index = zip_index()
+    profiles: list[GeoProfile] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(doc["partners"]):
+        where = f"{path}: $.partners[{i}]"
+        node_id, state, zip_code, city = raw["nodeId"], raw["stateCode"], raw["zipCode"], raw["location"]
+        if registry.partner(node_id) is None:
+            raise FixtureError(
+                f"{where}.nodeId: {node_id!r} is not a partner in {LICENCES_FILE}",
+                "use a nodeId from licences.json",
+            )
+        if node_id in seen:
+            raise FixtureError(f"{where}.nodeId: a second profile for {node_id!r}", "keep one profile per partner")
+        seen.add(node_id)
+        if state not in index.jurisdictions:
+            raise FixtureError(f"{where}.stateCode: unknown state {state!r}", "use a two-letter US state code")
+        place = index.lookup(zip_code)
+        if place is None:
+            raise FixtureError(
+                f"{where}.zipCode: {zip_code} is not a US ZIP code",
+                "use a real 5-digit ZIP of the profile's city, leading zeros kept",
+            )
+        if place.state != state:
+            raise FixtureError(
+                f"{where}.zipCode: {zip_code} is in {place.state}, not in {state}",
+                f"use a ZIP of {state} or set stateCode to {place.state}",
+            )
+        if not place.names_city(city):
+            raise FixtureError(
+                f"{where}.location: {city!r} is not the city of ZIP {zip_code} ({place.city})",
+                f"set location to {place.city!r} or use a ZIP of {city}",
+            )
+        profiles.append(GeoProfile(node_id, state, raw["age"], city, zip_code))
+    missing = [p.node_id for p in registry.partners if p.node_id not in seen]
+    if missing:
+        raise FixtureError(
+            f"{path}: $.partners: no profile for partner {missing[0]!r}",
+            "add one geo profile per partner of licences.json",
+        )
+    return tuple(profiles)
+
+
+def load_fixtures(folder: Path) -> Fixtures:
+    if not folder.is_dir():
+        raise FixtureError(
+            f"{folder}: no such fixture folder", f"pass --fixtures DIR, a folder with {LICENCES_FILE} and {GEO_FILE}"
+        )
+    lic_path, geo_path = folder / LICENCES_FILE, folder / GEO_FILE
+    lic_doc = _read(folder, LICENCES_FILE)
+    _validate(lic_path, schemas.LICENCES, lic_doc)
+    geo_doc = _read(folder, GEO_FILE)
+    _validate(geo_path, schemas.GEO, geo_doc)
+    registry = _registry(lic_path, lic_doc)
+    return Fixtures(registry=registry, geo=_geo(geo_path, geo_doc, registry), source=str(folder))

@@ -1,0 +1,77 @@
+"""The integrity checks (spec 2.6), computed from the content they describe.
+
+The bake and `verify` use the same functions, so a label or an `ok` that does not follow from the
+snapshot's own content is caught on both sides.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from compliance_bake import signing
+
+HMAC_LABEL = "Proof HMAC-SHA3-256 keyed by REPORT_SIGNING_SECRET"
+SHA3_LABEL = "Board integrity sha3-256"
+GEO_LABEL = "Geo profiles discrete (state/age/location/zip)"
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_STATE = re.compile(r"^[A-Z]{2}$")
+_ZIP = re.compile(r"^[0-9]{5}$")
+
+
+def digests_consistent(enhancements: dict[str, Any], shadow: dict[str, Any]) -> bool:
+    proof = shadow.get("proof") or {}
+    recomputed = signing.shadow_digest(shadow)
+    return (
+        enhancements.get("signature") == signing.enhancements_signature(enhancements)
+        and shadow.get("signature") == recomputed
+        and proof.get("digest") == recomputed
+    )
+
+
+def hmac_present(proof: dict[str, Any]) -> bool:
+    value = proof.get("hmac")
+    return isinstance(value, str) and bool(_HEX64.match(value))
+
+
+def profile_discrete(profile: dict[str, Any]) -> bool:
+    state, age, location, zip_code = (
+        profile.get("stateCode"),
+        profile.get("age"),
+        profile.get("location"),
+        profile.get("zipCode"),
+    )
+    return (
+        isinstance(state, str)
+        and bool(_STATE.match(state))
+        and type(age) is int
+        and isinstance(location, str)
+        and bool(location.strip())
+        and isinstance(zip_code, str)
+        and bool(_ZIP.match(zip_code))
+    )
+
+
+def integrity_checks(
+    enhancements: dict[str, Any],
+    shadow: dict[str, Any],
+    geo: dict[str, Any],
+    hmac_ok: bool,
+    zip_window: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    passed, total = enhancements["passed"], enhancements["total"]
+    mismatches = shadow["summary"]["mismatches"]
+    checks: list[dict[str, Any]] = [
+        {"id": "enhancements", "ok": passed == total, "label": f"Enhancements {passed}/{total}"},
+        {"id": "shadow", "ok": mismatches == 0, "label": f"Shadow mismatches {mismatches}"},
+        {"id": "sha3", "ok": digests_consistent(enhancements, shadow), "label": SHA3_LABEL},
+        {"id": "hmac", "ok": hmac_ok, "label": HMAC_LABEL},
+        {
+            "id": "geo",
+            "ok": bool(geo["partners"]) and all(profile_discrete(p) for p in geo["partners"]),
+            "label": GEO_LABEL,
+        },
+    ]
+    if zip_window is not None:
+        checks.append({"id": "zip-window", "ok": zip_window["ok"], "label": zip_window["label"]})
+    return checks

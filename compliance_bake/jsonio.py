@@ -1,0 +1,75 @@
+"""Strict JSON in, deterministic JSON out.
+
+In: duplicate keys, NaN/Infinity and lone surrogates are refused at the door, because a signed
+document that two parsers read differently is not a signed document.
+Out: the layout every file in `out/` uses (2-space indent, keys in the order built, UTF-8, a final
+newline). `verify` re-renders with the same function and compares bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+
+class StrictJSONError(ValueError):
+    """The text is not strict JSON; `where` says which key or position."""
+
+    def __init__(self, message: str, where: str) -> None:
+        super().__init__(message)
+        self.where = where
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise StrictJSONError(f"duplicate key {key!r}", key)
+        out[key] = value
+    return out
+
+
+def _constant(name: str) -> Any:
+    raise StrictJSONError(f"{name} is not JSON", name)
+
+
+def _check_surrogates(value: Any, path: str) -> None:
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise StrictJSONError("lone surrogate in a string", where) from None
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                try:
+                    key.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise StrictJSONError("lone surrogate in a key", where) from None
+                stack.append((child, f"{where}.{key}"))
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}[{i}]") for i, child in enumerate(item))
+
+
+def loads_strict(text: str | bytes) -> Any:
+    """Parse strictly; raise StrictJSONError with a place on anything doubtful."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise StrictJSONError("not UTF-8", f"byte {exc.start}") from None
+    try:
+        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
+    except json.JSONDecodeError as exc:
+        raise StrictJSONError(exc.msg, f"line {exc.lineno} column {exc.colno}") from None
+    _check_surrogates(value, "$")
+    return value
+
+
+def dumps_pretty(value: Any) -> bytes:
+    """The one on-disk layout: 2-space indent, insertion order, UTF-8, trailing newline."""
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)

@@ -1,0 +1,71 @@
+"""The portal page (out/portal/compliance/index.html): self-contained, every cell escaped.
+
+Rendered by Jinja2 with autoescaping on; every cell also passes through `escape.escape_html`
+(the function the `runtime.escapeHTML` self-check measures). The page loads nothing from the
+network: inline CSS, no scripts, and a Content-Security-Policy that forbids fetching anything.
+Large matrices (more than GRID_LIMIT rows) show per-state totals and the mismatched rows instead
+of the full grid; the registry JSON holds every row.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+from markupsafe import Markup
+
+from compliance_bake import escape
+from compliance_bake.resources import templates_dir
+
+GRID_LIMIT = 5_000
+MISMATCH_LIMIT = 500
+
+
+def _cell(value: object) -> Markup:
+    return escape.escape_html(value)
+
+
+def _state_json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+@lru_cache(maxsize=1)
+def _environment() -> Any:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+    env = Environment(
+        loader=FileSystemLoader(str(templates_dir())),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["cell"] = _cell
+    env.filters["state"] = _state_json
+    return env
+
+
+def _grid(snapshot: dict[str, Any]) -> dict[str, Any]:
+    rows = snapshot["shadow"]["rows"]
+    full = len(rows) <= GRID_LIMIT
+    per_state: dict[str, dict[str, int]] = {}
+    for row in rows:
+        tally = per_state.setdefault(row["state"], {"allow": 0, "block": 0, "mismatches": 0})
+        tally["allow" if row["realAllowed"] else "block"] += 1
+        tally["mismatches"] += not row["match"]
+    return {
+        "full": full,
+        "states": list(per_state),
+        "partners": list(dict.fromkeys(r["partner"] for r in rows)) if full else [],
+        "cells": {(r["state"], r["partner"]): r for r in rows} if full else {},
+        "per_state": per_state,
+        "mismatched": [r for r in rows if not r["match"]][:MISMATCH_LIMIT],
+        "limit": GRID_LIMIT,
+    }
+
+
+def render_portal(snapshot: dict[str, Any]) -> bytes:
+    template = _environment().get_template("portal.html.j2")
+    return template.render(s=snapshot, grid=_grid(snapshot)).encode("utf-8")

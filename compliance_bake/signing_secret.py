@@ -1,0 +1,107 @@
+"""REPORT_SIGNING_SECRET: where it comes from, and the refusals that keep it safe.
+
+Order: `--secret-file PATH`, the environment variable REPORT_SIGNING_SECRET, the file named by
+REPORT_SIGNING_SECRET_FILE (how a vault agent or an orchestrator injects it), then the local file
+that `secret mint` creates. The value never appears in a message, a report or a page: `Secret`
+hides it from repr/str, and messages name only where it came from.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from compliance_bake.errors import SecretError
+
+ENV_VALUE = "REPORT_SIGNING_SECRET"
+ENV_FILE = "REPORT_SIGNING_SECRET_FILE"
+LOCAL_FILE = Path(".compliance-bake") / "report-signing.secret"
+MIN_LENGTH = 32
+_FIX_MISSING = f"run `compliance-bake secret mint`, or set {ENV_VALUE} or {ENV_FILE}"
+
+
+@dataclass(frozen=True, slots=True)
+class Secret:
+    value: str = field(repr=False)
+    source: str  # where it came from, safe to print
+
+    def __str__(self) -> str:
+        return f"<secret from {self.source}>"
+
+
+def _checked(value: str, source: str) -> Secret:
+    value = value.strip()
+    if not value:
+        raise SecretError(f"the report signing secret from {source} is empty", _FIX_MISSING)
+    if len(value) < MIN_LENGTH:
+        raise SecretError(
+            f"the report signing secret from {source} is shorter than {MIN_LENGTH} characters",
+            "use `compliance-bake secret mint` or a vault-generated value of 32+ characters",
+        )
+    return Secret(value, source)
+
+
+def _from_file(path: Path, source: str) -> Secret:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise SecretError(f"{source}: secret file {path} does not exist", _FIX_MISSING) from None
+    except OSError as exc:
+        raise SecretError(f"{source}: cannot read secret file {path} ({exc.strerror})", "check its path") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise SecretError(f"{source}: {path} is not a regular file", "point it at the secret file itself")
+    if info.st_mode & 0o077:
+        raise SecretError(
+            f"{source}: secret file {path} is readable by others (mode {stat.S_IMODE(info.st_mode):04o})",
+            f"chmod 600 {path}",
+        )
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        raise SecretError(f"{source}: cannot read secret file {path} as UTF-8 text", "rewrite it") from None
+    return _checked(text, f"{source} ({path})")
+
+
+def resolve_secret(
+    secret_file: Path | None, environ: dict[str, str] | None = None, cwd: Path | None = None
+) -> Secret | None:
+    """The secret by the documented order, None when no source is configured."""
+    env = os.environ if environ is None else environ
+    if secret_file is not None:
+        return _from_file(secret_file, "--secret-file")
+    if ENV_VALUE in env:
+        return _checked(env[ENV_VALUE], f"${ENV_VALUE}")
+    if env.get(ENV_FILE):
+        return _from_file(Path(env[ENV_FILE]), f"${ENV_FILE}")
+    local = (cwd or Path.cwd()) / LOCAL_FILE
+    if local.exists():
+        return _from_file(local, "the local secret")
+    return None
+
+
+def require_secret(
+    secret_file: Path | None, environ: dict[str, str] | None = None, cwd: Path | None = None
+) -> Secret:
+    found = resolve_secret(secret_file, environ, cwd)
+    if found is None:
+        raise SecretError("no report signing secret is configured", _FIX_MISSING)
+    return found
+
+
+def mint_secret(path: Path, *, force: bool = False) -> Path:
+    """Write a fresh 256-bit secret to path with mode 0600; refuse to overwrite unless forced."""
+    if path.exists() and not force:
+        raise SecretError(f"{path} already exists", "pass --force to replace it (old snapshots stop verifying)")
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, (secrets.token_hex(32) + "\n").encode("ascii"))
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    return path

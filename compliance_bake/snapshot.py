@@ -1,0 +1,111 @@
+"""Assemble the signed snapshot (spec 2.1-2.8) from fixtures, a target, a secret and a clock.
+
+`build_snapshot` is the whole bake short of writing: it returns the snapshot as plain data in the
+specification's field order. Nothing here reads or writes files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from compliance_bake import signing
+from compliance_bake.board import run_board
+from compliance_bake.canon import same_mac
+from compliance_bake.clock import iso_millis
+from compliance_bake.integrity import hmac_present, integrity_checks
+from compliance_bake.models import Fixtures
+from compliance_bake.progress import ProgressSink
+from compliance_bake.shadow import run_shadow
+from compliance_bake.signing_secret import Secret
+from compliance_bake.target.interface import Target
+
+DEFAULT_CONSOLE_DEPTH = 2
+DEEP_AUDIT_COMMAND = "compliance-bake audit deep --plays plays.csv --days 90"
+LINKS = {
+    "portal": "/portal/compliance/",
+    "registryEnhancements": "/registry/compliance-enhancements.json",
+    "registryShadow": "/registry/compliance-shadow.json",
+    "api": "/api/compliance",
+}
+PROTON = {
+    "note": "Offline-safe bake: `compliance-bake bake snapshot` reads local fixtures only, "
+    "needs no network, and replaces out/ atomically.",
+    "inject": "Deploy with REPORT_SIGNING_SECRET injected from the secrets vault as a file: "
+    "REPORT_SIGNING_SECRET_FILE=/run/secrets/report-signing-secret (mode 0600).",
+    "bakeVault": "In CI, bake with the vault-injected secret and a pinned clock: "
+    "REPORT_SIGNING_SECRET_FILE=... SOURCE_DATE_EPOCH=... compliance-bake bake snapshot",
+    "reportSigning": "Proof HMACs are HMAC-SHA3-256 keyed by REPORT_SIGNING_SECRET; mint one "
+    "locally with `compliance-bake secret mint` or read it from the vault. Its value is never "
+    "published.",
+    "vaultMap": "docs/vault-map.md",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class BakeSettings:
+    now: datetime
+    console_depth: int = DEFAULT_CONSOLE_DEPTH
+
+
+def all_checks_hold(snapshot: dict[str, Any]) -> bool:
+    return all(check["ok"] for check in snapshot["integrity"]["checks"])
+
+
+def build_snapshot(
+    fixtures: Fixtures,
+    target: Target,
+    secret: Secret,
+    settings: BakeSettings,
+    progress: ProgressSink | None = None,
+) -> dict[str, Any]:
+    stamp = iso_millis(settings.now)
+    runtime = target.runtime()
+    registry = fixtures.registry
+
+    board = run_board(target, registry)
+    enhancements: dict[str, Any] = {
+        "generatedAt": stamp,
+        "consoleDepth": settings.console_depth,
+        "rows": [row.as_json() for row in board],
+        "passed": sum(row.match for row in board),
+        "total": len(board),
+    }
+    enhancements["signature"] = signing.enhancements_signature(enhancements)
+
+    rows, summary = run_shadow(target, registry, progress)
+    shadow: dict[str, Any] = {
+        "generatedAt": stamp,
+        "base": target.base,
+        "rows": rows,
+        "summary": summary,
+    }
+    shadow_digest = signing.shadow_digest(shadow)
+    shadow["signature"] = shadow_digest
+    shadow["proof"] = signing.make_proof(shadow_digest, runtime, stamp, secret.value)
+
+    geo = {"partners": [profile.as_json() for profile in fixtures.geo]}
+    hmac_ok = hmac_present(shadow["proof"]) and same_mac(
+        shadow["proof"]["hmac"], signing.proof_hmac(shadow["proof"], secret.value)
+    )
+    snapshot: dict[str, Any] = {
+        "ok": True,
+        "mode": "snapshot",
+        "readOnly": True,
+        "schemaVersion": 1,
+        "generatedAt": stamp,
+        "enhancements": enhancements,
+        "shadow": shadow,
+        "geo": geo,
+        "integrity": {
+            "scoreHint": "integrity+hmac",
+            "checks": integrity_checks(enhancements, shadow, geo, hmac_ok),
+        },
+        "links": {**LINKS, "deepAudit": DEEP_AUDIT_COMMAND},
+        "proton": dict(PROTON),
+    }
+    proof = signing.make_proof(signing.integrity_digest(snapshot), runtime, stamp, secret.value)
+    checks = snapshot["integrity"]["checks"]
+    snapshot["integrity"] = {"scoreHint": "integrity+hmac", "proof": proof, "checks": checks}
+    return snapshot

@@ -1,0 +1,1 @@
+"""Targets: the compliance service under test, in-process or (later) over HTTP."""

@@ -1,0 +1,44 @@
+"""The one interface the core talks to, whichever service answers.
+
+The in-process engine (`inprocess.py`) and the HTTP service implement it alike; transport
+problems are turned into `TargetError` at the edge, never leaked as library exceptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from compliance_bake.models import Decision, Health, StatusPanel
+
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRequest:
+    partner: str
+    state: str
+    wager_type: str
+
+
+class Target(Protocol):
+    @property
+    def base(self) -> str:
+        """The address written into `shadow.base`."""
+
+    def runtime(self) -> str:
+        """The runtime of the answering service, written into every proof's `bunVersion`."""
+
+    def health(self) -> Health: ...
+
+    def check(self, partner: str, state: str, wager_type: str) -> Decision: ...
+
+    def check_many(
+        self, requests: Iterable[CheckRequest], progress: Progress | None = None
+    ) -> Iterator[Decision]:
+        """Decisions in the order of the requests; an HTTP target may run them concurrently."""
+
+    def status(self, state: str, partner: str) -> StatusPanel: ...
+
+    def close(self) -> None: ...
