@@ -1,0 +1,74 @@
+"""Shared test helpers: a signing secret, a fixed clock, and a real bake into a temp folder."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from compliance_bake.cli.main import cli
+from compliance_bake.resources import demo_fixtures_dir
+
+SECRET = "test-secret-0123456789abcdef0123456789abcdef"
+OTHER_SECRET = "another-secret-fedcba9876543210fedcba98765432"
+NOW = "2026-11-22T04:06:00Z"
+
+
+@pytest.fixture(autouse=True)
+def _signing_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every test starts with the test secret in the environment and no other secret source."""
+    monkeypatch.setenv("REPORT_SIGNING_SECRET", SECRET)
+    monkeypatch.delenv("REPORT_SIGNING_SECRET_FILE", raising=False)
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    yield
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
+    """Run the real CLI in-process through click's CliRunner."""
+    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI as a separate process."""
+    full_env = dict(os.environ) if env is None else env
+    return subprocess.run(
+        [sys.executable, "-m", "compliance_bake", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=120,
+    )
+
+
+def snapshot_tree(root: Path) -> dict[str, tuple[int, bytes]]:
+    """Every file under root: relative path -> (mode, bytes)."""
+    return {
+        str(p.relative_to(root)): (p.stat().st_mode, p.read_bytes())
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture
+def fixtures_copy(tmp_path: Path) -> Path:
+    """A writable copy of the demo fixtures."""
+    dest = tmp_path / "fixtures"
+    shutil.copytree(demo_fixtures_dir(), dest)
+    return dest
+
+
+@pytest.fixture
+def baked(tmp_path: Path) -> Path:
+    """A fresh bake of the demo fixtures; returns the out folder."""
+    out = tmp_path / "out"
+    result = invoke("bake", "snapshot", "--out", str(out), "--now", NOW)
+    assert result.exit_code == 0, result.output
+    return out
