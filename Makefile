@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-startup clean
+.PHONY: demo test tools lint bench bench-startup clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,8 +19,15 @@ demo: $(STAMP)
 	$(BIN)/compliance-bake bake snapshot
 	$(BIN)/compliance-bake verify out
 
+## tools: jq and openssl, which the auditor recipe test runs (Debian: installed when missing)
+tools:
+	@command -v jq >/dev/null && command -v openssl >/dev/null || { \
+	  command -v apt-get >/dev/null || { echo "install jq and openssl, then re-run" >&2; exit 2; }; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq jq openssl >/dev/null; }
+
 ## test: set up and run lint, types and the whole test suite
-test: $(STAMP)
+test: $(STAMP) tools
 	$(BIN)/ruff check compliance_bake tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q

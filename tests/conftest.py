@@ -21,8 +21,13 @@ NOW = "2026-11-22T04:06:00Z"
 
 
 @pytest.fixture(autouse=True)
-def _signing_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Every test starts with the test secret in the environment and no other secret source."""
+def _signing_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every test starts with the test secret in the environment and no other secret source.
+
+    The working folder is an empty temporary one, so a developer's own minted secret or out/
+    never leaks into a test.
+    """
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
     monkeypatch.setenv("REPORT_SIGNING_SECRET", SECRET)
     monkeypatch.delenv("REPORT_SIGNING_SECRET_FILE", raising=False)
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
