@@ -22,7 +22,7 @@ MISMATCH_ROWS_SHOWN = 20
 def _out() -> Any:
     from rich.console import Console
 
-    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    return Console(file=sys.stdout, highlight=False, soft_wrap=True)
 
 
 def _err() -> Any:

@@ -1,0 +1,116 @@
+"""The command line: help with examples everywhere, a light start-up, check, the exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import click
+import pytest
+
+from compliance_bake import __version__
+from compliance_bake.cli.main import cli
+from tests.conftest import invoke
+
+
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found: list[tuple[str, ...]] = [prefix]
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            found += _commands(command, (*prefix, name))
+        else:
+            found.append((*prefix, name))
+    return found
+
+
+ALL_COMMANDS = _commands(cli)
+
+
+def test_the_documented_commands_exist() -> None:
+    assert {("bake", "snapshot"), ("verify",), ("check",), ("secret", "mint")} <= set(ALL_COMMANDS)
+
+
+@pytest.mark.parametrize("path", ALL_COMMANDS, ids=lambda p: " ".join(p) or "main")
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_every_command_has_help_with_an_example(path: tuple[str, ...], flag: str) -> None:
+    result = invoke(*path, flag)
+    assert result.exit_code == 0
+    assert "Example" in result.output
+    assert "compliance-bake " in result.output
+
+
+@pytest.mark.parametrize("path", [p for p in ALL_COMMANDS if p and p[0] != "secret" and len(p) > 0])
+def test_leaf_commands_document_exit_codes(path: tuple[str, ...]) -> None:
+    command = cli
+    for name in path:
+        command = command.commands[name]  # type: ignore[attr-defined]
+    if isinstance(command, click.Group):
+        return
+    assert "Exit codes" in invoke(*path, "--help").output
+
+
+def test_version() -> None:
+    result = invoke("--version")
+    assert result.exit_code == 0 and __version__ in result.output
+
+
+def test_help_imports_nothing_heavy() -> None:
+    probe = (
+        "import sys\n"
+        "from compliance_bake.cli.main import main\n"
+        "sys.argv = ['compliance-bake', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = ['jsonschema', 'jsonschema_rs', 'jinja2', 'rich', 'zipcodes', 'rfc8785',"
+        " 'orjson', 'duckdb', 'httpx', 'aiohttp']\n"
+        "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_check_allowed_and_blocked() -> None:
+    allowed = invoke("check", "--partner", "node-bay-01", "--state", "MA",
+                     "--wager-type", "basketball.totals", "--json")
+    assert allowed.exit_code == 0
+    assert json.loads(allowed.stdout)["allowed"] is True
+    assert json.loads(allowed.stdout)["status"] == 200
+    blocked = invoke("check", "--partner", "node-offshore-04", "--state", "nj",
+                     "--wager-type", "soccer.moneyline")
+    assert blocked.exit_code == 0
+    assert "BLOCKED (403)" in blocked.stdout and "Partner not licensed in NJ" in blocked.stdout
+
+
+def test_check_unknown_state_is_bad_input() -> None:
+    result = invoke("check", "--partner", "node-bay-01", "--state", "ZZ", "--wager-type", "x.y")
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and "--state" in result.stderr and "Traceback" not in result.output
+
+
+def test_bake_json_summary(tmp_path: object) -> None:
+    result = invoke("bake", "snapshot", "--out", f"{tmp_path}/out", "--now", "2026-11-22T04:06:00Z", "--json")
+    summary = json.loads(result.stdout)
+    assert result.exit_code == 0 and summary["ok"] is True and summary["exitCode"] == 0
+    assert summary["enhancements"] == {"passed": 8, "total": 8, "failed": []}
+    assert summary["shadow"] == {"rows": 8, "allow": 4, "block": 4, "mismatches": 0}
+
+
+def test_console_depth_is_recorded_and_limits_the_report(tmp_path: object) -> None:
+    result = invoke("bake", "snapshot", "--out", f"{tmp_path}/out", "--console-depth", "1")
+    assert result.exit_code == 0
+    assert '"states": "…"' in result.stdout
+    with open(f"{tmp_path}/out/api/compliance.json") as handle:
+        snap = json.load(handle)
+    assert snap["enhancements"]["consoleDepth"] == 1
+
+
+def test_unexpected_errors_are_one_line_exit_4(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
+    from compliance_bake import board
+
+    def explode(*args: object) -> object:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(board, "FEATURES", (explode,))
+    result = invoke("bake", "snapshot", "--out", f"{tmp_path}/out")
+    assert result.exit_code == 4
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
