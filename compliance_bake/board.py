@@ -22,7 +22,8 @@ LICENSED_STATE = "MA"
 UNLICENSED_STATE = "NJ"
 TOTALS_WAGER = "basketball.totals"
 SOCCER_WAGER = "soccer.moneyline"
-ESCAPE_PROBE = "<td title=\"x\">Tom & Jerry's</td>"
+PREFIX_LEN_SPEC = 5  # spec 5.1 and 8; keys.PREFIX_LEN is what the code does
+ESCAPE_PROBE = '<td title="x">Tom & Jerry\'s</td>'
 _RAW_AMPERSAND = re.compile(r"&(?!(?:amp|lt|gt|quot|#34|#39|#x27);)")
 
 
@@ -47,16 +48,37 @@ class BoardRow:
         }
 
 
-def _partner_where(registry: LicenceRegistry, state: str, licensed: bool, feature: str) -> str:
+def _find_partner(registry: LicenceRegistry, state: str, licensed: bool) -> str | None:
     for partner in registry.partners:
         if (partner.licences.get(state) == LICENCE_ACTIVE) == licensed:
             return partner.node_id
-    kind = "holds an active" if licensed else "lacks an active"
-    raise FixtureError(
-        f"licences.json: $.partners: no partner {kind} licence in {state}; "
-        f"the self-check {feature} needs one",
-        "add such a partner to licences.json (see README, Fixtures)",
-    )
+    return None
+
+
+def _partner_where(registry: LicenceRegistry, state: str, licensed: bool, feature: str) -> str:
+    found = _find_partner(registry, state, licensed)
+    if found is None:  # run_board checked the roles first; this is a programming error
+        raise LookupError(f"{feature}: no partner for {state}")
+    return found
+
+
+# The partners the board's features need: (state, licensed there, the first feature needing it).
+ROLES = (
+    (LICENSED_STATE, True, "check.ma_licensed_nba_totals"),
+    (UNLICENSED_STATE, False, "check.nj_unlicensed_block"),
+)
+
+
+def check_roles(registry: LicenceRegistry, licences_file: str) -> None:
+    """Refuse, as bad input, a licence fixture that lacks a partner the board needs."""
+    for state, licensed, feature in ROLES:
+        if _find_partner(registry, state, licensed) is None:
+            kind = "holds an active" if licensed else "lacks an active"
+            raise FixtureError(
+                f"{licences_file}: $.partners: no partner {kind} licence in {state}; "
+                f"the self-check {feature} needs one",
+                "add such a partner (see README, Fixtures)",
+            )
 
 
 def _health(target: Target, registry: LicenceRegistry) -> BoardRow:
@@ -193,9 +215,6 @@ def _identity(target: Target, registry: LicenceRegistry) -> BoardRow:
     )
 
 
-PREFIX_LEN_SPEC = 5  # spec 5.1 and 8; keys.PREFIX_LEN is what the code does
-
-
 def _strict_vs_loose(target: Target, registry: LicenceRegistry) -> BoardRow:
     left, right = deepequal.STRICT_VS_LOOSE_PAIR
     loose = deepequal.loose_equals(left, right)
@@ -249,5 +268,6 @@ FEATURES: tuple[Callable[[Target, LicenceRegistry], BoardRow], ...] = (
 )
 
 
-def run_board(target: Target, registry: LicenceRegistry) -> list[BoardRow]:
+def run_board(target: Target, registry: LicenceRegistry, licences_file: str) -> list[BoardRow]:
+    check_roles(registry, licences_file)
     return [feature(target, registry) for feature in FEATURES]

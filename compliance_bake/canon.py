@@ -25,9 +25,7 @@ from typing import Any
 import orjson
 import rfc8785
 
-_FLOAT_TOKEN = re.compile(
-    rb"[\[,:]-?[0-9]+(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)[,}\]]"
-)
+_FLOAT_TOKEN = re.compile(rb"[\[,:]-?[0-9]+(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)[,}\]]")
 _HIGH_CHAR = re.compile(rb"[\xee-\xf4]")
 
 

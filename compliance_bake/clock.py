@@ -15,31 +15,33 @@ def parse_instant(text: str, *, source: str) -> datetime:
     """Parse an ISO 8601 instant that names its offset; naive times are ambiguous and refused."""
     try:
         value = datetime.fromisoformat(text.strip().replace("z", "Z"))
-    except ValueError:
+        if value.tzinfo is None:
+            raise InputError(
+                f"{source}: {text!r} has no UTC offset", "add Z or an offset such as +00:00"
+            )
+        return value.astimezone(UTC)
+    except (ValueError, OverflowError):
         raise InputError(
-            f"{source}: {text!r} is not an ISO 8601 timestamp",
+            f"{source}: {text!r} is not an ISO 8601 timestamp in range",
             "use a form like 2026-11-22T04:06:00Z",
         ) from None
-    if value.tzinfo is None:
-        raise InputError(
-            f"{source}: {text!r} has no UTC offset",
-            "add Z or an offset such as +00:00",
-        )
-    return value.astimezone(UTC)
 
 
 def resolve_now(now: str | None, environ: dict[str, str] | None = None) -> datetime:
     env = os.environ if environ is None else environ
-    if now:
+    if now is not None:
         return parse_instant(now, source="--now")
     epoch = env.get("SOURCE_DATE_EPOCH", "").strip()
     if epoch:
-        if not epoch.isdigit():
+        try:
+            if not (epoch.isascii() and epoch.isdigit()):
+                raise ValueError(epoch)
+            return datetime.fromtimestamp(int(epoch), tz=UTC)
+        except (ValueError, OverflowError, OSError):
             raise InputError(
-                f"SOURCE_DATE_EPOCH={epoch!r} is not a whole number of seconds",
-                "set it to a Unix timestamp such as 1795000000, or unset it",
-            )
-        return datetime.fromtimestamp(int(epoch), tz=UTC)
+                f"SOURCE_DATE_EPOCH={epoch!r} is not a Unix time in seconds",
+                "set it to a timestamp such as 1795320360, or unset it",
+            ) from None
     return datetime.now(tz=UTC)
 
 

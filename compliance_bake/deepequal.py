@@ -88,4 +88,7 @@ DOCS_MATRIX: tuple[tuple[str, Any, Any], ...] = (
 )
 
 # The strict-vs-loose probe: the same pair, equal loosely, unequal strictly (True vs 1).
-STRICT_VS_LOOSE_PAIR: tuple[Any, Any] = ({"allowed": True, "status": 200}, {"allowed": 1, "status": 200})
+STRICT_VS_LOOSE_PAIR: tuple[Any, Any] = (
+    {"allowed": True, "status": 200},
+    {"allowed": 1, "status": 200},
+)

@@ -39,7 +39,9 @@ class Engine:
         if rules is None or self._registry.licence_status(partner, state) != LICENCE_ACTIVE:
             return Decision(False, STATUS_BLOCKED, not_licensed_reason(state))
         if wager_type not in rules.wager_types:
-            return Decision(False, STATUS_BLOCKED, f"Wager type {wager_type} not permitted in {state}")
+            return Decision(
+                False, STATUS_BLOCKED, f"Wager type {wager_type} not permitted in {state}"
+            )
         return Decision(True, STATUS_ALLOWED)
 
     def status(self, state: str, partner: str) -> StatusPanel:

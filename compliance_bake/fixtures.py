@@ -40,10 +40,17 @@ def _read(folder: Path, name: str) -> Any:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise FixtureError(
-            f"{path}: not found", f"pass --fixtures DIR, a folder with {LICENCES_FILE} and {GEO_FILE}"
+            f"{path}: not found",
+            f"pass --fixtures DIR, a folder with {LICENCES_FILE} and {GEO_FILE}",
         ) from None
     except OSError as exc:
-        raise FixtureError(f"{path}: cannot read ({exc.strerror})", "check the file's permissions") from None
+        raise FixtureError(
+            f"{path}: cannot read ({exc.strerror})", "check the file's permissions"
+        ) from None
+    if not raw.strip():
+        raise FixtureError(
+            f"{path}: the file is empty", f"write the {name} document (README, Fixtures)"
+        )
     try:
         return loads_strict(raw)
     except StrictJSONError as exc:
@@ -95,14 +102,18 @@ def _registry(path: Path, doc: dict[str, Any]) -> LicenceRegistry:
             where = f"{path}: $.partners[{i}].licences[{j}].state"
             state = licence["state"]
             if state not in jurisdictions:
-                raise FixtureError(f"{where}: unknown state {state!r}", "use a two-letter US state code")
+                raise FixtureError(
+                    f"{where}: unknown state {state!r}", "use a two-letter US state code"
+                )
             if state not in seen_states:
                 raise FixtureError(
                     f"{where}: {state} is not a regulated state of this fixture",
                     "add the state to $.states or remove the licence",
                 )
             if state in licences:
-                raise FixtureError(f"{where}: a second licence in {state}", "keep one licence per state")
+                raise FixtureError(
+                    f"{where}: a second licence in {state}", "keep one licence per state"
+                )
             licences[state] = licence["status"]
         partners.append(Partner(node_id=node_id, licences=licences))
     return LicenceRegistry(states=tuple(states), partners=tuple(partners))
@@ -114,17 +125,26 @@ def _geo(path: Path, doc: dict[str, Any], registry: LicenceRegistry) -> tuple[Ge
     seen: set[str] = set()
     for i, raw in enumerate(doc["partners"]):
         where = f"{path}: $.partners[{i}]"
-        node_id, state, zip_code, city = raw["nodeId"], raw["stateCode"], raw["zipCode"], raw["location"]
+        node_id, state, zip_code, city = (
+            raw["nodeId"],
+            raw["stateCode"],
+            raw["zipCode"],
+            raw["location"],
+        )
         if registry.partner(node_id) is None:
             raise FixtureError(
                 f"{where}.nodeId: {node_id!r} is not a partner in {LICENCES_FILE}",
                 "use a nodeId from licences.json",
             )
         if node_id in seen:
-            raise FixtureError(f"{where}.nodeId: a second profile for {node_id!r}", "keep one profile per partner")
+            raise FixtureError(
+                f"{where}.nodeId: a second profile for {node_id!r}", "keep one profile per partner"
+            )
         seen.add(node_id)
         if state not in index.jurisdictions:
-            raise FixtureError(f"{where}.stateCode: unknown state {state!r}", "use a two-letter US state code")
+            raise FixtureError(
+                f"{where}.stateCode: unknown state {state!r}", "use a two-letter US state code"
+            )
         place = index.lookup(zip_code)
         if place is None:
             raise FixtureError(
@@ -154,7 +174,8 @@ def _geo(path: Path, doc: dict[str, Any], registry: LicenceRegistry) -> tuple[Ge
 def load_fixtures(folder: Path) -> Fixtures:
     if not folder.is_dir():
         raise FixtureError(
-            f"{folder}: no such fixture folder", f"pass --fixtures DIR, a folder with {LICENCES_FILE} and {GEO_FILE}"
+            f"{folder}: no such fixture folder",
+            f"pass --fixtures DIR, a folder with {LICENCES_FILE} and {GEO_FILE}",
         )
     lic_path, geo_path = folder / LICENCES_FILE, folder / GEO_FILE
     lic_doc = _read(folder, LICENCES_FILE)

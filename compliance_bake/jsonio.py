@@ -1,7 +1,7 @@
 """Strict JSON in, deterministic JSON out.
 
-In: duplicate keys, NaN/Infinity and lone surrogates are refused at the door, because a signed
-document that two parsers read differently is not a signed document.
+In: duplicate keys, NaN/Infinity, fractions and lone surrogates are refused at the door, because
+a signed document that two parsers read differently is not a signed document.
 Out: the layout every file in `out/` uses (2-space indent, keys in the order built, UTF-8, a final
 newline). `verify` re-renders with the same function and compares bytes.
 """
@@ -22,23 +22,39 @@ class StrictJSONError(ValueError):
         self.where = where
 
 
+class _Refused:
+    """Left in the tree by the parser's hooks, which do not know where they are; the walk
+    that follows does, and raises with the JSON path."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
-        if key in out:
-            raise StrictJSONError(f"duplicate key {key!r}", key)
-        out[key] = value
+        out[key] = _Refused(f"duplicate key {key!r}") if key in out else value
     return out
 
 
 def _constant(name: str) -> Any:
-    raise StrictJSONError(f"{name} is not JSON", name)
+    return _Refused(f"{name} is not JSON")
 
 
-def _check_surrogates(value: Any, path: str) -> None:
+def _fraction(text: str) -> Any:
+    # Every number of these formats is a whole number; 41.0 or 1e3 is a mistake, refused here
+    # rather than accepted as an integer by a lenient validator.
+    return _Refused(f"{text} is not a whole number")
+
+
+def _check_tree(value: Any, path: str) -> None:
     stack: list[tuple[Any, str]] = [(value, path)]
     while stack:
         item, where = stack.pop()
+        if isinstance(item, _Refused):
+            raise StrictJSONError(item.message, where)
         if isinstance(item, str):
             try:
                 item.encode("utf-8")
@@ -63,10 +79,12 @@ def loads_strict(text: str | bytes) -> Any:
         except UnicodeDecodeError as exc:
             raise StrictJSONError("not UTF-8", f"byte {exc.start}") from None
     try:
-        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
+        value = json.loads(
+            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_fraction
+        )
     except json.JSONDecodeError as exc:
         raise StrictJSONError(exc.msg, f"line {exc.lineno} column {exc.colno}") from None
-    _check_surrogates(value, "$")
+    _check_tree(value, "$")
     return value
 
 

@@ -68,4 +68,5 @@ def _grid(snapshot: dict[str, Any]) -> dict[str, Any]:
 
 def render_portal(snapshot: dict[str, Any]) -> bytes:
     template = _environment().get_template("portal.html.j2")
-    return template.render(s=snapshot, grid=_grid(snapshot)).encode("utf-8")
+    page: str = template.render(s=snapshot, grid=_grid(snapshot))
+    return page.encode("utf-8")

@@ -9,7 +9,7 @@ that both validators agree on good and broken reports.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -38,15 +38,15 @@ def load_all() -> dict[str, dict[str, Any]]:
     """Every schema by file name. Raises SchemaError if one is missing or not valid JSON."""
     folder = schemas_dir()
     if not folder.is_dir():
-        raise SchemaError(
-            f"schema folder {folder} is missing", "reinstall compliance-bake"
-        )
+        raise SchemaError(f"schema folder {folder} is missing", "reinstall compliance-bake")
     out: dict[str, dict[str, Any]] = {}
     for path in sorted(folder.glob("*.schema.json")):
         try:
             out[path.name] = loads_strict(path.read_bytes())
         except (OSError, StrictJSONError) as exc:
-            raise SchemaError(f"{path}: cannot load schema: {exc}", "reinstall compliance-bake") from None
+            raise SchemaError(
+                f"{path}: cannot load schema: {exc}", "reinstall compliance-bake"
+            ) from None
     for name in (SNAPSHOT, REGISTRY_ENHANCEMENTS, REGISTRY_SHADOW, LICENCES, GEO):
         if name not in out:
             raise SchemaError(f"{folder / name} is missing", "reinstall compliance-bake")
@@ -64,7 +64,7 @@ def _path_text(parts: list[str | int] | Any) -> str:
     return text
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fast_validator(name: str) -> Any:
     import jsonschema_rs
 
@@ -82,16 +82,21 @@ def first_violation(name: str, document: Any) -> SchemaViolation | None:
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _reference_validator(name: str) -> Any:
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, validators
     from referencing import Registry, Resource
 
     schemas = load_all()
     registry: Registry[Any] = Registry().with_resources(
         (s["$id"], Resource.from_contents(s)) for s in schemas.values()
     )
-    return Draft202012Validator(schemas[name], registry=registry)
+    # 41.0 is an "integer" to JSON Schema; not to us (the parser refuses fractions too).
+    whole = Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    strict = validators.extend(Draft202012Validator, type_checker=whole)
+    return strict(schemas[name], registry=registry)
 
 
 def first_violation_reference(name: str, document: Any) -> SchemaViolation | None:
@@ -101,7 +106,9 @@ def first_violation_reference(name: str, document: Any) -> SchemaViolation | Non
     error = best_match(_reference_validator(name).iter_errors(document))
     if error is None:
         return None
-    return SchemaViolation(_path_text(list(error.absolute_path)), error.message, str(error.validator))
+    return SchemaViolation(
+        _path_text(list(error.absolute_path)), error.message, str(error.validator)
+    )
 
 
 def schema_path(name: str) -> Path:

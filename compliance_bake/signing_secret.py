@@ -50,18 +50,25 @@ def _from_file(path: Path, source: str) -> Secret:
     except FileNotFoundError:
         raise SecretError(f"{source}: secret file {path} does not exist", _FIX_MISSING) from None
     except OSError as exc:
-        raise SecretError(f"{source}: cannot read secret file {path} ({exc.strerror})", "check its path") from None
+        raise SecretError(
+            f"{source}: cannot read secret file {path} ({exc.strerror})", "check its path"
+        ) from None
     if not stat.S_ISREG(info.st_mode):
-        raise SecretError(f"{source}: {path} is not a regular file", "point it at the secret file itself")
+        raise SecretError(
+            f"{source}: {path} is not a regular file", "point it at the secret file itself"
+        )
     if info.st_mode & 0o077:
         raise SecretError(
-            f"{source}: secret file {path} is readable by others (mode {stat.S_IMODE(info.st_mode):04o})",
+            f"{source}: secret file {path} is readable by others "
+            f"(mode {stat.S_IMODE(info.st_mode):04o})",
             f"chmod 600 {path}",
         )
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        raise SecretError(f"{source}: cannot read secret file {path} as UTF-8 text", "rewrite it") from None
+        raise SecretError(
+            f"{source}: cannot read secret file {path} as UTF-8 text", "rewrite it"
+        ) from None
     return _checked(text, f"{source} ({path})")
 
 
@@ -74,9 +81,10 @@ def resolve_secret(
         return _from_file(secret_file, "--secret-file")
     if ENV_VALUE in env:
         return _checked(env[ENV_VALUE], f"${ENV_VALUE}")
+    here = cwd or Path.cwd()
     if env.get(ENV_FILE):
-        return _from_file(Path(env[ENV_FILE]), f"${ENV_FILE}")
-    local = (cwd or Path.cwd()) / LOCAL_FILE
+        return _from_file(here / env[ENV_FILE], f"${ENV_FILE}")
+    local = here / LOCAL_FILE
     if local.exists():
         return _from_file(local, "the local secret")
     return None
@@ -94,7 +102,9 @@ def require_secret(
 def mint_secret(path: Path, *, force: bool = False) -> Path:
     """Write a fresh 256-bit secret to path with mode 0600; refuse to overwrite unless forced."""
     if path.exists() and not force:
-        raise SecretError(f"{path} already exists", "pass --force to replace it (old snapshots stop verifying)")
+        raise SecretError(
+            f"{path} already exists", "pass --force to replace it (old snapshots stop verifying)"
+        )
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_name(path.name + ".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

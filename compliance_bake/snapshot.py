@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from compliance_bake import signing
 from compliance_bake.board import run_board
 from compliance_bake.canon import same_mac
 from compliance_bake.clock import iso_millis
+from compliance_bake.fixtures import LICENCES_FILE
 from compliance_bake.integrity import hmac_present, integrity_checks
 from compliance_bake.models import Fixtures
 from compliance_bake.progress import ProgressSink
@@ -64,7 +66,7 @@ def build_snapshot(
     runtime = target.runtime()
     registry = fixtures.registry
 
-    board = run_board(target, registry)
+    board = run_board(target, registry, str(Path(fixtures.source) / LICENCES_FILE))
     enhancements: dict[str, Any] = {
         "generatedAt": stamp,
         "consoleDepth": settings.console_depth,

@@ -66,16 +66,21 @@ def _load(out_dir: Path, name: str, report: VerifyReport) -> Any | None:
     report.add(
         name,
         dumps_pretty(doc) == raw,
-        "bytes are in the baked layout" if dumps_pretty(doc) == raw else
-        "bytes differ from the baked layout (the file was edited after the bake)",
+        "bytes are in the baked layout"
+        if dumps_pretty(doc) == raw
+        else "bytes differ from the baked layout (the file was edited after the bake)",
     )
     return doc
 
 
 def _check_board(report: VerifyReport, name: str, enh: dict[str, Any]) -> None:
     rows = enh["rows"]
-    report.add(name, enh["signature"] == signing.enhancements_signature(enh), "enhancements.signature")
-    consistent = all(r["match"] is strict_equals(r["expectedState"], r["actualState"]) for r in rows)
+    report.add(
+        name, enh["signature"] == signing.enhancements_signature(enh), "enhancements.signature"
+    )
+    consistent = all(
+        r["match"] is strict_equals(r["expectedState"], r["actualState"]) for r in rows
+    )
     report.add(name, consistent, "every board row's match follows from expected vs actual")
     counted = enh["passed"] == sum(r["match"] for r in rows) and enh["total"] == len(rows)
     report.add(name, counted, "enhancements passed/total count the rows")
@@ -92,47 +97,82 @@ def _check_shadow(report: VerifyReport, name: str, shadow: dict[str, Any]) -> No
         "every shadow row's match follows from real vs shadow",
     )
     allow = sum(1 for r in rows if r["realAllowed"])
-    summary = {"allow": allow, "block": len(rows) - allow, "mismatches": sum(not r["match"] for r in rows)}
+    summary = {
+        "allow": allow,
+        "block": len(rows) - allow,
+        "mismatches": sum(not r["match"] for r in rows),
+    }
     report.add(name, summary == shadow["summary"], "shadow.summary counts the rows")
 
 
-def _check_hmac(report: VerifyReport, name: str, where: str, proof: dict[str, Any], secret: Secret | None) -> bool:
+def _check_hmac(
+    report: VerifyReport, name: str, where: str, proof: dict[str, Any], secret: Secret | None
+) -> bool:
     if not hmac_present(proof):
         return report.add(name, False, f"{where}.hmac is missing or malformed")
     if secret is None:
         return True
     ok = same_mac(proof["hmac"], signing.proof_hmac(proof, secret.value))
-    return report.add(name, ok, f"{where}.hmac" + ("" if ok else " does not match (tampered, or another secret)"))
+    return report.add(
+        name, ok, f"{where}.hmac" + ("" if ok else " does not match (tampered, or another secret)")
+    )
 
 
 def verify_out(out_dir: Path, secret: Secret | None) -> VerifyReport:
     if not out_dir.is_dir():
-        raise InputError(f"{out_dir}: no such folder", "pass the out/ folder of a bake: compliance-bake verify OUT")
+        raise InputError(
+            f"{out_dir}: no such folder",
+            "pass the out/ folder of a bake: compliance-bake verify OUT",
+        )
     report = VerifyReport(str(out_dir), hmac_checked=secret is not None)
     docs = {name: _load(out_dir, name, report) for name in layout.JSON_FILES}
     snap = docs[layout.API_FILE]
-    for copy_name, block in ((layout.ENHANCEMENTS_FILE, "enhancements"), (layout.SHADOW_FILE, "shadow")):
+    for copy_name, block in (
+        (layout.ENHANCEMENTS_FILE, "enhancements"),
+        (layout.SHADOW_FILE, "shadow"),
+    ):
         copy = docs[copy_name]
         if copy is not None and snap is not None:
-            report.add(copy_name, strict_equals(copy, snap[block]), f"registry copy equals the snapshot's {block}")
+            report.add(
+                copy_name,
+                strict_equals(copy, snap[block]),
+                f"registry copy equals the snapshot's {block}",
+            )
     if snap is None:
-        report.add(layout.API_FILE, False, "snapshot unreadable: digests, HMACs and labels not checked")
+        report.add(
+            layout.API_FILE, False, "snapshot unreadable: digests, HMACs and labels not checked"
+        )
         return report
     name = layout.API_FILE
     _check_board(report, name, snap["enhancements"])
     _check_shadow(report, name, snap["shadow"])
-    report.add(name, snap["integrity"]["proof"]["digest"] == signing.integrity_digest(snap), "integrity.proof.digest")
+    report.add(
+        name,
+        snap["integrity"]["proof"]["digest"] == signing.integrity_digest(snap),
+        "integrity.proof.digest",
+    )
     shadow_ok = _check_hmac(report, name, "shadow.proof", snap["shadow"]["proof"], secret)
     _check_hmac(report, name, "integrity.proof", snap["integrity"]["proof"], secret)
     zip_window = snap.get("deepAudit", {}).get("zipWindow")
-    expected = integrity_checks(snap["enhancements"], snap["shadow"], snap["geo"], shadow_ok, zip_window)
-    report.add(name, strict_equals(expected, snap["integrity"]["checks"]), "integrity checks follow from the content")
+    expected = integrity_checks(
+        snap["enhancements"], snap["shadow"], snap["geo"], shadow_ok, zip_window
+    )
+    report.add(
+        name,
+        strict_equals(expected, snap["integrity"]["checks"]),
+        "integrity checks follow from the content",
+    )
     portal = out_dir / layout.PORTAL_FILE
     try:
         same = portal.read_bytes() == render_portal(snap)
     except OSError as exc:
         report.add(layout.PORTAL_FILE, False, f"cannot read: {exc.strerror}")
     else:
-        report.add(layout.PORTAL_FILE, same, "portal page renders the snapshot" if same else
-                   "portal page differs from the snapshot's rendering (edited after the bake)")
+        report.add(
+            layout.PORTAL_FILE,
+            same,
+            "portal page renders the snapshot"
+            if same
+            else "portal page differs from the snapshot's rendering (edited after the bake)",
+        )
     return report

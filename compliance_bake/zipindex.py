@@ -42,7 +42,7 @@ def zip_index() -> ZipIndex:
     import zipcodes
 
     places: dict[str, ZipPlace] = {}
-    for row in zipcodes.list_all():
+    for row in zipcodes.list_all():  # type: ignore[no-untyped-call]
         places[row["zip_code"]] = ZipPlace(
             zip_code=row["zip_code"],
             state=row["state"],

@@ -21,7 +21,9 @@ NOW = "2026-11-22T04:06:00Z"
 
 
 @pytest.fixture(autouse=True)
-def _signing_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def _signing_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
     """Every test starts with the test secret in the environment and no other secret source.
 
     The working folder is an empty temporary one, so a developer's own minted secret or out/
@@ -40,7 +42,9 @@ def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
     return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run the real CLI as a separate process."""
     full_env = dict(os.environ) if env is None else env
     return subprocess.run(

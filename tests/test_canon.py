@@ -18,16 +18,34 @@ from compliance_bake.jsonio import loads_strict
 # with extra weight on the ranges where JCS and code-point order disagree.
 text = st.one_of(
     st.text(st.characters(exclude_categories=("Cs",))),
-    st.text(st.sampled_from(["a", "\x00", "\x1f", "\x7f", '"', "\\", "/", "\ue000", "\uffff",
-                             "\U0001f600", "é", "\u2028"])),
+    st.text(
+        st.sampled_from(
+            [
+                "a",
+                "\x00",
+                "\x1f",
+                "\x7f",
+                '"',
+                "\\",
+                "/",
+                "\ue000",
+                "\uffff",
+                "\U0001f600",
+                "é",
+                "\u2028",
+            ]
+        )
+    ),
 )
 ints = st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1)
-scalars = st.one_of(st.none(), st.booleans(), ints, text,
-                    st.floats(allow_nan=False, allow_infinity=False))
+scalars = st.one_of(
+    st.none(), st.booleans(), ints, text, st.floats(allow_nan=False, allow_infinity=False)
+)
 json_values = st.recursive(
     scalars,
-    lambda children: st.one_of(st.lists(children, max_size=5),
-                               st.dictionaries(text, children, max_size=5)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=5), st.dictionaries(text, children, max_size=5)
+    ),
     max_leaves=25,
 )
 
@@ -41,7 +59,9 @@ def test_canon_equals_rfc8785(value: Any) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(text, st.one_of(ints, text, st.booleans(), st.none()), max_size=8))
 def test_canon_equals_rfc8785_on_report_shaped_data(value: dict[str, Any]) -> None:
-    assert canon({"rows": [value, value], "n": 1}) == rfc8785.dumps({"rows": [value, value], "n": 1})
+    assert canon({"rows": [value, value], "n": 1}) == rfc8785.dumps(
+        {"rows": [value, value], "n": 1}
+    )
 
 
 def test_a_baked_snapshot_takes_the_fast_path(baked: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -70,13 +70,28 @@ def test_help_imports_nothing_heavy() -> None:
 
 
 def test_check_allowed_and_blocked() -> None:
-    allowed = invoke("check", "--partner", "node-bay-01", "--state", "MA",
-                     "--wager-type", "basketball.totals", "--json")
+    allowed = invoke(
+        "check",
+        "--partner",
+        "node-bay-01",
+        "--state",
+        "MA",
+        "--wager-type",
+        "basketball.totals",
+        "--json",
+    )
     assert allowed.exit_code == 0
     assert json.loads(allowed.stdout)["allowed"] is True
     assert json.loads(allowed.stdout)["status"] == 200
-    blocked = invoke("check", "--partner", "node-offshore-04", "--state", "nj",
-                     "--wager-type", "soccer.moneyline")
+    blocked = invoke(
+        "check",
+        "--partner",
+        "node-offshore-04",
+        "--state",
+        "nj",
+        "--wager-type",
+        "soccer.moneyline",
+    )
     assert blocked.exit_code == 0
     assert "BLOCKED (403)" in blocked.stdout and "Partner not licensed in NJ" in blocked.stdout
 
@@ -84,11 +99,17 @@ def test_check_allowed_and_blocked() -> None:
 def test_check_unknown_state_is_bad_input() -> None:
     result = invoke("check", "--partner", "node-bay-01", "--state", "ZZ", "--wager-type", "x.y")
     assert result.exit_code == 2
-    assert result.stderr.count("\n") == 1 and "--state" in result.stderr and "Traceback" not in result.output
+    assert (
+        result.stderr.count("\n") == 1
+        and "--state" in result.stderr
+        and "Traceback" not in result.output
+    )
 
 
 def test_bake_json_summary(tmp_path: object) -> None:
-    result = invoke("bake", "snapshot", "--out", f"{tmp_path}/out", "--now", "2026-11-22T04:06:00Z", "--json")
+    result = invoke(
+        "bake", "snapshot", "--out", f"{tmp_path}/out", "--now", "2026-11-22T04:06:00Z", "--json"
+    )
     summary = json.loads(result.stdout)
     assert result.exit_code == 0 and summary["ok"] is True and summary["exitCode"] == 0
     assert summary["enhancements"] == {"passed": 8, "total": 8, "failed": []}
@@ -104,7 +125,9 @@ def test_console_depth_is_recorded_and_limits_the_report(tmp_path: object) -> No
     assert snap["enhancements"]["consoleDepth"] == 1
 
 
-def test_unexpected_errors_are_one_line_exit_4(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> None:
+def test_unexpected_errors_are_one_line_exit_4(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
     from compliance_bake import board
 
     def explode(*args: object) -> object:

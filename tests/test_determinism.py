@@ -16,9 +16,13 @@ def _bake(out: Path, env: dict[str, str] | None = None, *extra: str) -> None:
 
 def _leaves(value: Any, path: str = "$") -> dict[str, Any]:
     if isinstance(value, dict):
-        return {k: v for key, child in value.items() for k, v in _leaves(child, f"{path}.{key}").items()}
+        return {
+            k: v for key, child in value.items() for k, v in _leaves(child, f"{path}.{key}").items()
+        }
     if isinstance(value, list):
-        return {k: v for i, child in enumerate(value) for k, v in _leaves(child, f"{path}[{i}]").items()}
+        return {
+            k: v for i, child in enumerate(value) for k, v in _leaves(child, f"{path}[{i}]").items()
+        }
     return {path: value}
 
 
@@ -40,8 +44,11 @@ def test_source_date_epoch_pins_the_clock(tmp_path: Path) -> None:
 def test_another_secret_changes_only_the_hmacs(tmp_path: Path) -> None:
     _bake(tmp_path / "a", None, "--now", NOW)
     _bake(tmp_path / "b", {"REPORT_SIGNING_SECRET": OTHER_SECRET}, "--now", NOW)
-    files = ("api/compliance.json", "registry/compliance-enhancements.json",
-             "registry/compliance-shadow.json")
+    files = (
+        "api/compliance.json",
+        "registry/compliance-enhancements.json",
+        "registry/compliance-shadow.json",
+    )
     changed: dict[str, set[str]] = {}
     for name in files:
         a = _leaves(loads_strict((tmp_path / "a" / name).read_bytes()))

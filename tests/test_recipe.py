@@ -42,7 +42,9 @@ def test_recipe_confirms_a_fresh_bake(baked: Path) -> None:
 
 
 def test_recipe_catches_the_wrong_secret(baked: Path) -> None:
-    failing = {line[5:] for line in run_recipe(baked.parent, OTHER_SECRET) if line.startswith("FAIL")}
+    failing = {
+        line[5:] for line in run_recipe(baked.parent, OTHER_SECRET) if line.startswith("FAIL")
+    }
     assert failing == {"shadow.proof.hmac", "integrity.proof.hmac"}
 
 

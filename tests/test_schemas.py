@@ -40,10 +40,18 @@ def _breaks() -> dict[str, Any]:
         "short hmac": lambda s: s["shadow"]["proof"].update(hmac="abc"),
         "upper-case digest": lambda s: s["integrity"]["proof"].update(digest="A" * 64),
         "unknown feature": lambda s: s["enhancements"]["rows"][0].update(feature="made.up"),
-        "actualState of another shape": lambda s: s["enhancements"]["rows"][1].update(actualState={"allowed": "yes", "status": 200}),
-        "blocked row without reason": lambda s: next(r for r in s["shadow"]["rows"] if not r["realAllowed"]).pop("reason"),
-        "allowed row with reason": lambda s: next(r for r in s["shadow"]["rows"] if r["realAllowed"]).update(reason="Partner not licensed in MA"),
-        "reason of another form": lambda s: next(r for r in s["shadow"]["rows"] if not r["realAllowed"]).update(reason="nope"),
+        "actualState of another shape": lambda s: s["enhancements"]["rows"][1].update(
+            actualState={"allowed": "yes", "status": 200}
+        ),
+        "blocked row without reason": lambda s: next(
+            r for r in s["shadow"]["rows"] if not r["realAllowed"]
+        ).pop("reason"),
+        "allowed row with reason": lambda s: next(
+            r for r in s["shadow"]["rows"] if r["realAllowed"]
+        ).update(reason="Partner not licensed in MA"),
+        "reason of another form": lambda s: next(
+            r for r in s["shadow"]["rows"] if not r["realAllowed"]
+        ).update(reason="nope"),
         "ZIP as a number": lambda s: s["geo"]["partners"][0].update(zipCode=2108),
         "wrong sha3 label": lambda s: s["integrity"]["checks"][2].update(label="sha3"),
         "wrong link": lambda s: s["links"].update(api="/api/other"),

@@ -38,7 +38,9 @@ def test_strict_tells_apart_what_loose_merges(left: object, right: object) -> No
     assert not strict_equals(left, right)
 
 
-@pytest.mark.parametrize("value", [None, True, 0, 1.5, "x", [1, {"a": [None]}], {"k": (1, 2)}, _Box(3)])
+@pytest.mark.parametrize(
+    "value", [None, True, 0, 1.5, "x", [1, {"a": [None]}], {"k": (1, 2)}, _Box(3)]
+)
 def test_strict_equality_is_reflexive(value: object) -> None:
     assert strict_equals(value, value)
 
@@ -90,19 +92,30 @@ def test_revoked_key_is_refused() -> None:
 
 def _registry() -> LicenceRegistry:
     return LicenceRegistry(
-        states=(StateRules("MA", "Massachusetts", ("basketball.totals",), {"maxStakeUsd": 1}),
-                StateRules("NJ", "New Jersey", ("soccer.moneyline",), {})),
+        states=(
+            StateRules("MA", "Massachusetts", ("basketball.totals",), {"maxStakeUsd": 1}),
+            StateRules("NJ", "New Jersey", ("soccer.moneyline",), {}),
+        ),
         partners=(Partner("p1", {"MA": "active", "NJ": "suspended"}), Partner("p2", {})),
     )
 
 
 def test_engine_decisions() -> None:
     engine = Engine(_registry())
-    assert engine.check("p1", "MA", "basketball.totals").as_json() == {"allowed": True, "status": 200}
+    assert engine.check("p1", "MA", "basketball.totals").as_json() == {
+        "allowed": True,
+        "status": 200,
+    }
     assert engine.check("p1", "NJ", "soccer.moneyline").as_json() == {
-        "allowed": False, "status": 403, "reason": "Partner not licensed in NJ"}
+        "allowed": False,
+        "status": 403,
+        "reason": "Partner not licensed in NJ",
+    }
     assert engine.check("p2", "MA", "basketball.totals").status == 403
-    assert engine.check("p1", "MA", "soccer.moneyline").reason == "Wager type soccer.moneyline not permitted in MA"
+    assert (
+        engine.check("p1", "MA", "soccer.moneyline").reason
+        == "Wager type soccer.moneyline not permitted in MA"
+    )
     assert engine.check("p1", "NY", "basketball.totals").status == 403
     assert engine.health().states == ("MA", "NJ")
     panel = engine.status("NJ", "p2")
@@ -110,7 +123,10 @@ def test_engine_decisions() -> None:
 
 
 def test_clock() -> None:
-    assert iso_millis(datetime(2026, 11, 22, 4, 6, 0, 123456, tzinfo=UTC)) == "2026-11-22T04:06:00.123Z"
+    assert (
+        iso_millis(datetime(2026, 11, 22, 4, 6, 0, 123456, tzinfo=UTC))
+        == "2026-11-22T04:06:00.123Z"
+    )
     assert iso_millis(resolve_now("2026-11-22T05:06:00+01:00")) == "2026-11-22T04:06:00.000Z"
     assert iso_millis(resolve_now(None, {"SOURCE_DATE_EPOCH": "0"})) == "1970-01-01T00:00:00.000Z"
     with pytest.raises(InputError):

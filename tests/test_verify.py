@@ -71,8 +71,11 @@ def test_block_edited_and_digest_recomputed_without_the_secret(baked: Path) -> N
         row = shadow["rows"][-1]
         row["realAllowed"] = row["shadowAllowed"] = True
         row.pop("reason", None)
-        shadow["summary"] = {"allow": shadow["summary"]["allow"] + 1,
-                             "block": shadow["summary"]["block"] - 1, "mismatches": 0}
+        shadow["summary"] = {
+            "allow": shadow["summary"]["allow"] + 1,
+            "block": shadow["summary"]["block"] - 1,
+            "mismatches": 0,
+        }
         shadow["proof"]["digest"] = shadow["signature"] = signing.shadow_digest(shadow)
 
     _edit(baked / "registry" / "compliance-shadow.json", forge)

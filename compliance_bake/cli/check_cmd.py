@@ -28,7 +28,8 @@ def check(
     \b
     Examples:
       compliance-bake check --partner node-bay-01 --state MA --wager-type basketball.totals
-      compliance-bake check --partner node-offshore-04 --state NJ --wager-type soccer.moneyline --json
+      compliance-bake check --json --partner node-offshore-04 --state NJ \
+        --wager-type soccer.moneyline
     """
     from compliance_bake.cli import render
     from compliance_bake.engine import Engine
@@ -39,7 +40,9 @@ def check(
 
     code = state.strip().upper()
     if code not in zip_index().jurisdictions:
-        raise InputError(f"--state: unknown state {state!r}", "use a two-letter US state code such as MA")
+        raise InputError(
+            f"--state: unknown state {state!r}", "use a two-letter US state code such as MA"
+        )
     fixtures = load_fixtures(fixtures_path(fixtures_dir))
     target = InProcessTarget(Engine(fixtures.registry))
     decision = target.check(partner, code, wager_type)

@@ -39,7 +39,10 @@ secret_file_option = click.option(
     "$REPORT_SIGNING_SECRET_FILE, then the file `secret mint` made.",
 )
 json_option = click.option(
-    "--json", "as_json", is_flag=True, help="Print machine-readable JSON on stdout instead of tables."
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print machine-readable JSON on stdout instead of tables.",
 )
 
 

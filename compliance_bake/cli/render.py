@@ -121,7 +121,8 @@ def bake_report(result: BakeResult, depth: int) -> None:
     for row in mismatched[:MISMATCH_ROWS_SHOWN]:
         console.print(
             f"  [red]mismatch[/red] {row['state']} {escape(row['partner'])}: "
-            f"real {row['realAllowed']}, shadow {row['shadowAllowed']}, licence {row['licenseStatus']}"
+            f"real {row['realAllowed']}, shadow {row['shadowAllowed']}, "
+            f"licence {row['licenseStatus']}"
         )
     if len(mismatched) > MISMATCH_ROWS_SHOWN:
         console.print(f"  … and {len(mismatched) - MISMATCH_ROWS_SHOWN} more in the registry file")
@@ -133,7 +134,9 @@ def bake_report(result: BakeResult, depth: int) -> None:
     for check in snap["integrity"]["checks"]:
         checks.add_row(_mark(check["ok"]), check["id"], escape(check["label"]))
     console.print(checks)
-    verdict = "[green]all checks hold[/green]" if result.ok else "[bold red]a check failed[/bold red]"
+    verdict = (
+        "[green]all checks hold[/green]" if result.ok else "[bold red]a check failed[/bold red]"
+    )
     console.print(f"Wrote {len(result.written)} files to {escape(str(result.out_dir))}: {verdict}")
 
 
@@ -150,7 +153,9 @@ def verify_report(report: VerifyReport) -> None:
         )
     passed = len(report.findings) - len(report.failures)
     verdict = "[green]verified[/green]" if report.ok else "[bold red]verification failed[/bold red]"
-    console.print(f"{escape(report.out_dir)}: {passed}/{len(report.findings)} checks hold: {verdict}")
+    console.print(
+        f"{escape(report.out_dir)}: {passed}/{len(report.findings)} checks hold: {verdict}"
+    )
 
 
 def decision_line(partner: str, state: str, wager_type: str, decision: Decision) -> None:
@@ -158,4 +163,6 @@ def decision_line(partner: str, state: str, wager_type: str, decision: Decision)
 
     word = "[green]ALLOWED[/green]" if decision.allowed else "[bold red]BLOCKED[/bold red]"
     reason = f": {escape(decision.reason)}" if decision.reason else ""
-    _out().print(f"{word} ({decision.status}) {escape(partner)} in {state}, {escape(wager_type)}{reason}")
+    _out().print(
+        f"{word} ({decision.status}) {escape(partner)} in {state}, {escape(wager_type)}{reason}"
+    )

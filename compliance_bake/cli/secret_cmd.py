@@ -26,7 +26,9 @@ def secret() -> None:
     default=None,
     help="Where to write it.  [default: .compliance-bake/report-signing.secret]",
 )
-@click.option("--force", is_flag=True, help="Replace an existing secret (old snapshots stop verifying).")
+@click.option(
+    "--force", is_flag=True, help="Replace an existing secret (old snapshots stop verifying)."
+)
 def mint(path: Path | None, force: bool) -> None:
     """Create a 256-bit REPORT_SIGNING_SECRET in a local file with mode 0600.
 
@@ -42,4 +44,6 @@ def mint(path: Path | None, force: bool) -> None:
     from compliance_bake.signing_secret import LOCAL_FILE, mint_secret
 
     written = mint_secret(path or LOCAL_FILE, force=force)
-    click.echo(f"minted a report signing secret in {written} (mode 0600; its value is not shown)", err=True)
+    click.echo(
+        f"minted a report signing secret in {written} (mode 0600; its value is not shown)", err=True
+    )
