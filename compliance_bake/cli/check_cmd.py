@@ -11,7 +11,11 @@ from compliance_bake.cli.main import CONTEXT, EXIT_CODES
 from compliance_bake.cli.options import fixtures_option, fixtures_path, json_option
 
 
-@click.command(context_settings=CONTEXT, epilog=EXIT_CODES)
+@click.command(
+    context_settings=CONTEXT,
+    epilog=EXIT_CODES,
+    short_help="One decision: may a partner take a wager in a state?",
+)
 @click.option("--partner", required=True, help="Partner node id, e.g. node-bay-01.")
 @click.option("--state", required=True, help="Two-letter US state code, e.g. MA.")
 @click.option("--wager-type", required=True, help="Wager type, e.g. basketball.totals.")

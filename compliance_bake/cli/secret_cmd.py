@@ -9,7 +9,7 @@ import click
 from compliance_bake.cli.main import CONTEXT, EXIT_CODES
 
 
-@click.group(context_settings=CONTEXT)
+@click.group(context_settings=CONTEXT, short_help="Mint the local report signing secret.")
 def secret() -> None:
     """Manage the local report signing secret (development only; production reads a vault).
 
