@@ -121,9 +121,7 @@ def _state_doc(code: str, rng: random.Random) -> dict[str, Any]:
     }
 
 
-def _licences(
-    index: int, count: int, states: list[str], rng: random.Random
-) -> dict[str, str]:
+def _licences(index: int, count: int, states: list[str], rng: random.Random) -> dict[str, str]:
     """State -> status for partner `index` of `count`, with the board's guarantees applied."""
     held = rng.sample(states, rng.randint(0, min(MAX_LICENCES, len(states))))
     licences = {s: rng.choices(STATUSES, STATUS_WEIGHTS)[0] for s in held}
@@ -147,9 +145,7 @@ def _places_by_state(states: list[str]) -> dict[str, list[ZipPlace]]:
     return out
 
 
-def generate(
-    states: int, partners: int, seed: int = 0
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def generate(states: int, partners: int, seed: int = 0) -> tuple[dict[str, Any], dict[str, Any]]:
     """The licences document and the geo document, deterministic for the arguments."""
     if partners < 1:
         raise ValueError("--partners must be at least 1")

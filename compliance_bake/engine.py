@@ -2,6 +2,11 @@
 
 A partner may take a wager in a state only while it holds an `active` licence there and the state
 permits the wager type. Every other case is a block with status 403.
+
+The registry is immutable, so the engine indexes it once: for each state, the partners that hold an
+active licence there (by nodeId, as `LicenceRegistry.licence_status` reads it). A check is then a
+few hash lookups, and its decisions are shared immutable values; the shadow matrix asks for
+hundreds of thousands of them.
 """
 
 from __future__ import annotations
@@ -23,9 +28,23 @@ def not_licensed_reason(state: str) -> str:
     return f"Partner not licensed in {state}"
 
 
+_ALLOWED = Decision(True, STATUS_ALLOWED)
+
+
 class Engine:
     def __init__(self, registry: LicenceRegistry) -> None:
         self._registry = registry
+        self._rules = {rules.code: rules for rules in registry.states}  # as registry.state()
+        by_node = {partner.node_id: partner for partner in registry.partners}
+        active: dict[str, set[str]] = {code: set() for code in self._rules}
+        for node_id, partner in by_node.items():
+            for state, status in partner.licences.items():
+                if state in active and status == LICENCE_ACTIVE:
+                    active[state].add(node_id)
+        self._active = {code: frozenset(nodes) for code, nodes in active.items()}
+        self._not_licensed = {
+            code: Decision(False, STATUS_BLOCKED, not_licensed_reason(code)) for code in active
+        }
 
     @property
     def registry(self) -> LicenceRegistry:
@@ -35,14 +54,16 @@ class Engine:
         return Health(ok=True, states=self._registry.regulated_states)
 
     def check(self, partner: str, state: str, wager_type: str) -> Decision:
-        rules = self._registry.state(state)
-        if rules is None or self._registry.licence_status(partner, state) != LICENCE_ACTIVE:
+        rules = self._rules.get(state)
+        if rules is None:
             return Decision(False, STATUS_BLOCKED, not_licensed_reason(state))
+        if partner not in self._active[state]:
+            return self._not_licensed[state]
         if wager_type not in rules.wager_types:
             return Decision(
                 False, STATUS_BLOCKED, f"Wager type {wager_type} not permitted in {state}"
             )
-        return Decision(True, STATUS_ALLOWED)
+        return _ALLOWED
 
     def status(self, state: str, partner: str) -> StatusPanel:
         rules = self._registry.state(state)

@@ -2,25 +2,22 @@
 
 The real decision is whatever the target answers. The shadow decision is computed here, straight
 from the licence registry, without the engine: the control of a control-vs-candidate experiment.
-Each pair is checked with the state's first permitted wager type (README, Fixtures).
+Each pair is checked with the state's first permitted wager type (README, Fixtures). A target
+that answers fewer or more decisions than asked is a target failure.
+
+Speed (50 states x 10,000 partners is 500,000 rows): the rows are built state by state from one
+column of licence statuses per state, and the cyclic garbage collector is paused meanwhile (every
+row is kept, so its passes would free nothing and cost about a second).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from compliance_bake.models import LICENCE_ACTIVE, LicenceRegistry
+from compliance_bake.errors import TargetError
+from compliance_bake.models import LICENCE_ACTIVE, LicenceRegistry, gc_paused
 from compliance_bake.progress import NoProgress, ProgressSink
 from compliance_bake.target.interface import CheckRequest, Target
-
-
-def shadow_allowed(registry: LicenceRegistry, partner: str, state: str, wager_type: str) -> bool:
-    rules = registry.state(state)
-    return (
-        rules is not None
-        and wager_type in rules.wager_types
-        and registry.licence_status(partner, state) == LICENCE_ACTIVE
-    )
 
 
 def matrix_size(registry: LicenceRegistry) -> int:
@@ -30,33 +27,51 @@ def matrix_size(registry: LicenceRegistry) -> int:
 def run_shadow(
     target: Target, registry: LicenceRegistry, progress: ProgressSink | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """The rows and the summary; the caller adds timestamps, base and proof."""
+    """The rows (states outer, partners inner) and the summary; the caller adds timestamps,
+    base and proof. The shadow decision of a pair is: the partner's licence in the state is
+    `active` (the wager type, the state's first, is permitted by construction)."""
     sink = progress or NoProgress()
-    pairs = [(rules, partner) for rules in registry.states for partner in registry.partners]
-    requests = (CheckRequest(p.node_id, s.code, s.wager_types[0]) for s, p in pairs)
-    sink.begin("shadow matrix", len(pairs))
-    decisions = target.check_many(requests, sink.advance)
+    states, partners = registry.states, registry.partners
+    node_ids = [partner.node_id for partner in partners]
+    width = len(node_ids)
+    requests = (
+        CheckRequest(node_id, rules.code, rules.wager_types[0])
+        for rules in states
+        for node_id in node_ids
+    )
+    sink.begin("shadow matrix", matrix_size(registry))
     rows: list[dict[str, Any]] = []
+    append = rows.append
     allow = mismatches = 0
-    for (rules, partner), decision in zip(pairs, decisions, strict=True):
-        state = rules.code
-        shadow = shadow_allowed(registry, partner.node_id, state, rules.wager_types[0])
-        real = decision.allowed
-        row: dict[str, Any] = {
-            "state": state,
-            "partner": partner.node_id,
-            "licenseStatus": partner.licences.get(state),
-            "realAllowed": real,
-            "shadowAllowed": shadow,
-            "match": real is shadow,
-        }
-        if real:
-            allow += 1
-        else:
-            row["reason"] = f"Partner not licensed in {state}"
-        if real is not shadow:
-            mismatches += 1
-        rows.append(row)
+    with gc_paused():
+        real_allowed = [d.allowed for d in target.check_many(requests, sink.advance)]
+        if len(real_allowed) != matrix_size(registry):
+            raise TargetError(
+                f"{target.base}: answered {len(real_allowed)} of {matrix_size(registry)} checks",
+                "check the target's health and retry",
+            )
+        for index, rules in enumerate(states):
+            state = rules.code
+            statuses = [partner.licences.get(state) for partner in partners]
+            reason = f"Partner not licensed in {state}"
+            answers = real_allowed[index * width : (index + 1) * width]
+            for node_id, status, real in zip(node_ids, statuses, answers, strict=True):
+                shadow = status == LICENCE_ACTIVE
+                row: dict[str, Any] = {
+                    "state": state,
+                    "partner": node_id,
+                    "licenseStatus": status,
+                    "realAllowed": real,
+                    "shadowAllowed": shadow,
+                    "match": real is shadow,
+                }
+                if real:
+                    allow += 1
+                else:
+                    row["reason"] = reason
+                if real is not shadow:
+                    mismatches += 1
+                append(row)
     sink.end()
     summary = {"allow": allow, "block": len(rows) - allow, "mismatches": mismatches}
     return rows, summary

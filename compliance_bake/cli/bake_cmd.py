@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -65,6 +64,8 @@ def snapshot(
       compliance-bake bake snapshot --fixtures fixtures --out out --now 2026-11-22T04:06:00Z
       SOURCE_DATE_EPOCH=1795000000 compliance-bake bake snapshot --json
     """
+    import json
+
     from compliance_bake.bake import run_bake
     from compliance_bake.cli import render
 

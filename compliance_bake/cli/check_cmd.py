@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -35,6 +34,8 @@ def check(
       compliance-bake check --json --partner node-offshore-04 --state NJ \
         --wager-type soccer.moneyline
     """
+    import json
+
     from compliance_bake.cli import render
     from compliance_bake.engine import Engine
     from compliance_bake.errors import InputError

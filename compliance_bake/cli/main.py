@@ -7,7 +7,6 @@ import the core, rich, jsonschema and Jinja2 inside their functions only.
 from __future__ import annotations
 
 import sys
-import traceback
 from typing import Any
 
 import click
@@ -47,6 +46,8 @@ class BakeGroup(click.Group):
 
 def _explain(ctx: click.Context, line: str, code: int) -> None:
     if ctx.find_root().params.get("verbose"):
+        import traceback
+
         traceback.print_exc(file=sys.stderr)
     click.echo(f"compliance-bake: {line}", err=True)
     ctx.exit(code)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -29,6 +28,8 @@ def verify(out_dir: Path, secret_file: Path | None, as_json: bool) -> None:
       compliance-bake verify out
       REPORT_SIGNING_SECRET_FILE=/run/secrets/report-signing compliance-bake verify out --json
     """
+    import json
+
     from compliance_bake.cli import render
     from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
     from compliance_bake.signing_secret import resolve_secret
