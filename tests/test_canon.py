@@ -78,3 +78,20 @@ def test_a_baked_snapshot_takes_the_fast_path(baked: Path, monkeypatch: pytest.M
 def test_digest_and_mac_are_sha3_256() -> None:
     assert digest(b"") == "a7ffc6f8bf1ed76651c14756a061d662f580ff4de43b49fa82d80a4b80f8434a"
     assert len(mac(b"x", "k" * 32)) == 64 and mac(b"x", "k" * 32) != mac(b"x", "j" * 32)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.binary(max_size=60)
+    | st.text(alphabet='0123456789.eE+-[]{},:"x ', max_size=60).map(str.encode)
+)
+def test_the_fast_float_check_never_misses_what_the_regex_finds(data: bytes) -> None:
+    # The fast check may say "float" more often (that only costs the slow path), never less.
+    if canon_module._FLOAT_TOKEN.search(data):
+        assert canon_module._has_float_token(data)
+
+
+@pytest.mark.parametrize("value", [[1.5], {"a": -2.5e-7}, {"a": [1, 2.0]}, {"k": 1e300}, 3.0])
+def test_floats_take_the_reference_path(value: Any) -> None:
+    # [1, 2.0] and 3.0 are where orjson ("2.0") and JCS ("2") differ.
+    assert canon(value) == rfc8785.dumps(value)
