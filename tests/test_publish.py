@@ -1,0 +1,46 @@
+"""Publishing is all or nothing: a disk that fills up mid-bake leaves the previous out/ intact."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from compliance_bake import publish as publish_module
+from tests.conftest import invoke, snapshot_tree
+
+
+def test_files_are_world_readable_and_no_temporaries_remain(baked: Path) -> None:
+    files = [p for p in baked.rglob("*") if p.is_file()]
+    assert len(files) == 4
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o644 for p in files)
+    assert not [p for p in baked.rglob("*") if p.name.startswith(".")]
+
+
+def test_a_full_disk_while_staging_changes_nothing(
+    baked: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = snapshot_tree(baked)
+    calls = {"n": 0}
+    real_fsync = os.fsync
+
+    def fsync_until_full(fd: int) -> None:
+        # A real disk cannot be made to fill up on cue in a test; this is that fault.
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(publish_module.os, "fsync", fsync_until_full)
+    result = invoke("bake", "snapshot", "--out", str(baked), "--now", "2027-01-01T00:00:00Z")
+    assert result.exit_code == 2
+    assert "No space left on device" in result.stderr and result.stderr.count("\n") == 1
+    assert snapshot_tree(baked) == before
+    assert not [p for p in baked.rglob("*") if p.name.startswith(".")]
+    assert (
+        b'"generatedAt": "2026-11-22T04:06:00.000Z"'
+        in (baked / "api" / "compliance.json").read_bytes()
+    )
