@@ -11,7 +11,7 @@ import pytest
 
 from compliance_bake import __version__
 from compliance_bake.cli.main import cli
-from tests.conftest import invoke
+from tests.conftest import invoke, run_cli
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -137,3 +137,22 @@ def test_unexpected_errors_are_one_line_exit_4(
     result = invoke("bake", "snapshot", "--out", f"{tmp_path}/out")
     assert result.exit_code == 4
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["bake", "snapshot", "--console-depth", "0"], "--console-depth"),
+        (["bake", "snapshot", "--no-such-option"], "--no-such-option"),
+        (["frobnicate"], "frobnicate"),
+        (["check", "--partner", "p", "--state", "MA"], "--wager-type"),
+    ],
+)
+def test_usage_errors_are_one_line_through_the_console_script(
+    args: list[str], fragment: str
+) -> None:
+    done = run_cli(*args)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and fragment in lines[0] and "--help" in lines[0]

@@ -80,5 +80,30 @@ def _register() -> None:
 _register()
 
 
+# click >= 8.2 raises this for a group called without a command; older clicks print help.
+_NO_ARGS_IS_HELP: type[click.UsageError] = getattr(
+    click.exceptions, "NoArgsIsHelpError", type("_NeverRaised", (click.UsageError,), {})
+)
+
+
 def main() -> None:
-    cli(prog_name="compliance-bake")
+    """The console script: click's own error printing replaced by one line per error."""
+    try:
+        code = cli.main(prog_name="compliance-bake", standalone_mode=False)
+    except _NO_ARGS_IS_HELP as error:  # a bare group: its help is the answer
+        click.echo(error.format_message(), err=True)
+        sys.exit(error.exit_code)
+    except click.UsageError as error:
+        where = error.ctx.command_path if error.ctx else "compliance-bake"
+        click.echo(
+            f"compliance-bake: error: {error.format_message()} (fix: see `{where} --help`)",
+            err=True,
+        )
+        sys.exit(error.exit_code)
+    except click.ClickException as error:
+        click.echo(f"compliance-bake: error: {error.format_message()}", err=True)
+        sys.exit(error.exit_code)
+    except click.Abort:
+        click.echo("compliance-bake: aborted", err=True)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)
