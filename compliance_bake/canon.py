@@ -18,7 +18,9 @@ token or around it deleted (`_FLOAT_TOKEN` matches there whenever it matches the
 deleting other characters cannot break a match, only make more, which cost the slow path and
 never a wrong answer), with a search for "digit, then `.`/`e`/`E`" and `_FLOAT_TOKEN` tried only
 where such a pair ends a digit run, which is where a match must start.
-String escaping is identical; tests/test_canon.py proves the fast path equals `rfc8785` under
+NaN and the infinities are not JSON: orjson writes them as null where rfc8785 raises, so a value
+holding one must not reach `canon` (reports are built from integers, and `loads_strict` refuses
+them at the door). String escaping is identical; tests/test_canon.py proves the fast path equals `rfc8785` under
 property tests.
 """
 
