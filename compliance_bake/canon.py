@@ -20,8 +20,8 @@ never a wrong answer), with a search for "digit, then `.`/`e`/`E`" and `_FLOAT_T
 where such a pair ends a digit run, which is where a match must start.
 NaN and the infinities are not JSON: orjson writes them as null where rfc8785 raises, so a value
 holding one must not reach `canon` (reports are built from integers, and `loads_strict` refuses
-them at the door). String escaping is identical; tests/test_canon.py proves the fast path equals `rfc8785` under
-property tests.
+them at the door). String escaping is identical; tests/test_canon.py proves the fast path equals
+`rfc8785` under property tests.
 """
 
 from __future__ import annotations
