@@ -65,3 +65,14 @@ def test_both_validators_reject_a_broken_snapshot(baked: Path, name: str) -> Non
     _breaks()[name](snap)
     assert schemas.first_violation(schemas.SNAPSHOT, snap) is not None
     assert schemas.first_violation_reference(schemas.SNAPSHOT, snap) is not None
+
+
+@pytest.mark.parametrize(
+    ("name", "block"),
+    [(schemas.REGISTRY_ENHANCEMENTS, "enhancements"), (schemas.REGISTRY_SHADOW, "shadow")],
+)
+def test_registry_schemas_are_the_snapshot_blocks_by_reference(name: str, block: str) -> None:
+    # bake.validate_documents relies on this to validate each registry block once.
+    document = schemas.schema(name)
+    constraints = {k: v for k, v in document.items() if k not in ("$schema", "$id", "title")}
+    assert constraints == {"$ref": f"{schemas.SNAPSHOT}#/$defs/{block}"}

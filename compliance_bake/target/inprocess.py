@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Iterable, Iterator
+from itertools import islice, starmap
 
 from compliance_bake.engine import Engine
 from compliance_bake.models import Decision, Health, StatusPanel
@@ -37,15 +38,13 @@ class InProcessTarget:
     def check_many(
         self, requests: Iterable[CheckRequest], progress: Progress | None = None
     ) -> Iterator[Decision]:
-        check = self._engine.check
-        done = 0
-        for request in requests:
-            yield check(request.partner, request.state, request.wager_type)
-            done += 1
-            if progress is not None and done % _PROGRESS_EVERY == 0:
-                progress(_PROGRESS_EVERY)
-        if progress is not None and done % _PROGRESS_EVERY:
-            progress(done % _PROGRESS_EVERY)
+        decisions = starmap(self._engine.check, requests)
+        if progress is None:
+            yield from decisions
+            return
+        while chunk := list(islice(decisions, _PROGRESS_EVERY)):
+            yield from chunk
+            progress(len(chunk))
 
     def status(self, state: str, partner: str) -> StatusPanel:
         return self._engine.status(state, partner)

@@ -7,16 +7,17 @@ problems are turned into `TargetError` at the edge, never leaked as library exce
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from compliance_bake.models import Decision, Health, StatusPanel
 
 Progress = Callable[[int], None]
 
 
-@dataclass(frozen=True, slots=True)
-class CheckRequest:
+class CheckRequest(NamedTuple):
+    """One check to make. A named tuple, not a dataclass: the shadow matrix makes hundreds of
+    thousands, and its fields are check()'s arguments in order."""
+
     partner: str
     state: str
     wager_type: str
