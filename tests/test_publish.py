@@ -44,3 +44,16 @@ def test_a_full_disk_while_staging_changes_nothing(
         b'"generatedAt": "2026-11-22T04:06:00.000Z"'
         in (baked / "api" / "compliance.json").read_bytes()
     )
+
+
+def test_a_report_that_fails_its_schema_is_not_written(
+    baked: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compliance_bake import snapshot
+
+    before = snapshot_tree(baked)
+    monkeypatch.setattr(snapshot, "PROTON", {**snapshot.PROTON, "secretValue": "x"})
+    result = invoke("bake", "snapshot", "--out", str(baked))
+    assert result.exit_code == 4
+    assert "fails its schema" in result.stderr and result.stderr.count("\n") == 1
+    assert snapshot_tree(baked) == before
