@@ -66,17 +66,13 @@ def _read(folder: Path, name: str) -> Any:
 
 def _validate(path: Path, schema_name: str, document: Any) -> None:
     # jsonschema-rs answers "valid" in milliseconds where jsonschema takes seconds on 10,000
-    # partners; it accepts nothing that jsonschema refuses under these schemas (its `$` does not
-    # match before a final newline, so it is if anything stricter). jsonschema still decides
-    # whenever jsonschema-rs finds a problem or cannot answer, and words the message.
-    try:
-        if schemas.first_violation(schema_name, document) is None:
-            return
-    except Exception:  # noqa: BLE001 - a shortcut only; the reference below decides
-        pass
-    problem = schemas.first_violation_reference(schema_name, document)
-    if problem is None:
+    # partners. When it finds a problem, jsonschema words the message (its best match reads
+    # better); where only jsonschema-rs objects (Python's `$` also matches before a final
+    # newline, so "02108\n" passes jsonschema's pattern check), its own message is used.
+    fast = schemas.first_violation(schema_name, document)
+    if fast is None:
         return
+    problem = schemas.first_violation_reference(schema_name, document) or fast
     hint = _HINTS.get(problem.keyword, f"see {schemas.schema_path(schema_name)}")
     if problem.path.endswith(".zipCode") and problem.keyword == "type":
         hint = 'write the ZIP as a 5-character string in quotes, e.g. "02108" (leading zeros kept)'
