@@ -34,13 +34,11 @@ _ALLOWED = Decision(True, STATUS_ALLOWED)
 class Engine:
     def __init__(self, registry: LicenceRegistry) -> None:
         self._registry = registry
-        self._rules = {rules.code: rules for rules in registry.states}  # as registry.state()
-        by_node = {partner.node_id: partner for partner in registry.partners}
-        active: dict[str, set[str]] = {code: set() for code in self._rules}
-        for node_id, partner in by_node.items():
+        active: dict[str, set[str]] = {code: set() for code in registry.regulated_states}
+        for partner in registry.partners:  # node ids are unique: LicenceRegistry checks
             for state, status in partner.licences.items():
                 if state in active and status == LICENCE_ACTIVE:
-                    active[state].add(node_id)
+                    active[state].add(partner.node_id)
         self._active = {code: frozenset(nodes) for code, nodes in active.items()}
         self._not_licensed = {
             code: Decision(False, STATUS_BLOCKED, not_licensed_reason(code)) for code in active
@@ -54,7 +52,7 @@ class Engine:
         return Health(ok=True, states=self._registry.regulated_states)
 
     def check(self, partner: str, state: str, wager_type: str) -> Decision:
-        rules = self._rules.get(state)
+        rules = self._registry.state(state)
         if rules is None:
             return Decision(False, STATUS_BLOCKED, not_licensed_reason(state))
         if partner not in self._active[state]:

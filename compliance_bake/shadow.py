@@ -39,15 +39,16 @@ def run_shadow(
         for rules in states
         for node_id in node_ids
     )
-    sink.begin("shadow matrix", matrix_size(registry))
+    total = matrix_size(registry)
+    sink.begin("shadow matrix", total)
     rows: list[dict[str, Any]] = []
     append = rows.append
     allow = mismatches = 0
     with gc_paused():
         real_allowed = [d.allowed for d in target.check_many(requests, sink.advance)]
-        if len(real_allowed) != matrix_size(registry):
+        if len(real_allowed) != total:
             raise TargetError(
-                f"{target.base}: answered {len(real_allowed)} of {matrix_size(registry)} checks",
+                f"{target.base}: answered {len(real_allowed)} of {total} checks",
                 "check the target's health and retry",
             )
         for index, rules in enumerate(states):
