@@ -61,6 +61,9 @@ class KeyStore:
         self._index[prefix] = KeyRecord(prefix=prefix, key_hash=_hash(key), label=label)
         return key
 
+    def records(self) -> list[KeyRecord]:
+        return [self._index[prefix] for prefix in sorted(self._index)]
+
     def revoke(self, prefix: str) -> None:
         record = self._index[prefix]
         self._index[prefix] = KeyRecord(record.prefix, record.key_hash, record.label, revoked=True)

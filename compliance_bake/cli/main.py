@@ -69,11 +69,20 @@ def cli(verbose: bool) -> None:
 
 
 def _register() -> None:
-    from compliance_bake.cli import bake_cmd, check_cmd, secret_cmd, verify_cmd
+    from compliance_bake.cli import (
+        bake_cmd,
+        check_cmd,
+        keys_cmd,
+        secret_cmd,
+        serve_cmd,
+        verify_cmd,
+    )
 
     cli.add_command(bake_cmd.bake)
     cli.add_command(verify_cmd.verify)
     cli.add_command(check_cmd.check)
+    cli.add_command(serve_cmd.serve)
+    cli.add_command(keys_cmd.keys)
     cli.add_command(secret_cmd.secret)
 
 

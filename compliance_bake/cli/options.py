@@ -50,3 +50,13 @@ def fixtures_path(value: Path | None) -> Path:
     from compliance_bake.resources import demo_fixtures_dir
 
     return value if value is not None else demo_fixtures_dir()
+
+
+keys_file_option = click.option(
+    "--keys-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=Path(".compliance-bake") / "agent-keys.json",
+    show_default=True,
+    envvar="COMPLIANCE_AGENT_KEYS_FILE",
+    help="The agent-key file (hashes only, mode 0600). Env: COMPLIANCE_AGENT_KEYS_FILE.",
+)

@@ -1,0 +1,83 @@
+"""`compliance-bake keys`: provision the agent keys that `serve` accepts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from compliance_bake.cli.main import CONTEXT, EXIT_CODES
+from compliance_bake.cli.options import json_option, keys_file_option
+
+
+@click.group(context_settings=CONTEXT, short_help="Mint, list and revoke agent API keys.")
+def keys() -> None:
+    """Agent API keys for the service's check and status routes (hashes only are stored).
+
+    \b
+    Example:
+      compliance-bake keys mint --label ci
+    """
+
+
+@keys.command(context_settings=CONTEXT, epilog=EXIT_CODES)
+@keys_file_option
+@click.option("--label", default="", help="A note to tell keys apart, e.g. the agent's name.")
+def mint(keys_file: Path, label: str) -> None:
+    """Create an agent key, print it once on stdout, and store only its SHA3-256 hash.
+
+    Give the key to the agent (e.g. as $COMPLIANCE_AGENT_KEY for `bake snapshot --target`); it
+    cannot be shown again. A running `serve` reads the file at start: restart it.
+
+    \b
+    Examples:
+      compliance-bake keys mint --label ci
+      export COMPLIANCE_AGENT_KEY=$(compliance-bake keys mint --label ci)
+    """
+    from compliance_bake.keyfile import mint_key
+
+    key = mint_key(keys_file, label)
+    click.echo(key)
+    click.echo(f"compliance-bake: key {key[:5]} stored (hash only) in {keys_file}", err=True)
+
+
+@keys.command(name="list", context_settings=CONTEXT, epilog=EXIT_CODES)
+@keys_file_option
+@json_option
+def list_keys(keys_file: Path, as_json: bool) -> None:
+    """List the prefixes, labels and states of the stored keys (never the keys).
+
+    \b
+    Example:
+      compliance-bake keys list --json
+    """
+    import json
+
+    from compliance_bake.keyfile import load_keys
+
+    records = load_keys(keys_file).records()
+    rows = [{"prefix": r.prefix, "label": r.label, "revoked": r.revoked} for r in records]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo(f"no agent keys in {keys_file}", err=True)
+    for row in rows:
+        state = "revoked" if row["revoked"] else "active"
+        click.echo(f"{row['prefix']}  {state:<7}  {row['label']}")
+
+
+@keys.command(context_settings=CONTEXT, epilog=EXIT_CODES)
+@keys_file_option
+@click.argument("prefix")
+def revoke(keys_file: Path, prefix: str) -> None:
+    """Revoke the key whose 5-character prefix is PREFIX (restart `serve` to apply).
+
+    \b
+    Example:
+      compliance-bake keys revoke ab3de
+    """
+    from compliance_bake.keyfile import revoke_key
+
+    record = revoke_key(keys_file, prefix)
+    click.echo(f"compliance-bake: key {record.prefix} revoked", err=True)

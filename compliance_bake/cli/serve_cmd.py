@@ -1,0 +1,83 @@
+"""`compliance-bake serve`: the reference compliance service."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from compliance_bake.cli.main import CONTEXT, EXIT_CODES
+from compliance_bake.cli.options import fixtures_option, fixtures_path, keys_file_option
+
+
+@click.command(
+    context_settings=CONTEXT,
+    epilog=EXIT_CODES,
+    short_help="Run the compliance service (and the baked files, read-only).",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8080,
+    show_default=True,
+    help="Port to listen on; 0 picks a free one (the first stderr line says which).",
+)
+@fixtures_option
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("out"),
+    show_default=True,
+    help="Baked folder whose snapshot, registry files and portal page are served read-only.",
+)
+@keys_file_option
+@click.option("--access-log", is_flag=True, help="Log every request on stderr.")
+def serve(
+    host: str,
+    port: int,
+    fixtures_dir: Path | None,
+    out_dir: Path,
+    keys_file: Path,
+    access_log: bool,
+) -> None:
+    """Serve decisions over the fixtures, and the snapshot baked in OUT, until Ctrl-C.
+
+    GET /health, /api/compliance/check and /api/compliance/status (these two need an agent key:
+    Authorization: Bearer <key>, from `compliance-bake keys mint`), the read-only snapshot routes
+    /api/compliance, /registry/*.json and /portal/compliance/, and /openapi.json. The contract is
+    docs/service-api.md.
+
+    \b
+    Examples:
+      compliance-bake keys mint --label ci
+      compliance-bake serve --port 8080
+      compliance-bake serve --host 127.0.0.1 --port 0 --out out
+    """
+    from compliance_bake.service.runner import Listening, ServeSettings
+    from compliance_bake.service.runner import serve as run
+
+    def announce(where: Listening) -> None:
+        click.echo(
+            f"compliance-bake serve: listening on {where.url} "
+            f"(states {', '.join(where.states)}; {where.keys} agent key(s) from {keys_file}; "
+            f"snapshot from {out_dir}/)",
+            err=True,
+        )
+        if where.keys == 0:
+            click.echo(
+                "compliance-bake serve: warning: no agent keys, so every check and status "
+                "request is refused (fix: run `compliance-bake keys mint`)",
+                err=True,
+            )
+
+    settings = ServeSettings(
+        host=host,
+        port=port,
+        fixtures_dir=fixtures_path(fixtures_dir),
+        out_dir=out_dir,
+        keys_file=keys_file,
+        access_log=access_log,
+    )
+    run(settings, announce)

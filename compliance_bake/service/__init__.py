@@ -1,0 +1,1 @@
+"""The compliance service (`compliance-bake serve`): the engine and a baked `out/` over HTTP."""

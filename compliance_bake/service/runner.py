@@ -1,0 +1,91 @@
+"""Run the service under uvicorn on a socket we bind ourselves.
+
+Binding first means `--port 0` works (the kernel picks a free port, and we can say which before
+the first request), and an address in use is one clear error instead of a uvicorn traceback.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from compliance_bake.engine import Engine
+from compliance_bake.errors import InputError
+from compliance_bake.fixtures import load_fixtures
+from compliance_bake.keyfile import load_keys
+from compliance_bake.target.inprocess import python_runtime
+
+
+@dataclass(frozen=True, slots=True)
+class ServeSettings:
+    host: str
+    port: int
+    fixtures_dir: Path
+    out_dir: Path
+    keys_file: Path
+    access_log: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Listening:
+    url: str
+    keys: int
+    states: tuple[str, ...]
+
+
+def bind(host: str, port: int) -> socket.socket:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise InputError(
+            f"--host {host}: {exc.strerror}", "use an address such as 127.0.0.1"
+        ) from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise InputError(
+            f"cannot listen on {host}:{port}: {exc.strerror}",
+            "pick another --port (0 lets the system choose a free one)",
+        ) from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def serve(settings: ServeSettings, on_listening: Callable[[Listening], None]) -> None:
+    """Load everything, bind, announce, then serve until interrupted (SIGINT/SIGTERM)."""
+    import uvicorn
+
+    from compliance_bake.service.app import create_app
+
+    fixtures = load_fixtures(settings.fixtures_dir)
+    keys = load_keys(settings.keys_file)
+    engine = Engine(fixtures.registry)
+    app = create_app(engine, keys, settings.out_dir, python_runtime())
+    sock = bind(settings.host, settings.port)
+    config = uvicorn.Config(
+        app,
+        loop="auto",
+        http="auto",
+        lifespan="off",
+        access_log=settings.access_log,
+        log_level="info" if settings.access_log else "warning",
+        server_header=False,
+        proxy_headers=False,
+    )
+    on_listening(Listening(url_of(sock), len(keys.records()), engine.health().states))
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
