@@ -1,0 +1,93 @@
+"""Property-based API test: schemathesis drives the real service from its own /openapi.json.
+
+Hypothesis generates requests (valid and not) for every documented operation, with a valid agent
+key and without; every answer must be a non-5xx that conforms to the document: status code,
+content type, headers and body schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from schemathesis.core.failures import FailureGroup
+from schemathesis.generation.modes import GenerationMode
+
+from compliance_bake.keyfile import mint_key
+from tests.conftest import SECRET, invoke
+from tests.live_service import LiveService
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, str]]:
+    """The live service (a bake served read-only) and a valid agent key."""
+    root = tmp_path_factory.mktemp("api")
+    keys_file = root / "agent-keys.json"
+    key = mint_key(keys_file, "schemathesis")
+    out = root / "out"
+    # Module scope runs before the autouse per-test environment: pass the secret explicitly.
+    baked = invoke("bake", "snapshot", "--out", str(out), env={"REPORT_SIGNING_SECRET": SECRET})
+    assert baked.exit_code == 0
+    with LiveService(keys_file=keys_file, out_dir=out, cwd=root) as live:
+        yield schemathesis.openapi.from_url(f"{live.url}/openapi.json"), key
+
+
+def _operations(schema: Any) -> list[Any]:
+    return [result.ok() for result in schema.get_all_operations()]
+
+
+def _drive(schema: Any, headers: dict[str, str], examples: int) -> dict[str, set[int]]:
+    """Run every operation's generated cases, in-schema and out of it; schemathesis's checks
+    (no 5xx, status, content type, headers and body as documented) raise on any failure.
+
+    The cases are driven with Hypothesis directly rather than through schemathesis's pytest
+    plugin, whose lazy fixture loading does not run on pytest 9. Returns the statuses seen.
+    """
+    seen: dict[str, set[int]] = {}
+    for operation in _operations(schema):
+        statuses = seen.setdefault(f"{operation.method.upper()} {operation.path}", set())
+        # Out-of-schema requests need something to break: only operations with parameters.
+        modes = [GenerationMode.POSITIVE] + ([GenerationMode.NEGATIVE] if operation.query else [])
+        for mode in modes:
+
+            @given(case=operation.as_strategy(generation_mode=mode))
+            @settings(
+                max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck)
+            )
+            def run(case: Any, statuses: set[int] = statuses) -> None:
+                statuses.add(case.call_and_validate(headers=headers).status_code)
+
+            run()
+    return seen
+
+
+def test_every_operation_conforms_with_a_key(api: tuple[Any, str]) -> None:
+    schema, key = api
+    seen = _drive(schema, {"Authorization": f"Bearer {key}"}, examples=30)
+    assert len(seen) >= 8, seen
+    assert seen["GET /api/compliance/check"] >= {400, 403}, seen  # random partners: no 200
+    assert seen["GET /api/compliance/status"] >= {200, 400}, seen
+    assert seen["GET /api/compliance"] == {200}, seen
+
+
+def test_every_operation_conforms_without_a_key(api: tuple[Any, str]) -> None:
+    schema, _ = api
+    seen = _drive(schema, {}, examples=10)
+    assert seen["GET /api/compliance/check"] == {401}, seen
+    assert seen["GET /health"] == {200}, seen
+
+
+def test_a_broken_answer_is_caught(api: tuple[Any, str]) -> None:
+    """The harness can fail: an answer outside the document is reported."""
+    schema, key = api
+    check = next(op for op in _operations(schema) if op.path == "/api/compliance/check")
+    case = check.Case(query={"partner": "p", "state": "MA", "wagerType": "w"})
+    response = case.call(headers={"Authorization": f"Bearer {key}"})
+    assert response.status_code == 403
+    response.headers["content-type"] = ["text/plain"]
+    with pytest.raises(FailureGroup) as caught:
+        case.validate_response(response)
+    assert "Undocumented Content-Type" in str(caught.value.exceptions[0])
