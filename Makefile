@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test tools lint bench bench-startup clean
+.PHONY: demo test tools lint bench bench-startup bench-service clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,14 @@ bench: $(STAMP)
 ## bench-startup: `compliance-bake --help` against `python -c "import click"`
 bench-startup: $(STAMP)
 	$(BIN)/python bench/startup_bench.py
+
+## bench-service: wrk on the check route against a bare route, and `bake snapshot --target` against wrk
+bench-service: $(STAMP)
+	@command -v wrk >/dev/null || { \
+	  command -v apt-get >/dev/null || { echo "install wrk, then re-run" >&2; exit 2; }; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq wrk >/dev/null; }
+	$(BIN)/python bench/service_bench.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
