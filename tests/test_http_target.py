@@ -7,14 +7,19 @@ a mismatch in the signed report (exit 1), which `verify` accepts as authentic.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import pty
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from compliance_bake.errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_TARGET_FAILED
-from tests.conftest import NOW, invoke, snapshot_tree
+from tests.conftest import NOW, invoke, run_cli, snapshot_tree
 from tests.fault_server import AGENT_KEY, RUNTIME, FaultServer, free_port
 
 CHECK = "/api/compliance/check"
@@ -242,3 +247,45 @@ def test_the_agent_key_file(server: FaultServer, tmp_path: Path) -> None:
     used = invoke(*args, env={"COMPLIANCE_AGENT_KEY": "tstky.wrong"})  # the file wins
     assert used.exit_code == 0 and "ALLOWED" in used.stdout
     assert AGENT_KEY not in used.output + used.stderr
+
+
+def test_through_the_console_script_a_refused_target_is_one_line(tmp_path: Path) -> None:
+    url = f"http://usr7q:pw-Sekrit-9@127.0.0.1:{free_port()}"
+    env = dict(os.environ, COMPLIANCE_AGENT_KEY=AGENT_KEY)
+    done = run_cli("bake", "snapshot", "--target", url, "--out", str(tmp_path / "o"), env=env)
+    assert done.returncode == EXIT_TARGET_FAILED and done.stdout == ""
+    line = _one_line(done.stderr)
+    assert line.startswith("compliance-bake: error: GET /health: cannot connect to 127.0.0.1:")
+    assert "connection refused" in line and "(after 4 attempts)" in line
+    for secret in ("pw-Sekrit-9", "usr7q", AGENT_KEY):
+        assert secret not in done.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def _bake_on_a_terminal(url: str, out: Path, *extra: str) -> tuple[int, str]:
+    """Run the console script with stderr on a pseudo-terminal; (exit code, what it showed)."""
+    parent, child = pty.openpty()
+    env = dict(os.environ, COMPLIANCE_AGENT_KEY=AGENT_KEY, COLUMNS="100", TERM="xterm")
+    args = [sys.executable, "-m", "compliance_bake", "bake", "snapshot", "--target", url]
+    process = subprocess.Popen(
+        [*args, "--out", str(out), "--now", NOW, *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=child,
+        env=env,
+    )
+    os.close(child)
+    shown = b""
+    with contextlib.suppress(OSError):  # EIO once the child has closed its end
+        while chunk := os.read(parent, 65536):
+            shown += chunk
+    os.close(parent)
+    return process.wait(timeout=60), shown.decode("utf-8", "replace")
+
+
+def test_a_progress_bar_on_a_terminal_and_none_under_json(
+    server: FaultServer, tmp_path: Path
+) -> None:
+    code, shown = _bake_on_a_terminal(server.url, tmp_path / "a")
+    assert code == 0 and "shadow matrix" in shown
+    code, shown = _bake_on_a_terminal(server.url, tmp_path / "b", "--json")
+    assert code == 0 and shown == ""
