@@ -153,3 +153,9 @@ def test_close_while_a_request_hangs(server: FaultServer) -> None:
     asking.join(timeout=5)
     assert not asking.is_alive() and failed
     assert _loop_threads() == []
+
+
+def test_a_host_name_is_resolved_and_the_resolver_shut_down(server: FaultServer) -> None:
+    with HttpTarget(f"http://localhost:{server.port}", AGENT_KEY) as target:
+        assert target.runtime() == RUNTIME
+    assert _loop_threads() == []

@@ -155,6 +155,8 @@ class HttpTarget:
             return
         try:
             asyncio.run_coroutine_threadsafe(self._shutdown(), loop).result(timeout=10)
+        except TimeoutError:  # a stuck loop: stop it anyway; the thread is a daemon
+            pass
         finally:
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout=10)
@@ -171,16 +173,16 @@ class HttpTarget:
         with self._lock:
             if self._closed:
                 raise RuntimeError("HttpTarget used after close()")
-            if self._loop is not None:
-                return self._loop
-            loop = _new_loop()
-            thread = threading.Thread(
-                target=_run_loop, args=(loop,), name="compliance-bake-http", daemon=True
-            )
-            thread.start()
-            self._loop, self._thread = loop, thread
-        asyncio.run_coroutine_threadsafe(self._open(), loop).result()
-        return loop
+            if self._loop is None:
+                loop = _new_loop()
+                thread = threading.Thread(
+                    target=_run_loop, args=(loop,), name="compliance-bake-http", daemon=True
+                )
+                thread.start()
+                self._loop, self._thread = loop, thread
+                # Under the lock: nobody submits a request before the session exists.
+                asyncio.run_coroutine_threadsafe(self._open(), loop).result()
+            return self._loop
 
     async def _open(self) -> None:
         settings = self._settings
