@@ -164,3 +164,24 @@ def test_error_details_are_short_and_never_raise() -> None:
         assert wire.error_detail(odd) == ""
     long = json.dumps({"error": {"code": "x", "message": "y" * 500}}).encode()
     assert len(wire.error_detail(long)) < 100
+
+
+@pytest.mark.parametrize(
+    ("location", "says"),
+    [
+        ("http://localhost:8000/x", "to another host (http://localhost:8000); not followed, and"),
+        ("https://127.0.0.1:8000/x", "to another host (https://127.0.0.1:8000)"),
+        ("http://127.0.0.1:8001/x", "to another host (http://127.0.0.1:8001)"),
+        ("http://usr:pw-Sekrit@evil.example/", "to another host (http://evil.example:80)"),
+        ("//evil.example/x", "to another host (http://evil.example:80)"),
+        ("/elsewhere", "to /elsewhere; redirects are not followed"),
+        ("http://127.0.0.1:8000/other", "to /other; redirects are not followed"),
+        (None, "without a usable Location"),
+        ("http://[bad", "without a usable Location"),
+    ],
+)
+def test_redirects_are_refused_and_name_where_they_went(location: str | None, says: str) -> None:
+    answer = wire.Answer("GET /health", "http://127.0.0.1:8000")
+    line = wire.redirected(answer, "http://127.0.0.1:8000/health", 302, location).one_line()
+    assert line.startswith("GET /health: redirected (HTTP 302) ") and says in line, line
+    assert "pw-Sekrit" not in line and "usr" not in line

@@ -255,7 +255,7 @@ class HttpTarget:
 
         def decode(status: int, raw: bytes) -> Decision:
             if status not in wire.CHECK_STATUSES:
-                raise _unexpected(answer, status, raw, self.base)
+                raise wire.unexpected(answer, status, raw, self.base)
             return wire.decode_check(answer, status, raw, request)
 
         return await self._get(answer, wire.ROUTE_CHECK, wire.check_query(request), decode)
@@ -279,7 +279,7 @@ class HttpTarget:
             else:
                 if route == wire.ROUTE_CHECK or status in accept:
                     return decode(status, raw)
-                raise _unexpected(answer, status, raw, self.base)
+                raise wire.unexpected(answer, status, raw, self.base)
             if attempt >= settings.retries:
                 tries = f" (after {attempt + 1} attempts)" if attempt else ""
                 raise TargetError(
@@ -303,9 +303,11 @@ class HttpTarget:
             async with slots, session.get(url, allow_redirects=False) as response:
                 status = response.status
                 if 300 <= status < 400:
-                    raise _redirected(answer, url, status, response.headers.get("Location"))
+                    raise wire.redirected(
+                        answer, str(url), status, response.headers.get("Location")
+                    )
                 if status == 401:
-                    raise _unauthorized(answer, self._has_key)
+                    raise wire.unauthorized(answer, self._has_key)
                 raw = await _read_capped(answer, response, settings.max_body)
                 if status == 429 or status >= 500:
                     raise _Transient(
@@ -381,41 +383,3 @@ async def _read_capped(answer: wire.Answer, response: aiohttp.ClientResponse, ca
 def _os_problem(exc: aiohttp.ClientOSError) -> str:
     errno = exc.errno or 0
     return _REFUSED_ERRNO_NAMES.get(errno) or (exc.strerror or type(exc).__name__).lower()
-
-
-def _redirected(answer: wire.Answer, url: URL, status: int, location: str | None) -> TargetError:
-    try:
-        target = url.join(URL(location)) if location else None
-    except ValueError:
-        target = None
-    if target is None or not target.is_absolute():
-        return answer.fail(f"redirected (HTTP {status}) without a usable Location; not followed")
-    same = (target.scheme, target.host, target.port) == (url.scheme, url.host, url.port)
-    if not same:
-        where = wire.shown(f"{target.scheme}://{target.host}:{target.port}")[1:-1]
-        return TargetError(
-            f"{answer.label}: redirected (HTTP {status}) to another host ({where}); "
-            "not followed, and the agent key was not sent there",
-            "point --target at the compliance service itself",
-        )
-    return TargetError(
-        f"{answer.label}: redirected (HTTP {status}) to {wire.shown(target.path)[1:-1]}; "
-        "redirects are not followed",
-        f"give --target as the service's base URL ({wire.CONTRACT})",
-    )
-
-
-def _unauthorized(answer: wire.Answer, has_key: bool) -> TargetError:
-    what = "refused the agent key" if has_key else "needs an agent key and none was given"
-    return TargetError(
-        f"{answer.label}: HTTP 401: the service {what}",
-        "pass --agent-key-file PATH or set COMPLIANCE_AGENT_KEY to a key from "
-        "`compliance-bake keys mint` on the service",
-    )
-
-
-def _unexpected(answer: wire.Answer, status: int, raw: bytes, base: str) -> TargetError:
-    return TargetError(
-        f"{answer.label}: unexpected HTTP {status}{wire.error_detail(raw)}",
-        f"is {base} the base URL of a compliance service ({wire.CONTRACT})?",
-    )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from functools import lru_cache
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 import orjson
 
@@ -113,9 +113,9 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
-def shown(value: object) -> str:
+def shown(value: object, quoted: bool = True) -> str:
     """A server-sent value, short and on one line, for a message."""
-    text = repr(value)
+    text = repr(value) if quoted else str(value)
     return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
 
 
@@ -261,7 +261,54 @@ def error_detail(raw: bytes) -> str:
         return ""
     if not isinstance(code, str) or not isinstance(message, str):
         return ""
-    return f" ({shown(code)[1:-1]}: {shown(message)[1:-1]})"
+    return f" ({shown(code, False)}: {shown(message, False)})"
 
 
 CHECK_STATUSES = frozenset((STATUS_ALLOWED, STATUS_BLOCKED))
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or ""), parts.port or _DEFAULT_PORTS.get(scheme)
+
+
+def redirected(answer: Answer, url: str, status: int, location: str | None) -> TargetError:
+    """A 3xx: never followed. Another origin gets its own words: the key was not sent there."""
+    try:
+        where = _origin(urljoin(url, location)) if location else None
+    except ValueError:
+        where = None
+    if where is None or not where[1]:
+        return answer.fail(f"redirected (HTTP {status}) without a usable Location; not followed")
+    if where != _origin(url):
+        scheme, host, port = where
+        return TargetError(
+            f"{answer.label}: redirected (HTTP {status}) to another host "
+            f"({shown(f'{scheme}://{host}:{port}', False)}); not followed, and the agent key "
+            "was not sent there",
+            "point --target at the compliance service itself",
+        )
+    path = urlsplit(urljoin(url, location)).path
+    return TargetError(
+        f"{answer.label}: redirected (HTTP {status}) to {shown(path, False)}; "
+        "redirects are not followed",
+        f"give --target as the service's base URL ({CONTRACT})",
+    )
+
+
+def unauthorized(answer: Answer, has_key: bool) -> TargetError:
+    what = "refused the agent key" if has_key else "needs an agent key and none was given"
+    return TargetError(
+        f"{answer.label}: HTTP 401: the service {what}",
+        "pass --agent-key-file PATH or set COMPLIANCE_AGENT_KEY to a key from "
+        "`compliance-bake keys mint` on the service",
+    )
+
+
+def unexpected(answer: Answer, status: int, raw: bytes, base: str) -> TargetError:
+    return TargetError(
+        f"{answer.label}: unexpected HTTP {status}{error_detail(raw)}",
+        f"is {base} the base URL of a compliance service ({CONTRACT})?",
+    )
