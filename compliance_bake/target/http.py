@@ -186,6 +186,9 @@ class HttpTarget:
 
     async def _open(self) -> None:
         settings = self._settings
+        # The semaphore, not the connector's queue, holds back the requests beyond
+        # `concurrency`: a request's timeout starts when it has a connection, so waiting for
+        # its turn behind 31 others is never mistaken for a slow service.
         self._slots = asyncio.Semaphore(settings.concurrency)
         self._session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(
