@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test tools lint bench bench-startup bench-service clean
+.PHONY: demo test tools lint bench bench-startup bench-service bench-target wrk clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,13 +44,20 @@ bench: $(STAMP)
 bench-startup: $(STAMP)
 	$(BIN)/python bench/startup_bench.py
 
-## bench-service: wrk on the check route against a bare route, and `bake snapshot --target` against wrk
-bench-service: $(STAMP)
+## wrk: the load generator the service benchmarks drive (Debian: installed when missing)
+wrk:
 	@command -v wrk >/dev/null || { \
 	  command -v apt-get >/dev/null || { echo "install wrk, then re-run" >&2; exit 2; }; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq wrk >/dev/null; }
+
+## bench-service: wrk on the check route (with a key) against the bare /health route of `serve`
+bench-service: $(STAMP) wrk
 	$(BIN)/python bench/service_bench.py
+
+## bench-target: `bake snapshot --target` checks/s on 50 x 1,000 against wrk on the same route
+bench-target: $(STAMP) wrk
+	$(BIN)/python bench/target_bench.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -13,8 +13,10 @@ from compliance_bake.cli.options import (
     fixtures_path,
     json_option,
     now_option,
+    open_target,
     out_option,
     secret_file_option,
+    target_options,
 )
 
 
@@ -41,6 +43,7 @@ def bake() -> None:
     help="Depth to which the terminal report prints nested state objects "
     "(recorded as enhancements.consoleDepth).",
 )
+@target_options
 @json_option
 def snapshot(
     fixtures_dir: Path | None,
@@ -48,36 +51,52 @@ def snapshot(
     now: str | None,
     secret_file: Path | None,
     console_depth: int,
+    target_url: str | None,
+    agent_key_file: Path | None,
+    timeout: float,
+    concurrency: int,
+    retries: int,
     as_json: bool,
 ) -> None:
     """Run the self-check board and the shadow matrix, sign, validate and write OUT.
 
     Loads the licence and geo fixtures, runs the eight self-checks and the state x partner
-    shadow matrix against the in-process engine, signs the report (SHA3-256 digests and
-    HMAC-SHA3-256 proofs keyed by REPORT_SIGNING_SECRET), validates it against the bundled JSON
-    Schemas and only then writes OUT/api/compliance.json, OUT/registry/*.json and
-    OUT/portal/compliance/index.html, atomically.
+    shadow matrix against the in-process engine, or with --target URL against a live compliance
+    service (health, check and status over HTTP; docs/service-api.md), signs the report
+    (SHA3-256 digests and HMAC-SHA3-256 proofs keyed by REPORT_SIGNING_SECRET), validates it
+    against the bundled JSON Schemas and only then writes OUT/api/compliance.json,
+    OUT/registry/*.json and OUT/portal/compliance/index.html, atomically. A target that fails
+    (unreachable, too slow, malformed answers after the retries) exits 3 and writes nothing.
 
     \b
     Examples:
       compliance-bake bake snapshot
       compliance-bake bake snapshot --fixtures fixtures --out out --now 2026-11-22T04:06:00Z
       SOURCE_DATE_EPOCH=1795000000 compliance-bake bake snapshot --json
+      COMPLIANCE_AGENT_KEY=... compliance-bake bake snapshot --target http://127.0.0.1:8000
+      compliance-bake bake snapshot --target https://compliance.example --agent-key-file key \\
+        --timeout 5 --concurrency 64
     """
     import json
 
     from compliance_bake.bake import run_bake
     from compliance_bake.cli import render
 
-    with render.progress_for(enabled=not as_json) as progress:
-        result = run_bake(
-            fixtures_dir=fixtures_path(fixtures_dir),
-            out_dir=out_dir,
-            now=now,
-            secret_file=secret_file,
-            console_depth=console_depth,
-            progress=progress,
-        )
+    target = open_target(target_url, agent_key_file, timeout, concurrency, retries)
+    try:
+        with render.progress_for(enabled=not as_json) as progress:
+            result = run_bake(
+                fixtures_dir=fixtures_path(fixtures_dir),
+                out_dir=out_dir,
+                now=now,
+                secret_file=secret_file,
+                console_depth=console_depth,
+                progress=progress,
+                target=target,
+            )
+    finally:
+        if target is not None:
+            target.close()
     if as_json:
         click.echo(json.dumps(result.summary(), indent=2))
     else:

@@ -7,7 +7,13 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.main import CONTEXT, EXIT_CODES
-from compliance_bake.cli.options import fixtures_option, fixtures_path, json_option
+from compliance_bake.cli.options import (
+    fixtures_option,
+    fixtures_path,
+    json_option,
+    open_target,
+    target_options,
+)
 
 
 @click.command(
@@ -19,20 +25,34 @@ from compliance_bake.cli.options import fixtures_option, fixtures_path, json_opt
 @click.option("--state", required=True, help="Two-letter US state code, e.g. MA.")
 @click.option("--wager-type", required=True, help="Wager type, e.g. basketball.totals.")
 @fixtures_option
+@target_options
 @json_option
 def check(
-    partner: str, state: str, wager_type: str, fixtures_dir: Path | None, as_json: bool
+    partner: str,
+    state: str,
+    wager_type: str,
+    fixtures_dir: Path | None,
+    target_url: str | None,
+    agent_key_file: Path | None,
+    timeout: float,
+    concurrency: int,
+    retries: int,
+    as_json: bool,
 ) -> None:
     """Ask for one decision: may PARTNER take a WAGER-TYPE wager in STATE?
 
     Answers allowed (status 200) or blocked (status 403, with the reason). A blocked decision is
-    an answer, not a failure: the exit code is 0 either way.
+    an answer, not a failure: the exit code is 0 either way. Asks the in-process engine over
+    the fixtures, or with --target URL the live service (GET /api/compliance/check); the answer
+    names which one answered. A target that fails exits 3.
 
     \b
     Examples:
       compliance-bake check --partner node-bay-01 --state MA --wager-type basketball.totals
       compliance-bake check --json --partner node-offshore-04 --state NJ \
         --wager-type soccer.moneyline
+      COMPLIANCE_AGENT_KEY=... compliance-bake check --target http://127.0.0.1:8000 \\
+        --partner node-bay-01 --state MA --wager-type basketball.totals
     """
     import json
 
@@ -48,11 +68,15 @@ def check(
         raise InputError(
             f"--state: unknown state {state!r}", "use a two-letter US state code such as MA"
         )
-    fixtures = load_fixtures(fixtures_path(fixtures_dir))
-    target = InProcessTarget(Engine(fixtures.registry))
-    decision = target.check(partner, code, wager_type)
+    target = open_target(target_url, agent_key_file, timeout, concurrency, retries)
+    if target is None:
+        target = InProcessTarget(Engine(load_fixtures(fixtures_path(fixtures_dir)).registry))
+    try:
+        decision = target.check(partner, code, wager_type)
+    finally:
+        target.close()
     if as_json:
         answer = {"partner": partner, "state": code, "wagerType": wager_type, **decision.as_json()}
         click.echo(json.dumps({**answer, "target": target.base}, indent=2))
     else:
-        render.decision_line(partner, code, wager_type, decision)
+        render.decision_line(partner, code, wager_type, decision, target.base)

@@ -60,3 +60,66 @@ keys_file_option = click.option(
     envvar="COMPLIANCE_AGENT_KEYS_FILE",
     help="The agent-key file (hashes only, mode 0600). Env: COMPLIANCE_AGENT_KEYS_FILE.",
 )
+
+
+def target_options(command: F) -> F:
+    """--target URL and how to talk to it: the key, the timeout, the concurrency, the retries."""
+    options = (
+        click.option(
+            "--target",
+            "target_url",
+            metavar="URL",
+            default=None,
+            help="Base URL of a live compliance service (e.g. http://127.0.0.1:8000) to ask "
+            "instead of the in-process engine. A user name or password in it is never printed "
+            "or written.",
+        ),
+        click.option(
+            "--agent-key-file",
+            type=click.Path(path_type=Path, dir_okay=False),
+            default=None,
+            help="File holding the agent key sent to --target as `Authorization: Bearer` "
+            "(mode 0600).  [default: $COMPLIANCE_AGENT_KEY]",
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(0.01, 600, min_open=False),
+            default=10.0,
+            show_default=True,
+            metavar="SECONDS",
+            help="Per-request timeout against --target.",
+        ),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(1, 512),
+            default=32,
+            show_default=True,
+            help="Checks in flight against --target.",
+        ),
+        click.option(
+            "--retries",
+            type=click.IntRange(0, 10),
+            default=3,
+            show_default=True,
+            help="Retries of a request to --target that failed in passing (connection, "
+            "timeout, cut-short body, 429, 5xx), with backoff and jitter.",
+        ),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def open_target(
+    url: str | None, key_file: Path | None, timeout: float, concurrency: int, retries: int
+) -> Any:
+    """The HTTP target for --target (a bad URL or key is bad usage, exit 2), or None."""
+    if url is None:
+        return None
+    from compliance_bake.target.agent_key import resolve_agent_key
+    from compliance_bake.target.http import HttpSettings, HttpTarget
+    from compliance_bake.target.wire import parse_target_url
+
+    parsed = parse_target_url(url)
+    settings = HttpSettings(timeout=timeout, concurrency=concurrency, retries=retries)
+    return HttpTarget(parsed, resolve_agent_key(key_file), settings)

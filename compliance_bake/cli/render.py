@@ -158,11 +158,12 @@ def verify_report(report: VerifyReport) -> None:
     )
 
 
-def decision_line(partner: str, state: str, wager_type: str, decision: Decision) -> None:
+def decision_line(partner: str, state: str, wager_type: str, decision: Decision, base: str) -> None:
     from rich.markup import escape
 
     word = "[green]ALLOWED[/green]" if decision.allowed else "[bold red]BLOCKED[/bold red]"
     reason = f": {escape(decision.reason)}" if decision.reason else ""
     _out().print(
         f"{word} ({decision.status}) {escape(partner)} in {state}, {escape(wager_type)}{reason}"
+        f" [dim](answered by {escape(base)})[/dim]"
     )

@@ -1,0 +1,76 @@
+"""A minimal stand-in for `compliance-bake serve`: raw ASGI over the real Engine, for benchmarks.
+
+    uvicorn bench.stand_in_service:app  (fixtures folder in $STAND_IN_FIXTURES, key in
+    $STAND_IN_KEY)
+
+Answers /health, the check route and the status route as docs/service-api.md says, in the
+compact JSON a FastAPI service sends, with the Bearer key compared in constant time, and
+nothing else: the floor of what a Python ASGI service costs per check, so the HTTP target can be
+measured before (or apart from) the real service.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+from compliance_bake.engine import Engine
+from compliance_bake.fixtures import load_fixtures
+
+_ENGINE = Engine(load_fixtures(Path(os.environ["STAND_IN_FIXTURES"])).registry)
+_KEY = f"Bearer {os.environ.get('STAND_IN_KEY', '')}".encode()
+_RUNTIME = f"{platform.python_implementation()} {platform.python_version()}"
+_JSON = [(b"content-type", b"application/json")]
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _answer(path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
+    def one(name: str) -> str:
+        return query.get(name, [""])[0]
+
+    if path == "/api/compliance/check":
+        partner, state, wager = one("partner"), one("state"), one("wagerType")
+        decision = _ENGINE.check(partner, state, wager)
+        return decision.status, {
+            **decision.as_json(),
+            "partner": partner,
+            "state": state,
+            "wagerType": wager,
+        }
+    if path == "/api/compliance/status":
+        panel = _ENGINE.status(one("state"), one("partner"))
+        return 200, {
+            "ok": panel.ok,
+            "state": panel.state,
+            "licenseStatus": panel.license_status,
+            "hasLimits": panel.has_limits,
+        }
+    return 404, {"error": {"code": "not_found", "message": "no such route"}}
+
+
+async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    if scope["type"] != "http":
+        return
+    path = scope["path"]
+    if path == "/health":
+        status, body = (
+            200,
+            {"ok": True, "states": list(_ENGINE.health().states), "runtime": _RUNTIME},
+        )
+    elif not hmac.compare_digest(dict(scope["headers"]).get(b"authorization", b""), _KEY):
+        message = "A valid agent key is required: Authorization: Bearer <key>"
+        status, body = 401, {"error": {"code": "unauthorized", "message": message}}
+    else:
+        status, body = _answer(path, parse_qs(scope["query_string"].decode()))
+    raw = _dumps(body)
+    headers = [*_JSON, (b"content-length", str(len(raw)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": raw})

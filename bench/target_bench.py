@@ -1,0 +1,189 @@
+"""Benchmark: `bake snapshot --target` checks per second against wrk on the same check route.
+
+    python bench/target_bench.py [--states 50] [--partners 1000] [--seconds 5] [--repeat 3]
+                                 [--service auto|serve|stand-in]
+
+One run does everything:
+1. generates the fixtures (bench/gen_fixtures.py) into bench/.data/ (git-ignored);
+2. starts the service on a free loopback port with uvicorn: `compliance-bake serve` with a key
+   from `compliance-bake keys mint` when this build has `serve` (auto), else the stand-in
+   (bench/stand_in_service.py: raw ASGI over the same Engine, the floor of a Python service);
+3. --repeat times, paired: wrk (Debian package `wrk`; 1 thread, 32 connections, --seconds) on
+   the check route with the agent key, for a licensed partner; then the whole
+   `compliance-bake bake snapshot --target URL` command on the states x partners matrix, timed
+   from start to exit (start-up, fixtures, board, matrix, signing, validation, writing);
+   then the matrix alone, `HttpTarget.check_many` in this process;
+4. prints each pair and the median ratios. Target: the bake at least 0.7x wrk's rate. Exits 1
+   if missed.
+
+The machine is shared by wrk or the baker and the service, so the ratios, measured in the same
+run and paired, are what to read; the absolute rates move with the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import secrets
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+ROOT = BENCH_DIR.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.gen_fixtures import generate, write_fixtures  # noqa: E402
+from compliance_bake.fixtures import load_fixtures  # noqa: E402
+from compliance_bake.target.http import HttpSettings, HttpTarget  # noqa: E402
+from compliance_bake.target.interface import CheckRequest  # noqa: E402
+
+TARGET_RATIO = 0.7
+KEY_PATTERN = re.compile(r"\b[a-z0-9]{5}\.[A-Za-z0-9_-]{43}\b")
+SECRET = "bench-secret-0123456789abcdef0123456789abcdef"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _has_serve() -> bool:
+    from compliance_bake.cli.main import cli
+
+    return "serve" in cli.commands
+
+
+def _start(kind: str, fixtures: Path, work: Path) -> tuple[subprocess.Popen[bytes], str, str]:
+    port = _free_port()
+    env = dict(os.environ, REPORT_SIGNING_SECRET=SECRET)
+    if kind == "serve":
+        minted = subprocess.run(
+            [sys.executable, "-m", "compliance_bake", "keys", "mint"],
+            capture_output=True,
+            text=True,
+            cwd=work,
+            env=env,
+            check=True,
+        )
+        found = KEY_PATTERN.search(minted.stdout + minted.stderr)
+        if found is None:
+            raise SystemExit("keys mint printed no key")
+        key = found.group(0)
+        command = [sys.executable, "-m", "compliance_bake", "serve", "--fixtures", str(fixtures)]
+        command += ["--host", "127.0.0.1", "--port", str(port), "--out", str(work / "served")]
+    else:
+        key = "bench." + secrets.token_urlsafe(32)
+        env |= {"STAND_IN_FIXTURES": str(fixtures), "STAND_IN_KEY": key, "PYTHONPATH": str(ROOT)}
+        command = [sys.executable, "-m", "uvicorn", "bench.stand_in_service:app", "--port"]
+        command += [str(port), "--log-level", "warning", "--no-access-log"]
+    process = subprocess.Popen(command, cwd=work, env=env, stdout=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(base + "/health", timeout=1):
+                return process, base, key
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the {kind} service did not start") from None
+            time.sleep(0.1)
+
+
+def _wrk(url: str, key: str, seconds: int) -> float:
+    done = subprocess.run(
+        ["wrk", "-t1", "-c32", f"-d{seconds}s", "-H", f"Authorization: Bearer {key}", url],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    if "Non-2xx" in done.stdout:
+        raise SystemExit(f"wrk got errors from {url}:\n{done.stdout}")
+    return float(re.search(r"Requests/sec:\s+([\d.]+)", done.stdout).group(1))  # type: ignore[union-attr]
+
+
+def _bake(base: str, key: str, fixtures: Path, out: Path) -> float:
+    env = dict(os.environ, REPORT_SIGNING_SECRET=SECRET, COMPLIANCE_AGENT_KEY=key)
+    command = [sys.executable, "-m", "compliance_bake", "bake", "snapshot", "--target", base]
+    command += ["--fixtures", str(fixtures), "--out", str(out), "--json"]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"the bake failed ({done.returncode}): {done.stderr.strip()}")
+    return elapsed
+
+
+def _matrix(base: str, key: str, requests: list[CheckRequest]) -> float:
+    with HttpTarget(base, key, HttpSettings()) as target:
+        target.runtime()  # connect first
+        started = time.perf_counter()
+        answered = sum(1 for _ in target.check_many(requests))
+        elapsed = time.perf_counter() - started
+    assert answered == len(requests)
+    return elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--states", type=int, default=50, help="states in the matrix (50)")
+    parser.add_argument("--partners", type=int, default=1000, help="partners (1000)")
+    parser.add_argument("--seconds", type=int, default=5, help="seconds of each wrk run (5)")
+    parser.add_argument("--repeat", type=int, default=3, help="paired runs (3)")
+    parser.add_argument("--service", choices=["auto", "serve", "stand-in"], default="auto")
+    args = parser.parse_args(argv)
+    if shutil.which("wrk") is None:
+        parser.error("wrk is not installed (Debian: apt-get install wrk)")
+    kind = args.service if args.service != "auto" else ("serve" if _has_serve() else "stand-in")
+
+    fixtures = BENCH_DIR / ".data" / f"target-{args.states}x{args.partners}"
+    write_fixtures(fixtures, *generate(args.states, args.partners, 0))
+    registry = load_fixtures(fixtures).registry
+    requests = [
+        CheckRequest(p.node_id, s.code, s.wager_types[0])
+        for s in registry.states
+        for p in registry.partners
+    ]
+    licensed = next(p.node_id for p in registry.partners if p.licences.get("MA") == "active")
+    checks = len(requests)
+    print(f"service: {kind}; matrix {args.states} x {args.partners} = {checks} checks")
+
+    with tempfile.TemporaryDirectory() as temp:
+        work = Path(temp)
+        process, base, key = _start(kind, fixtures, work)
+        route = f"{base}/api/compliance/check?partner={licensed}&state=MA&wagerType="
+        wager = registry.state("MA").wager_types[0]  # type: ignore[union-attr]
+        bake_ratios, matrix_ratios = [], []
+        try:
+            for run in range(1, args.repeat + 1):
+                wrk_rate = _wrk(route + wager, key, args.seconds)
+                bake_rate = checks / _bake(base, key, fixtures, work / f"out{run}")
+                matrix_rate = checks / _matrix(base, key, requests)
+                bake_ratios.append(bake_rate / wrk_rate)
+                matrix_ratios.append(matrix_rate / wrk_rate)
+                print(
+                    f"run {run}: wrk {wrk_rate:,.0f} req/s | bake snapshot --target "
+                    f"{bake_rate:,.0f} checks/s ({bake_ratios[-1]:.2f}x) | matrix alone "
+                    f"{matrix_rate:,.0f} checks/s ({matrix_ratios[-1]:.2f}x)"
+                )
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    bake_ratio = statistics.median(bake_ratios)
+    print(
+        f"median: bake {bake_ratio:.2f}x wrk (target >= {TARGET_RATIO}x), "
+        f"matrix alone {statistics.median(matrix_ratios):.2f}x"
+    )
+    return 0 if bake_ratio >= TARGET_RATIO else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
