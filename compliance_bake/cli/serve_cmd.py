@@ -59,9 +59,10 @@ def serve(
     from compliance_bake.service.runner import serve as run
 
     def announce(where: Listening) -> None:
+        states = ", ".join(where.states) if len(where.states) <= 8 else f"{len(where.states)}"
         click.echo(
             f"compliance-bake serve: listening on {where.url} "
-            f"(states {', '.join(where.states)}; {where.keys} agent key(s) from {keys_file}; "
+            f"(states {states}; {where.keys} agent key(s) from {keys_file}; "
             f"snapshot from {out_dir}/)",
             err=True,
         )
