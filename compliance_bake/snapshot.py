@@ -32,8 +32,8 @@ LINKS = {
     "api": "/api/compliance",
 }
 PROTON = {
-    "note": "Offline-safe bake: `compliance-bake bake snapshot` reads local fixtures only, "
-    "needs no network, and replaces out/ atomically.",
+    "note": "Offline-safe bake: `compliance-bake bake snapshot` reads local fixtures, needs "
+    "no network but the --target service it is given, and replaces out/ atomically.",
     "inject": "Deploy with REPORT_SIGNING_SECRET injected from the secrets vault as a file: "
     "REPORT_SIGNING_SECRET_FILE=/run/secrets/report-signing-secret (mode 0600).",
     "bakeVault": "In CI, bake with the vault-injected secret and a pinned clock: "
