@@ -1,0 +1,338 @@
+"""The ZIP window (spec 2.5): one SQL query over a `plays` relation and a `zips` relation.
+
+A play is in the window when `now - days <= enriched_at <= now`, both edges included, compared as
+instants (offsets honoured, microsecond precision); `placed_at` plays no part. Each in-window play
+must come from a real ZIP of its own state, a regulated state, where its partner holds an active
+licence. Problems that make a row unreadable or its window unknowable (a malformed row, a
+malformed `enriched_at`, an `enriched_at` after `now`), and a malformed ZIP or an unknown state
+code, are violations wherever the play falls. A play with no `enriched_at` is not enriched:
+outside the window, counted, not a violation. Each violating play is counted once, under the
+first reason of `Violation` that applies.
+
+`AUDIT_SQL` (after `WITH plays AS (...),`) names only the relations `plays(line, play_id,
+partner, state, zip, placed_at, enriched_at, wager_type, stake, malformed, raw)`, `zips(zip,
+state)`, `states(state, regulated)` and `licences(partner, state)` (active licences only), and
+uses plain SQL with DuckDB's
+`regexp_matches`, `try_cast` and `epoch_us`, so another engine needs only those three spelled its
+way. This module builds the relations in DuckDB and runs it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from compliance_bake.audit.plays import (
+    PlaysFormat,
+    PlaysSource,
+    open_plays,
+    plays_relation,
+    rejected_relation,
+)
+from compliance_bake.errors import InputError
+from compliance_bake.models import LICENCE_ACTIVE, LicenceRegistry
+from compliance_bake.progress import NoProgress, ProgressSink
+
+DEFAULT_DAYS = 90
+MODE = "enriched"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class Violation(Enum):
+    """Why a play breaks the audit, in order of precedence (a play counts under the first)."""
+
+    MALFORMED_ROW = "malformed-row"
+    MALFORMED_TIMESTAMP = "malformed-timestamp"
+    ENRICHED_IN_FUTURE = "enriched-in-future"
+    MALFORMED_ZIP = "malformed-zip"
+    UNKNOWN_STATE = "unknown-state"
+    ZIP_NOT_REAL = "zip-not-real"
+    ZIP_IN_OTHER_STATE = "zip-in-other-state"
+    STATE_NOT_REGULATED = "state-not-regulated"
+    PARTNER_NOT_LICENSED = "partner-not-licensed"
+
+    @property
+    def explanation(self) -> str:
+        return _EXPLANATIONS[self]
+
+
+_EXPLANATIONS = {
+    Violation.MALFORMED_ROW: "the row cannot be read as a play: wrong column count, a NUL byte, "
+    "an unterminated quote, or a JSON line that is not an object with the eight keys",
+    Violation.MALFORMED_TIMESTAMP: "enriched_at is neither empty nor an ISO 8601 date-time with "
+    "seconds and a UTC offset or Z",
+    Violation.ENRICHED_IN_FUTURE: "enriched_at is after the audit's now",
+    Violation.MALFORMED_ZIP: "zip is not exactly five digits (four digits: a lost leading zero)",
+    Violation.UNKNOWN_STATE: "state is not a US jurisdiction code of the ZIP database",
+    Violation.ZIP_NOT_REAL: "in the window, and zip is not a real ZIP code",
+    Violation.ZIP_IN_OTHER_STATE: "in the window, and zip is a real ZIP of another state",
+    Violation.STATE_NOT_REGULATED: "in the window, and the state is not regulated "
+    "(not in licences.json)",
+    Violation.PARTNER_NOT_LICENSED: "in the window, and the partner holds no active licence in "
+    "the state",
+}
+
+# ISO 8601 date-time with seconds and an offset; DuckDB's own cast is lenient (naive times, dates,
+# `epoch`, hour 24), so the shape is checked first and the cast then checks the calendar.
+_INSTANT = (
+    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?"
+    r"(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
+)
+
+
+def _reason_case() -> str:
+    v = {m.name: f"'{m.value}'" for m in Violation}
+    return f"""CASE
+        WHEN malformed THEN {v["MALFORMED_ROW"]}
+        WHEN enriched_text IS NOT NULL AND enriched_us IS NULL THEN {v["MALFORMED_TIMESTAMP"]}
+        WHEN enriched_us > $now_us THEN {v["ENRICHED_IN_FUTURE"]}
+        WHEN NOT regexp_matches(coalesce(p.zip, ''), '^[0-9]{{5}}$') THEN {v["MALFORMED_ZIP"]}
+        WHEN s.state IS NULL THEN {v["UNKNOWN_STATE"]}
+        WHEN NOT in_window THEN NULL
+        WHEN z.zip IS NULL THEN {v["ZIP_NOT_REAL"]}
+        WHEN z.state <> p.state THEN {v["ZIP_IN_OTHER_STATE"]}
+        WHEN NOT s.regulated THEN {v["STATE_NOT_REGULATED"]}
+        WHEN l.partner IS NULL THEN {v["PARTNER_NOT_LICENSED"]}
+      END"""
+
+
+AUDIT_SQL = f"""
+parsed AS NOT MATERIALIZED (
+  SELECT *, nullif(enriched_at, '') AS enriched_text,
+    CASE WHEN regexp_matches(enriched_at, '{_INSTANT}')
+         THEN epoch_us(try_cast(enriched_at AS TIMESTAMPTZ)) END AS enriched_us
+  FROM plays
+), windowed AS NOT MATERIALIZED (
+  SELECT *, coalesce(NOT malformed AND enriched_us BETWEEN $since_us AND $now_us, false)
+              AS in_window
+  FROM parsed
+), classified AS NOT MATERIALIZED (
+  SELECT p.line, p.play_id, p.partner, p.state, p.zip, p.enriched_at, p.raw, p.in_window,
+         p.enriched_text IS NULL AND NOT p.malformed AS not_enriched,
+         {_reason_case()} AS reason
+  FROM windowed p
+  LEFT JOIN zips z ON z.zip = p.zip
+  LEFT JOIN states s ON s.state = p.state
+  LEFT JOIN licences l ON l.partner = p.partner AND l.state = p.state
+)
+SELECT count(*) AS total,
+       count(*) FILTER (WHERE in_window) AS in_window,
+       count(*) FILTER (WHERE not_enriched) AS not_enriched,
+       {", ".join(f"count(*) FILTER (WHERE reason = '{m.value}')" for m in Violation)},
+       list({{'line': line, 'playId': play_id, 'reason': reason, 'partner': partner,
+              'state': state, 'zip': zip, 'enrichedAt': enriched_at, 'raw': raw}}
+            ORDER BY play_id, line, raw) FILTER (WHERE reason IS NOT NULL) AS violations
+FROM classified
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ViolatingPlay:
+    reason: Violation
+    play_id: str | None
+    line: int | None
+    partner: str | None
+    state: str | None
+    zip: str | None
+    enriched_at: str | None
+    raw: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"reason": self.reason.value, "playId": self.play_id}
+        if self.line is not None:
+            out["line"] = self.line
+        out.update(
+            partner=self.partner, state=self.state, zip=self.zip, enrichedAt=self.enriched_at
+        )
+        if self.raw is not None:
+            out["raw"] = self.raw[:500]
+        return out
+
+    def sort_key(self) -> tuple[int, str, int]:
+        order = list(Violation).index(self.reason)
+        return (order, self.play_id or "", self.line or 0)
+
+
+@dataclass(frozen=True, slots=True)
+class ZipWindow:
+    """The audit's result: the counts of spec 2.5 and every violating play."""
+
+    plays: str
+    format: str
+    days: int
+    now: datetime
+    total_plays: int
+    in_window_plays: int
+    not_enriched_plays: int
+    by_reason: dict[Violation, int]
+    violations: list[ViolatingPlay] = field(repr=False)
+
+    @property
+    def since(self) -> datetime:
+        return self.now - timedelta(days=self.days)
+
+    @property
+    def violation_count(self) -> int:
+        return sum(self.by_reason.values())
+
+    @property
+    def ok(self) -> bool:
+        return self.violation_count == 0
+
+    @property
+    def label(self) -> str:
+        return (
+            f"ZIP {self.days}d window via enriched_at "
+            f"({self.in_window_plays}/{self.total_plays} plays)"
+        )
+
+
+def _micros(moment: datetime) -> int:
+    return (moment - _EPOCH) // timedelta(microseconds=1)
+
+
+def _load_relations(con: Any, registry: LicenceRegistry) -> None:
+    from compliance_bake.zipindex import zip_index
+
+    index = zip_index()
+    con.execute(
+        "CREATE TEMP TABLE zips AS SELECT unnest($zips::VARCHAR[]) AS zip, "
+        "unnest($states::VARCHAR[]) AS state",
+        {"zips": list(index.places), "states": [p.state for p in index.places.values()]},
+    )
+    regulated = set(registry.regulated_states)
+    jurisdictions = sorted(index.jurisdictions | regulated)
+    con.execute(
+        "CREATE TEMP TABLE states AS SELECT unnest($codes::VARCHAR[]) AS state, "
+        "unnest($flags::BOOLEAN[]) AS regulated",
+        {"codes": jurisdictions, "flags": [c in regulated for c in jurisdictions]},
+    )
+    pairs = [
+        (p.node_id, state)
+        for p in registry.partners
+        for state, status in p.licences.items()
+        if status == LICENCE_ACTIVE
+    ]
+    con.execute(
+        "CREATE TEMP TABLE licences AS SELECT unnest($partners::VARCHAR[]) AS partner, "
+        "unnest($states::VARCHAR[]) AS state",
+        {"partners": [p for p, _ in pairs], "states": [s for _, s in pairs]},
+    )
+
+
+@contextmanager
+def _reporting(con: Any, progress: ProgressSink) -> Iterator[None]:
+    """Poll DuckDB's progress of the running query into the sink, from a side thread."""
+    if isinstance(progress, NoProgress):
+        yield
+        return
+    con.execute("SET enable_progress_bar = true")
+    con.execute("SET enable_progress_bar_print = false")
+    done = threading.Event()
+    progress.begin("Auditing plays", 100)
+
+    def poll() -> None:
+        shown = 0
+        while not done.wait(0.2):
+            value = int(max(0.0, min(100.0, con.query_progress())))
+            if value > shown:
+                progress.advance(value - shown)
+                shown = value
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    try:
+        yield
+    finally:
+        done.set()
+        poller.join()
+        progress.end()
+
+
+def audit_query(plays: str) -> str:
+    """AUDIT_SQL with `plays` bound to a SELECT (inlined, so the file is scanned once)."""
+    return f"WITH plays AS NOT MATERIALIZED ({plays}),\n{AUDIT_SQL}"
+
+
+def _fetch(con: Any, relation: str, since_us: int, now_us: int) -> tuple[Any, ...]:
+    # fetchall, not fetchone: the reader's rejects table exists only once the result is consumed.
+    rows = con.execute(audit_query(relation), {"since_us": since_us, "now_us": now_us}).fetchall()
+    return tuple(rows[0])  # an aggregate without GROUP BY answers exactly one row
+
+
+def _violations(rows: list[dict[str, Any]] | None) -> list[ViolatingPlay]:
+    return [
+        ViolatingPlay(
+            reason=Violation(r["reason"]),
+            play_id=r["playId"],
+            line=r["line"],
+            partner=r["partner"],
+            state=r["state"],
+            zip=r["zip"],
+            enriched_at=r["enrichedAt"],
+            raw=r["raw"],
+        )
+        for r in rows or ()
+    ]
+
+
+def run_zip_window(
+    plays_path: Path,
+    registry: LicenceRegistry,
+    now: datetime,
+    days: int = DEFAULT_DAYS,
+    progress: ProgressSink | None = None,
+) -> ZipWindow:
+    """Audit the plays file. Bad input (file, format, columns) raises InputError first."""
+    import duckdb
+
+    source: PlaysSource = open_plays(plays_path)
+    since_us, now_us = _micros(now - timedelta(days=days)), _micros(now)
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        # Keep the joins as written: the small relations (zips, states, licences) are the hash
+        # tables and the plays stream past them. A CSV's row count is unknown when the plan is
+        # made, and the optimiser may otherwise build the hash table from 10,000,000 plays
+        # (3 GiB instead of 0.35 GiB on the benchmark, and slower).
+        con.execute("SET disabled_optimizers = 'join_order,build_side_probe_side'")
+        _load_relations(con, registry)
+        try:
+            with _reporting(con, progress or NoProgress()):
+                main = _fetch(con, plays_relation(con, source), since_us, now_us)
+            # Lines the reader rejected (CSV, JSON Lines): the same query classifies them.
+            rejected = (
+                _fetch(con, rejected_relation(), since_us, now_us)
+                if source.format is not PlaysFormat.PARQUET
+                else None
+            )
+        except duckdb.Error as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(
+                f"{plays_path}: cannot read as {source.format.value}: {first}",
+                "check the file's format and encoding (UTF-8)",
+            ) from None
+    finally:
+        con.close()
+    reasons = list(Violation)
+    results = [r for r in (main, rejected) if r is not None]
+    counts = [sum(int(r[i]) for r in results) for i in range(3 + len(reasons))]
+    violations = [v for r in results for v in _violations(r[3 + len(reasons)])]
+    violations.sort(key=ViolatingPlay.sort_key)
+    return ZipWindow(
+        plays=str(plays_path),
+        format=source.format.value,
+        days=days,
+        now=now,
+        total_plays=counts[0],
+        in_window_plays=counts[1],
+        not_enriched_plays=counts[2],
+        by_reason={m: counts[3 + i] for i, m in enumerate(reasons)},
+        violations=violations,
+    )
