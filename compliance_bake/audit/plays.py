@@ -76,7 +76,7 @@ def _head(path: Path) -> bytes:
             return handle.read(_HEAD_BYTES)
     except FileNotFoundError:
         raise InputError(
-            f"{path}: no such plays file", "pass --plays with the path of an existing file"
+            f"{path}: no such plays file", "give the path of an existing plays file"
         ) from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a folder, not a plays file", "pass a file") from None

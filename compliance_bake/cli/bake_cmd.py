@@ -41,6 +41,15 @@ def bake() -> None:
     help="Depth to which the terminal report prints nested state objects "
     "(recorded as enhancements.consoleDepth).",
 )
+@click.option(
+    "--deep-audit",
+    "deep_audit",
+    metavar="PLAYS",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also run the 90-day ZIP-window audit over the PLAYS file (.csv, .jsonl, .parquet) on "
+    "the bake's clock: adds deepAudit and the zip-window check.",
+)
 @json_option
 def snapshot(
     fixtures_dir: Path | None,
@@ -48,12 +57,14 @@ def snapshot(
     now: str | None,
     secret_file: Path | None,
     console_depth: int,
+    deep_audit: Path | None,
     as_json: bool,
 ) -> None:
     """Run the self-check board and the shadow matrix, sign, validate and write OUT.
 
     Loads the licence and geo fixtures, runs the eight self-checks and the state x partner
-    shadow matrix against the in-process engine, signs the report (SHA3-256 digests and
+    shadow matrix against the in-process engine (and, with --deep-audit, the ZIP-window audit
+    over a plays file), signs the report (SHA3-256 digests and
     HMAC-SHA3-256 proofs keyed by REPORT_SIGNING_SECRET), validates it against the bundled JSON
     Schemas and only then writes OUT/api/compliance.json, OUT/registry/*.json and
     OUT/portal/compliance/index.html, atomically.
@@ -62,6 +73,7 @@ def snapshot(
     Examples:
       compliance-bake bake snapshot
       compliance-bake bake snapshot --fixtures fixtures --out out --now 2026-11-22T04:06:00Z
+      compliance-bake bake snapshot --deep-audit fixtures/plays.csv --now 2026-11-22T04:06:00Z
       SOURCE_DATE_EPOCH=1795000000 compliance-bake bake snapshot --json
     """
     import json
@@ -77,6 +89,8 @@ def snapshot(
             secret_file=secret_file,
             console_depth=console_depth,
             progress=progress,
+            deep_audit=deep_audit,
+            fixtures_given=fixtures_dir is not None,
         )
     if as_json:
         click.echo(json.dumps(result.summary(), indent=2))

@@ -128,6 +128,12 @@ def bake_report(result: BakeResult, depth: int) -> None:
     if len(mismatched) > MISMATCH_ROWS_SHOWN:
         console.print(f"  … and {len(mismatched) - MISMATCH_ROWS_SHOWN} more in the registry file")
 
+    if "deepAudit" in snap:
+        window = snap["deepAudit"]["zipWindow"]
+        console.print(
+            f"Deep audit: {_mark(window['ok'])} {escape(window['label'])}; every violation: "
+            f"{escape(snap['deepAudit']['command'])}"
+        )
     checks = Table(title="Integrity", title_justify="left")
     checks.add_column("")
     checks.add_column("check")
