@@ -50,6 +50,7 @@ path, since, now = sys.argv[1], sys.argv[2], sys.argv[3]
 index = zip_index()
 con = duckdb.connect()
 con.execute("SET TimeZone = 'UTC'")
+con.execute("SET enable_progress_bar = false")
 con.execute(
     "CREATE TABLE zips AS SELECT unnest($1::VARCHAR[]) AS zip, unnest($2::VARCHAR[]) AS state",
     [list(index.places), [p.state for p in index.places.values()]],

@@ -297,6 +297,8 @@ def run_zip_window(
     con = duckdb.connect(":memory:")
     try:
         con.execute("SET TimeZone = 'UTC'")
+        # DuckDB's own bar would print on stdout (into --json output); ours goes to a sink.
+        con.execute("SET enable_progress_bar = false")
         # Keep the joins as written: the small relations (zips, states, licences) are the hash
         # tables and the plays stream past them. A CSV's row count is unknown when the plan is
         # made, and the optimiser may otherwise build the hash table from 10,000,000 plays
