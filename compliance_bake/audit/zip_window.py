@@ -86,26 +86,33 @@ _INSTANT = (
 )
 
 
+def _code(name: str) -> int:
+    """A reason's number in the query: its place in `Violation`, from 1 (integers compare fast)."""
+    return list(Violation.__members__).index(name) + 1
+
+
 def _reason_case() -> str:
-    v = {m.name: f"'{m.value}'" for m in Violation}
+    c = _code
     return f"""CASE
-        WHEN malformed THEN {v["MALFORMED_ROW"]}
-        WHEN enriched_text IS NOT NULL AND enriched_us IS NULL THEN {v["MALFORMED_TIMESTAMP"]}
-        WHEN enriched_us > $now_us THEN {v["ENRICHED_IN_FUTURE"]}
-        WHEN NOT regexp_matches(coalesce(p.zip, ''), '^[0-9]{{5}}$') THEN {v["MALFORMED_ZIP"]}
-        WHEN s.state IS NULL THEN {v["UNKNOWN_STATE"]}
+        WHEN malformed THEN {c("MALFORMED_ROW")}
+        WHEN enriched_text IS NOT NULL AND enriched_us IS NULL THEN {c("MALFORMED_TIMESTAMP")}
+        WHEN enriched_us > $now_us THEN {c("ENRICHED_IN_FUTURE")}
+        WHEN z.zip IS NULL AND NOT regexp_full_match(coalesce(p.zip, ''), '[0-9]{{5}}')
+          THEN {c("MALFORMED_ZIP")}
+        WHEN s.state IS NULL THEN {c("UNKNOWN_STATE")}
         WHEN NOT in_window THEN NULL
-        WHEN z.zip IS NULL THEN {v["ZIP_NOT_REAL"]}
-        WHEN z.state <> p.state THEN {v["ZIP_IN_OTHER_STATE"]}
-        WHEN NOT s.regulated THEN {v["STATE_NOT_REGULATED"]}
-        WHEN l.partner IS NULL THEN {v["PARTNER_NOT_LICENSED"]}
+        WHEN z.zip IS NULL THEN {c("ZIP_NOT_REAL")}
+        WHEN z.state <> p.state THEN {c("ZIP_IN_OTHER_STATE")}
+        WHEN NOT s.regulated THEN {c("STATE_NOT_REGULATED")}
+        WHEN l.partner IS NULL THEN {c("PARTNER_NOT_LICENSED")}
       END"""
 
 
+# (The CASE around the struct builds it for violating plays only; Python sorts the list.)
 AUDIT_SQL = f"""
 parsed AS NOT MATERIALIZED (
   SELECT *, nullif(enriched_at, '') AS enriched_text,
-    CASE WHEN regexp_matches(enriched_at, '{_INSTANT}')
+    CASE WHEN regexp_full_match(enriched_at, '{_INSTANT}')
          THEN epoch_us(try_cast(enriched_at AS TIMESTAMPTZ)) END AS enriched_us
   FROM plays
 ), windowed AS NOT MATERIALIZED (
@@ -124,10 +131,11 @@ parsed AS NOT MATERIALIZED (
 SELECT count(*) AS total,
        count(*) FILTER (WHERE in_window) AS in_window,
        count(*) FILTER (WHERE not_enriched) AS not_enriched,
-       {", ".join(f"count(*) FILTER (WHERE reason = '{m.value}')" for m in Violation)},
-       list({{'line': line, 'playId': play_id, 'reason': reason, 'partner': partner,
-              'state': state, 'zip': zip, 'enrichedAt': enriched_at, 'raw': raw}}
-            ORDER BY play_id, line, raw) FILTER (WHERE reason IS NOT NULL) AS violations
+       {", ".join(f"count(*) FILTER (WHERE reason = {_code(m.name)})" for m in Violation)},
+       list(CASE WHEN reason IS NOT NULL THEN
+              {{'line': line, 'playId': play_id, 'reason': reason, 'partner': partner,
+                'state': state, 'zip': zip, 'enrichedAt': enriched_at, 'raw': raw}} END)
+         FILTER (WHERE reason IS NOT NULL) AS violations
 FROM classified
 """
 
@@ -154,9 +162,11 @@ class ViolatingPlay:
             out["raw"] = self.raw[:500]
         return out
 
-    def sort_key(self) -> tuple[int, str, int]:
-        order = list(Violation).index(self.reason)
-        return (order, self.play_id or "", self.line or 0)
+    def sort_key(self) -> tuple[object, ...]:
+        """Reason, play id, line, then every field: a total order, so reports are stable."""
+        fields = (self.play_id, self.partner, self.state, self.zip, self.enriched_at, self.raw)
+        text = tuple("" if f is None else f for f in fields)
+        return (list(Violation).index(self.reason), text[0], self.line or 0, *text[1:])
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,9 +277,10 @@ def _fetch(con: Any, relation: str, since_us: int, now_us: int) -> tuple[Any, ..
 
 
 def _violations(rows: list[dict[str, Any]] | None) -> list[ViolatingPlay]:
+    reasons = list(Violation)
     return [
         ViolatingPlay(
-            reason=Violation(r["reason"]),
+            reason=reasons[r["reason"] - 1],
             play_id=r["playId"],
             line=r["line"],
             partner=r["partner"],
