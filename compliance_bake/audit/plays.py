@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import csv
 import io
+import mmap
+import os
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -34,7 +36,7 @@ COLUMNS = (
 )
 REJECTS_TABLE = "plays_rejects"
 _HEAD_BYTES = 1 << 16
-_CHUNK = 8 << 20
+_WINDOW = 64 << 20  # a multiple of mmap.ALLOCATIONGRANULARITY
 _FIX_COLUMNS = "the first line must name the columns " + ", ".join(COLUMNS)
 
 
@@ -61,18 +63,22 @@ class PlaysSource:
     header: tuple[str, ...]  # CSV: the file's columns in order; else the eight columns
 
     def has_nul(self) -> bool:
-        """Whether the file holds a NUL byte anywhere (memchr speed: a few tenths of a second
-        per GB, in 8 MiB reads, so memory stays flat; a mapping would count the whole file in
-        the peak RSS).
+        """Whether the file holds a NUL byte anywhere: memchr over 64 MiB mappings, about
+        0.2 s per GB with flat memory (one mapping of the whole file would count it all in the
+        peak RSS).
 
         Only then must each row's values be searched for one, which costs DuckDB about a
         second on 10,000,000 rows.
         """
-        with self.path.open("rb", buffering=0) as handle:
-            buffer = bytearray(_CHUNK)
-            while n := handle.readinto(buffer):
-                if buffer.find(b"\0", 0, n) >= 0:
-                    return True
+        with self.path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            for offset in range(0, size, _WINDOW):
+                length = min(_WINDOW, size - offset)
+                with mmap.mmap(
+                    handle.fileno(), length, offset=offset, access=mmap.ACCESS_READ
+                ) as window:
+                    if window.find(b"\0") >= 0:
+                        return True
         return False
 
 
