@@ -147,6 +147,15 @@ VIOLATIONS = [
     (play("word-time", enriched_at="epoch"), "malformed-timestamp"),
     (play("blank-time", enriched_at="   "), "malformed-timestamp"),
     (play("in-future", enriched_at="2026-11-23T00:00:00Z"), "enriched-in-future"),
+    # 24 characters, near the fast path's form (zip_window._INSTANT's comment).
+    (play("fast-blank-year", enriched_at=" 026-11-20T10:00:00.000Z"), "malformed-timestamp"),
+    (play("fast-short-month", enriched_at="12026-1-20T10:00:00.000Z"), "malformed-timestamp"),
+    (play("fast-hour-24", enriched_at="2026-11-20T24:00:00.000Z"), "malformed-timestamp"),
+    (play("fast-second-60", enriched_at="2026-11-20T10:00:60.000Z"), "malformed-timestamp"),
+    (play("fast-feb-30", enriched_at="2026-02-30T10:00:00.000Z"), "malformed-timestamp"),
+    (play("fast-blank-millis", enriched_at="2026-11-20T10:00:00.00 Z"), "malformed-timestamp"),
+    (play("fast-lower-z", enriched_at="2026-11-20T10:00:00.000z"), "malformed-timestamp"),
+    (play("fast-space-t", enriched_at="2026-11-20 10:00:00.000Z"), "malformed-timestamp"),
 ]
 
 

@@ -80,6 +80,14 @@ _EXPLANATIONS = {
 
 # ISO 8601 date-time with seconds and an offset; DuckDB's own cast is lenient (naive times, dates,
 # `epoch`, hour 24), so the shape is checked first and the cast then checks the calendar.
+#
+# The common form, `2026-11-20T10:00:01.250Z`, takes a faster path first (the regex costs about
+# 0.4 s on 10,000,000 plays): strptime with exactly that format. strptime alone is lenient about
+# leading blanks and field widths (`2026-1-2T1:0:0.000Z`), so it is asked only of 24-character
+# strings that start with a digit and whose first `-` is the fifth character: then the year is
+# four digits, no field can be wider than its format (%g at most three digits, the others two),
+# so every field has its full width and the string is exactly the form. Anything else, or what
+# strptime refuses (hour 24, second 60, 30 February), goes to the regex and the cast.
 _INSTANT = (
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?"
     r"(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$"
@@ -111,8 +119,13 @@ def _reason_case() -> str:
 AUDIT_SQL = f"""
 parsed AS NOT MATERIALIZED (
   SELECT *, nullif(enriched_at, '') AS enriched_text,
-    CASE WHEN regexp_full_match(enriched_at, '{_INSTANT}')
-         THEN epoch_us(try_cast(enriched_at AS TIMESTAMPTZ)) END AS enriched_us
+    coalesce(
+      CASE WHEN length(enriched_at) = 24 AND enriched_at >= '0' AND enriched_at < ':'
+                AND strpos(enriched_at, '-') = 5
+           THEN epoch_us(try_strptime(enriched_at, '%Y-%m-%dT%H:%M:%S.%gZ')) END,
+      CASE WHEN regexp_full_match(enriched_at, '{_INSTANT}')
+           THEN epoch_us(try_cast(enriched_at AS TIMESTAMPTZ)) END
+    ) AS enriched_us
   FROM plays
 ), windowed AS NOT MATERIALIZED (
   SELECT *, coalesce(NOT malformed AND enriched_us BETWEEN $since_us AND $now_us, false)
