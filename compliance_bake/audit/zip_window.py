@@ -19,8 +19,9 @@ way. This module builds the relations in DuckDB and runs it.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -281,6 +282,34 @@ def _reporting(con: Any, progress: ProgressSink) -> Iterator[None]:
         progress.end()
 
 
+@contextmanager
+def _nul_search(source: PlaysSource) -> Iterator[Callable[[], bool]]:
+    """Search the file for a NUL byte in a side thread while DuckDB counts (it releases the GIL):
+    the search takes about 0.2 s per GB, which would otherwise come first."""
+    if source.format is PlaysFormat.PARQUET:
+        yield lambda: False
+        return
+    result: list[bool] = []
+
+    def search() -> None:
+        with contextlib.suppress(OSError):
+            result.append(source.has_nul())
+
+    searcher = threading.Thread(target=search, daemon=True)
+    searcher.start()
+
+    def found() -> bool:
+        searcher.join()
+        if not result:  # the search itself failed (the file vanished): assume the worst
+            return True
+        return result[0]
+
+    try:
+        yield found
+    finally:
+        searcher.join()
+
+
 def audit_query(plays: str, final: str = COUNTS_SQL) -> str:
     """AUDIT_SQL with `plays` bound to a SELECT (inlined, so the file is scanned once)."""
     return f"WITH plays AS NOT MATERIALIZED ({plays}),\n{AUDIT_SQL}\n{final}"
@@ -336,8 +365,12 @@ def run_zip_window(
         con.execute("SET disabled_optimizers = 'join_order,build_side_probe_side'")
         _load_relations(con, registry)
         try:
-            relations = [plays_relation(con, source)]
-            with _reporting(con, progress or NoProgress()):
+            relations = [plays_relation(con, source, nul_check=False)]
+            with _reporting(con, progress or NoProgress()), _nul_search(source) as found:
+                counts = _counts(con, relations[0], since_us, now_us)
+            if found():
+                # Rare: the file holds a NUL byte; count again, searching every value.
+                relations = [plays_relation(con, source)]
                 counts = _counts(con, relations[0], since_us, now_us)
             if source.format is not PlaysFormat.PARQUET:
                 # Lines the reader rejected (CSV, JSON Lines): the same query classifies them.
