@@ -36,6 +36,7 @@ from compliance_bake.audit.plays import (
     plays_relation,
     rejected_relation,
 )
+from compliance_bake.audit.reading import reporting
 from compliance_bake.errors import InputError
 from compliance_bake.models import LICENCE_ACTIVE, LicenceRegistry
 from compliance_bake.progress import NoProgress, ProgressSink
@@ -254,35 +255,6 @@ def _load_relations(con: Any, registry: LicenceRegistry) -> None:
 
 
 @contextmanager
-def _reporting(con: Any, progress: ProgressSink) -> Iterator[None]:
-    """Poll DuckDB's progress of the running query into the sink, from a side thread."""
-    if isinstance(progress, NoProgress):
-        yield
-        return
-    con.execute("SET enable_progress_bar = true")
-    con.execute("SET enable_progress_bar_print = false")
-    done = threading.Event()
-    progress.begin("Auditing plays", 100)
-
-    def poll() -> None:
-        shown = 0
-        while not done.wait(0.2):
-            value = int(max(0.0, min(100.0, con.query_progress())))
-            if value > shown:
-                progress.advance(value - shown)
-                shown = value
-
-    poller = threading.Thread(target=poll, daemon=True)
-    poller.start()
-    try:
-        yield
-    finally:
-        done.set()
-        poller.join()
-        progress.end()
-
-
-@contextmanager
 def _nul_search(source: PlaysSource) -> Iterator[Callable[[], bool]]:
     """Search the file for a NUL byte in a side thread while DuckDB counts (it releases the GIL):
     the search takes about 0.2 s per GB, which would otherwise come first."""
@@ -352,6 +324,7 @@ def run_zip_window(
     import duckdb
 
     source: PlaysSource = open_plays(plays_path)
+    sink = progress or NoProgress()
     since_us, now_us = _micros(now - timedelta(days=days)), _micros(now)
     con = duckdb.connect(":memory:")
     try:
@@ -366,7 +339,7 @@ def run_zip_window(
         _load_relations(con, registry)
         try:
             relations = [plays_relation(con, source, nul_check=False)]
-            with _reporting(con, progress or NoProgress()), _nul_search(source) as found:
+            with reporting(con, plays_path, sink), _nul_search(source) as found:
                 counts = _counts(con, relations[0], since_us, now_us)
             if found():
                 # Rare: the file holds a NUL byte; count again, searching every value.
@@ -379,7 +352,7 @@ def run_zip_window(
                 counts = [a + b for a, b in zip(counts, rejected, strict=True)]
             violations: list[ViolatingPlay] = []
             if sum(counts[3:]):
-                with _reporting(con, progress or NoProgress()):
+                with reporting(con, plays_path, sink):
                     violations = _violations(con, relations[0], since_us, now_us)
                 if len(relations) > 1:
                     # The second scan rejected the same lines again; the relation groups them.
