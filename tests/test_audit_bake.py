@@ -180,18 +180,20 @@ def test_bad_plays_exit_2_name_the_file_and_write_nothing(tmp_path: Path, case: 
     (out / "audit").mkdir()
     (out / "audit" / "zip-window.json").write_text("previous report\n")
     before = snapshot_tree(out)
-    for command in (
-        ["audit", "deep", "--plays", str(plays), "--now", NOW, "--out", str(out)],
-        ["bake", "snapshot", "--out", str(out), "--now", NOW, "--deep-audit", str(plays)],
+    # The audit through the real console script (a process), the bake through CliRunner.
+    done = run_cli("audit", "deep", "--plays", str(plays), "--now", NOW, "--out", str(out))
+    baked = invoke("bake", "snapshot", "--out", str(out), "--now", NOW, "--deep-audit", str(plays))
+    for code, stdout, stderr in (
+        (done.returncode, done.stdout, done.stderr),
+        (baked.exit_code, baked.stdout, baked.stderr),
     ):
-        done = run_cli(*command)
-        assert done.returncode == 2, (command, done.stderr)
-        assert done.stdout == ""
-        lines = done.stderr.strip().splitlines()
+        assert code == 2, stderr
+        assert stdout == ""
+        lines = stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("compliance-bake: error: ")
         assert str(plays) in lines[0] and word in lines[0] and "fix:" in lines[0]
-        assert "Traceback" not in done.stderr and SECRET not in done.stderr
-        assert snapshot_tree(out) == before
+        assert "Traceback" not in stderr and SECRET not in stderr
+    assert snapshot_tree(out) == before
 
 
 def test_bad_days_and_now_are_usage_errors(tmp_path: Path) -> None:
