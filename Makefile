@@ -12,11 +12,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-## demo: set up, mint a local signing secret if there is none, bake the bundled fixtures into out/
+## demo: set up, mint a local signing secret if there is none, bake the bundled fixtures (and the
+## ZIP-window audit of the demo plays, clean on any clock after 2026-11-22) into out/, verify it
 demo: $(STAMP)
 	@test -n "$$REPORT_SIGNING_SECRET$$REPORT_SIGNING_SECRET_FILE" || test -f .compliance-bake/report-signing.secret \
 	  || $(BIN)/compliance-bake secret mint
-	$(BIN)/compliance-bake bake snapshot
+	$(BIN)/compliance-bake bake snapshot --deep-audit fixtures/plays.csv
 	$(BIN)/compliance-bake verify out
 
 ## tools: jq and openssl, which the auditor recipe test runs (Debian: installed when missing)
