@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from compliance_bake.audit.zip_window import Violation
+from compliance_bake.audit.violations import Violation
 from compliance_bake.resources import demo_fixtures_dir
 from tests._plays_helpers import (
     FORMATS,

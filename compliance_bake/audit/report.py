@@ -11,7 +11,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, Violation, ZipWindow
+from compliance_bake.audit.violations import Violation
+from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, ZipWindow
 from compliance_bake.clock import iso_millis
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
 from compliance_bake.jsonio import dumps_pretty

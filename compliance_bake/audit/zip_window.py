@@ -1,4 +1,4 @@
-"""The ZIP window (spec 2.5): one SQL query over a `plays` relation and a `zips` relation.
+"""The ZIP window (spec 2.5): one SQL query over a `plays` relation and a ZIP relation.
 
 A play is in the window when `now - days <= enriched_at <= now`, both edges included, compared as
 instants (offsets honoured, microsecond precision); `placed_at` plays no part. Each in-window play
@@ -9,12 +9,13 @@ code, are violations wherever the play falls. A play with no `enriched_at` is no
 outside the window, counted, not a violation. Each violating play is counted once, under the
 first reason of `Violation` that applies.
 
-`AUDIT_SQL` (after `WITH plays AS (...),`) names only the relations `plays(line, play_id,
-partner, state, zip, placed_at, enriched_at, wager_type, stake, malformed, raw)`, `zips(zip,
-state)`, `states(state, regulated)` and `licences(partner, state)` (active licences only), and
-uses plain SQL with DuckDB's
-`regexp_matches`, `try_cast` and `epoch_us`, so another engine needs only those three spelled its
-way. This module builds the relations in DuckDB and runs it.
+`AUDIT_SQL` classifies every play; it ends in `COUNTS_SQL` (one row of counts) or, when those
+found violations, in `VIOLATIONS_SQL` (the violating plays). It names only the relations
+`plays(line, play_id, partner, state, zip, placed_at, enriched_at, wager_type, stake, malformed,
+raw)`, `zips(zip, state)`, `states(state, regulated)` and `licences(partner, state)` (active
+licences only), in plain SQL but for DuckDB's `regexp_full_match`, `try_strptime`, `try_cast`
+and `epoch_us`, so another engine needs only those spelled its way. This module builds the
+relations in DuckDB and runs it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from compliance_bake.audit.plays import (
     rejected_relation,
 )
 from compliance_bake.audit.reading import reporting
+from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.errors import InputError
 from compliance_bake.models import LICENCE_ACTIVE, LicenceRegistry
 from compliance_bake.progress import NoProgress, ProgressSink
@@ -45,40 +46,6 @@ DEFAULT_DAYS = 90
 MODE = "enriched"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
-
-class Violation(Enum):
-    """Why a play breaks the audit, in order of precedence (a play counts under the first)."""
-
-    MALFORMED_ROW = "malformed-row"
-    MALFORMED_TIMESTAMP = "malformed-timestamp"
-    ENRICHED_IN_FUTURE = "enriched-in-future"
-    MALFORMED_ZIP = "malformed-zip"
-    UNKNOWN_STATE = "unknown-state"
-    ZIP_NOT_REAL = "zip-not-real"
-    ZIP_IN_OTHER_STATE = "zip-in-other-state"
-    STATE_NOT_REGULATED = "state-not-regulated"
-    PARTNER_NOT_LICENSED = "partner-not-licensed"
-
-    @property
-    def explanation(self) -> str:
-        return _EXPLANATIONS[self]
-
-
-_EXPLANATIONS = {
-    Violation.MALFORMED_ROW: "the row cannot be read as a play: wrong column count, a NUL byte, "
-    "an unterminated quote, or a JSON line that is not an object with the eight keys",
-    Violation.MALFORMED_TIMESTAMP: "enriched_at is neither empty nor an ISO 8601 date-time with "
-    "seconds and a UTC offset or Z",
-    Violation.ENRICHED_IN_FUTURE: "enriched_at is after the audit's now",
-    Violation.MALFORMED_ZIP: "zip is not exactly five digits (four digits: a lost leading zero)",
-    Violation.UNKNOWN_STATE: "state is not a US jurisdiction code of the ZIP database",
-    Violation.ZIP_NOT_REAL: "in the window, and zip is not a real ZIP code",
-    Violation.ZIP_IN_OTHER_STATE: "in the window, and zip is a real ZIP of another state",
-    Violation.STATE_NOT_REGULATED: "in the window, and the state is not regulated "
-    "(not in licences.json)",
-    Violation.PARTNER_NOT_LICENSED: "in the window, and the partner holds no active licence in "
-    "the state",
-}
 
 # ISO 8601 date-time with seconds and an offset; DuckDB's own cast is lenient (naive times, dates,
 # `epoch`, hour 24), so the shape is checked first and the cast then checks the calendar.
@@ -156,35 +123,6 @@ VIOLATIONS_SQL = """
 SELECT reason, play_id, line, partner, state, zip, enriched_at, raw
 FROM classified WHERE reason IS NOT NULL
 """
-
-
-@dataclass(frozen=True, slots=True)
-class ViolatingPlay:
-    reason: Violation
-    play_id: str | None
-    line: int | None
-    partner: str | None
-    state: str | None
-    zip: str | None
-    enriched_at: str | None
-    raw: str | None
-
-    def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"reason": self.reason.value, "playId": self.play_id}
-        if self.line is not None:
-            out["line"] = self.line
-        out.update(
-            partner=self.partner, state=self.state, zip=self.zip, enrichedAt=self.enriched_at
-        )
-        if self.raw is not None:
-            out["raw"] = self.raw[:500]
-        return out
-
-    def sort_key(self) -> tuple[object, ...]:
-        """Reason, play id, line, then every field: a total order, so reports are stable."""
-        fields = (self.play_id, self.partner, self.state, self.zip, self.enriched_at, self.raw)
-        text = tuple("" if f is None else f for f in fields)
-        return (list(Violation).index(self.reason), text[0], self.line or 0, *text[1:])
 
 
 @dataclass(frozen=True, slots=True)

@@ -152,7 +152,7 @@ def audit_report(result: AuditResult) -> None:
     from rich.table import Table
 
     from compliance_bake.audit.report import FIRST_SHOWN
-    from compliance_bake.audit.zip_window import Violation
+    from compliance_bake.audit.violations import Violation
     from compliance_bake.clock import iso_millis
 
     audit = result.audit
