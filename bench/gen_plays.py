@@ -6,8 +6,8 @@ Every play is by a partner of the demo licences (`fixtures/licences.json`) in a 
 holds an active licence, from a real ZIP of that state (taken from `zip_index()`, the index the
 audit joins against). `enriched_at` falls inside the 90 days before `--now` for most plays; about
 3 in 100 were enriched earlier (outside the window) and 1 in 100 never (empty). `placed_at` is a
-few seconds to a day before `enriched_at`. DuckDB writes the file, so 10,000,000 rows take
-seconds. The output depends only on the arguments.
+few seconds to a day before `enriched_at`. DuckDB writes the file: 10,000,000 rows take about
+a minute and a half on two cores. The output depends only on the arguments.
 """
 
 from __future__ import annotations
