@@ -181,7 +181,9 @@ def test_one_bad_play_fails_the_audit_and_the_bake(
 ) -> None:
     plays = write_csv(tmp_path / "plays.csv", [play("clean"), row])
     result, summary = audit(plays, tmp_path / "out")
-    assert result.exit_code == 1 and summary["byReason"][reason] == 1
+    assert result.exit_code == 1 and summary["ok"] is False
+    assert summary["byReason"][reason] == 1 == summary["violations"]
+    assert reasons_by_play(tmp_path / "out") == {row["play_id"]: reason}
     baked = invoke(
         "bake",
         "snapshot",
