@@ -197,7 +197,12 @@ def test_bad_plays_exit_2_name_the_file_and_write_nothing(tmp_path: Path, case: 
 
 
 def test_bad_days_and_now_are_usage_errors(tmp_path: Path) -> None:
-    for extra in (["--days", "0"], ["--now", "yesterday"], ["--now", "2026-11-22T04:06:00"]):
+    for extra in (
+        ["--days", "0"],
+        ["--now", "yesterday"],
+        ["--now", "2026-11-22T04:06:00"],
+        ["--now", "0001-01-02T00:00:00Z"],  # the window would start before year 1
+    ):
         done = run_cli("audit", "deep", "--plays", str(DEMO_PLAYS), "--out", str(tmp_path), *extra)
         assert done.returncode == 2, extra
         assert len(done.stderr.strip().splitlines()) == 1

@@ -261,9 +261,15 @@ def run_zip_window(
     """Audit the plays file. Bad input (file, format, columns) raises InputError first."""
     import duckdb
 
+    try:
+        since_us, now_us = _micros(now - timedelta(days=days)), _micros(now)
+    except OverflowError:
+        raise InputError(
+            f"the window of {days} days before {now.isoformat()} starts before year 1",
+            "pass a later --now or fewer --days",
+        ) from None
     source: PlaysSource = open_plays(plays_path)
     sink = progress or NoProgress()
-    since_us, now_us = _micros(now - timedelta(days=days)), _micros(now)
     con = duckdb.connect(":memory:")
     try:
         con.execute("SET TimeZone = 'UTC'")
