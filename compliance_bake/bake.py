@@ -1,21 +1,24 @@
 """The bake, end to end: inputs checked, snapshot built, every file validated, then written.
 
-Order matters for the promise that bad input writes nothing: the clock, the secret and the
-fixtures are checked first; the snapshot is built and rendered in memory; every JSON document is
-validated against its schema; only then does `publish` touch `out/`.
+Order matters for the promise that bad input writes nothing: the clock, the secret, the
+fixtures and (with `--deep-audit`) the plays file are checked and audited first; the snapshot
+is built and rendered in memory; every JSON document is validated against its schema; only then
+does `publish` touch `out/`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from compliance_bake import layout, schemas
-from compliance_bake.clock import resolve_now
+from compliance_bake.clock import iso_millis, resolve_now
 from compliance_bake.engine import Engine
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_OK, BakeError
 from compliance_bake.fixtures import load_fixtures
+from compliance_bake.models import Fixtures
 from compliance_bake.progress import ProgressSink
 from compliance_bake.publish import publish
 from compliance_bake.signing_secret import require_secret
@@ -78,6 +81,23 @@ def validate_documents(snapshot: dict[str, Any]) -> None:
         )
 
 
+def _deep_audit(
+    plays: Path, fixtures: Fixtures, moment: datetime, fixtures_dir: Path | None
+) -> dict[str, Any]:
+    """The deepAudit block: the ZIP window over the plays, on the bake's clock and licences."""
+    from compliance_bake.audit.report import audit_command, deep_audit_block
+    from compliance_bake.audit.zip_window import DEFAULT_DAYS, run_zip_window
+
+    audit = run_zip_window(plays, fixtures.registry, moment, DEFAULT_DAYS)
+    command = audit_command(
+        str(plays),
+        DEFAULT_DAYS,
+        iso_millis(moment),
+        None if fixtures_dir is None else str(fixtures_dir),
+    )
+    return deep_audit_block(audit, command)
+
+
 def run_bake(
     *,
     fixtures_dir: Path,
@@ -87,10 +107,16 @@ def run_bake(
     console_depth: int,
     progress: ProgressSink | None = None,
     target: Target | None = None,
+    deep_audit: Path | None = None,
+    fixtures_given: bool = False,
 ) -> BakeResult:
-    settings = BakeSettings(now=resolve_now(now), console_depth=console_depth)
+    moment = resolve_now(now)
     secret = require_secret(secret_file)
     fixtures = load_fixtures(fixtures_dir)
+    block = None
+    if deep_audit is not None:
+        block = _deep_audit(deep_audit, fixtures, moment, fixtures_dir if fixtures_given else None)
+    settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
     target = target or InProcessTarget(Engine(fixtures.registry))
     try:
         snapshot = build_snapshot(fixtures, target, secret, settings, progress)

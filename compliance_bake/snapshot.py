@@ -24,7 +24,8 @@ from compliance_bake.signing_secret import Secret
 from compliance_bake.target.interface import Target
 
 DEFAULT_CONSOLE_DEPTH = 2
-DEEP_AUDIT_COMMAND = "compliance-bake audit deep --plays plays.csv --days 90"
+# links.deepAudit without --deep-audit: the command an operator would run (on the demo plays).
+DEEP_AUDIT_COMMAND = "compliance-bake audit deep --plays fixtures/plays.csv --days 90"
 LINKS = {
     "portal": "/portal/compliance/",
     "registryEnhancements": "/registry/compliance-enhancements.json",
@@ -49,6 +50,8 @@ PROTON = {
 class BakeSettings:
     now: datetime
     console_depth: int = DEFAULT_CONSOLE_DEPTH
+    # The deepAudit block (spec 2.5) when the bake ran the ZIP-window audit, else None.
+    deep_audit: dict[str, Any] | None = None
 
 
 def all_checks_hold(snapshot: dict[str, Any]) -> bool:
@@ -91,6 +94,7 @@ def build_snapshot(
     hmac_ok = hmac_present(shadow["proof"]) and same_mac(
         shadow["proof"]["hmac"], signing.proof_hmac(shadow["proof"], secret.value)
     )
+    deep_audit = settings.deep_audit
     snapshot: dict[str, Any] = {
         "ok": True,
         "mode": "snapshot",
@@ -100,13 +104,22 @@ def build_snapshot(
         "enhancements": enhancements,
         "shadow": shadow,
         "geo": geo,
-        "integrity": {
-            "scoreHint": "integrity+hmac",
-            "checks": integrity_checks(enhancements, shadow, geo, hmac_ok),
-        },
-        "links": {**LINKS, "deepAudit": DEEP_AUDIT_COMMAND},
-        "proton": dict(PROTON),
     }
+    if deep_audit is not None:
+        snapshot["deepAudit"] = deep_audit
+    snapshot["integrity"] = {
+        "scoreHint": "integrity+hmac",
+        "checks": integrity_checks(
+            enhancements,
+            shadow,
+            geo,
+            hmac_ok,
+            None if deep_audit is None else deep_audit["zipWindow"],
+        ),
+    }
+    command = DEEP_AUDIT_COMMAND if deep_audit is None else deep_audit["command"]
+    snapshot["links"] = {**LINKS, "deepAudit": command}
+    snapshot["proton"] = dict(PROTON)
     proof = signing.make_proof(signing.integrity_digest(snapshot), runtime, stamp, secret.value)
     checks = snapshot["integrity"]["checks"]
     snapshot["integrity"] = {"scoreHint": "integrity+hmac", "proof": proof, "checks": checks}

@@ -153,7 +153,23 @@ def verify_out(out_dir: Path, secret: Secret | None) -> VerifyReport:
     )
     shadow_ok = _check_hmac(report, name, "shadow.proof", snap["shadow"]["proof"], secret)
     _check_hmac(report, name, "integrity.proof", snap["integrity"]["proof"], secret)
-    zip_window = snap.get("deepAudit", {}).get("zipWindow")
+    deep_audit = snap.get("deepAudit")
+    zip_window = None if deep_audit is None else deep_audit["zipWindow"]
+    if deep_audit is not None:
+        report.add(
+            name,
+            snap["links"]["deepAudit"] == deep_audit["command"],
+            "links.deepAudit equals deepAudit.command",
+        )
+        window = deep_audit["zipWindow"]
+        report.add(
+            name,
+            window["label"]
+            == f"ZIP {window['days']}d window via enriched_at "
+            f"({window['inWindowPlays']}/{window['totalPlays']} plays)"
+            and window["inWindowPlays"] <= window["totalPlays"],
+            "deepAudit.zipWindow label follows from its counts",
+        )
     expected = integrity_checks(
         snap["enhancements"], snap["shadow"], snap["geo"], shadow_ok, zip_window
     )

@@ -43,6 +43,15 @@ def bake() -> None:
     help="Depth to which the terminal report prints nested state objects "
     "(recorded as enhancements.consoleDepth).",
 )
+@click.option(
+    "--deep-audit",
+    "deep_audit",
+    metavar="PLAYS",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Also run the 90-day ZIP-window audit over the PLAYS file (.csv, .jsonl, .parquet) on "
+    "the bake's clock: adds deepAudit and the zip-window check.",
+)
 @target_options
 @json_option
 def snapshot(
@@ -51,6 +60,7 @@ def snapshot(
     now: str | None,
     secret_file: Path | None,
     console_depth: int,
+    deep_audit: Path | None,
     target_url: str | None,
     agent_key_file: Path | None,
     timeout: float,
@@ -62,16 +72,18 @@ def snapshot(
 
     Loads the licence and geo fixtures, runs the eight self-checks and the state x partner
     shadow matrix against the in-process engine, or with --target URL against a live compliance
-    service (health, check and status over HTTP; docs/service-api.md), signs the report
-    (SHA3-256 digests and HMAC-SHA3-256 proofs keyed by REPORT_SIGNING_SECRET), validates it
-    against the bundled JSON Schemas and only then writes OUT/api/compliance.json,
-    OUT/registry/*.json and OUT/portal/compliance/index.html, atomically. A target that fails
-    (unreachable, too slow, malformed answers after the retries) exits 3 and writes nothing.
+    service (health, check and status over HTTP; docs/service-api.md), and with --deep-audit the
+    ZIP-window audit over a plays file; signs the report (SHA3-256 digests and HMAC-SHA3-256
+    proofs keyed by REPORT_SIGNING_SECRET), validates it against the bundled JSON Schemas and
+    only then writes OUT/api/compliance.json, OUT/registry/*.json and
+    OUT/portal/compliance/index.html, atomically. A target that fails (unreachable, too slow,
+    malformed answers after the retries) exits 3 and writes nothing.
 
     \b
     Examples:
       compliance-bake bake snapshot
       compliance-bake bake snapshot --fixtures fixtures --out out --now 2026-11-22T04:06:00Z
+      compliance-bake bake snapshot --deep-audit fixtures/plays.csv --now 2026-11-22T04:06:00Z
       SOURCE_DATE_EPOCH=1795000000 compliance-bake bake snapshot --json
       COMPLIANCE_AGENT_KEY=... compliance-bake bake snapshot --target http://127.0.0.1:8000
       compliance-bake bake snapshot --target https://compliance.example --agent-key-file key \\
@@ -93,6 +105,8 @@ def snapshot(
                 console_depth=console_depth,
                 progress=progress,
                 target=target,
+                deep_audit=deep_audit,
+                fixtures_given=fixtures_dir is not None,
             )
     finally:
         if target is not None:

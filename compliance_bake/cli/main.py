@@ -19,7 +19,7 @@ CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 EXIT_CODES = """\b
 Exit codes (every command):
   0  done, every check holds
-  1  done, and a check failed (board, shadow, integrity, verification)
+  1  done, and a check failed (board, shadow, integrity, ZIP window, verification)
   2  bad usage or bad input (option, fixture, secret): nothing written
   3  the target failed (unreachable, timed out, malformed): nothing written
   4  internal error (a bug: please report it with the -v output)"""
@@ -64,12 +64,14 @@ def cli(verbose: bool) -> None:
       compliance-bake secret mint
       compliance-bake bake snapshot --now 2026-11-22T04:06:00Z
       compliance-bake verify out
+      compliance-bake audit deep --plays fixtures/plays.csv --now 2026-11-22T04:06:00Z
       compliance-bake check --partner node-bay-01 --state MA --wager-type basketball.totals
     """
 
 
 def _register() -> None:
     from compliance_bake.cli import (
+        audit_cmd,
         bake_cmd,
         check_cmd,
         keys_cmd,
@@ -79,6 +81,7 @@ def _register() -> None:
     )
 
     cli.add_command(bake_cmd.bake)
+    cli.add_command(audit_cmd.audit)
     cli.add_command(verify_cmd.verify)
     cli.add_command(check_cmd.check)
     cli.add_command(serve_cmd.serve)

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from compliance_bake.audit.run import AuditResult
     from compliance_bake.bake import BakeResult
     from compliance_bake.models import Decision
     from compliance_bake.verify import VerifyReport
@@ -127,6 +128,12 @@ def bake_report(result: BakeResult, depth: int) -> None:
     if len(mismatched) > MISMATCH_ROWS_SHOWN:
         console.print(f"  … and {len(mismatched) - MISMATCH_ROWS_SHOWN} more in the registry file")
 
+    if "deepAudit" in snap:
+        window = snap["deepAudit"]["zipWindow"]
+        console.print(
+            f"Deep audit: {_mark(window['ok'])} {escape(window['label'])}; every violation: "
+            f"{escape(snap['deepAudit']['command'])}"
+        )
     checks = Table(title="Integrity", title_justify="left")
     checks.add_column("")
     checks.add_column("check")
@@ -138,6 +145,48 @@ def bake_report(result: BakeResult, depth: int) -> None:
         "[green]all checks hold[/green]" if result.ok else "[bold red]a check failed[/bold red]"
     )
     console.print(f"Wrote {len(result.written)} files to {escape(str(result.out_dir))}: {verdict}")
+
+
+def audit_report(result: AuditResult) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from compliance_bake.audit.report import FIRST_SHOWN
+    from compliance_bake.audit.violations import Violation
+    from compliance_bake.clock import iso_millis
+
+    audit = result.audit
+    console = _out()
+    console.print(
+        f"{escape(audit.plays)} ({audit.format}): window {iso_millis(audit.since)} .. "
+        f"{iso_millis(audit.now)}"
+    )
+    console.print(
+        f"{_mark(audit.ok)} {escape(audit.label)}; not enriched {audit.not_enriched_plays}; "
+        f"violations {audit.violation_count}"
+    )
+    counts = Table(title="Violations by reason", title_justify="left")
+    counts.add_column("reason")
+    counts.add_column("plays", justify="right")
+    for reason in Violation:
+        n = audit.by_reason[reason]
+        counts.add_row(reason.value, f"[bold red]{n}[/bold red]" if n else "0")
+    console.print(counts)
+    if audit.violations:
+        first = Table(title=f"First violations (of {audit.violation_count})", title_justify="left")
+        for name in ("reason", "play", "partner", "state", "zip", "enriched_at"):
+            first.add_column(name, overflow="fold")
+        for v in audit.violations[:FIRST_SHOWN]:
+            play = v.play_id if v.play_id is not None else f"line {v.line or '?'}"
+            first.add_row(
+                *(
+                    escape(repr(x)[1:-1] if isinstance(x, str) else "")
+                    for x in (v.reason.value, play, v.partner, v.state, v.zip, v.enriched_at)
+                )
+            )
+        console.print(first)
+    verdict = "[green]ok[/green]" if audit.ok else "[bold red]violations found[/bold red]"
+    console.print(f"Wrote {escape(str(result.report_path))}: {verdict}")
 
 
 def verify_report(report: VerifyReport) -> None:

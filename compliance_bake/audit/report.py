@@ -1,0 +1,89 @@
+"""The audit's outputs: the snapshot's `deepAudit` block (spec 2.5), the summary and the report.
+
+The detailed report (`audit/zip-window.json` under `--out`) lists every violating play; the
+summary (`--json`) and the terminal show the counts and the first violations. Nothing here
+writes files.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+from compliance_bake.audit.violations import Violation
+from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, ZipWindow
+from compliance_bake.clock import iso_millis
+from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
+from compliance_bake.jsonio import dumps_pretty
+
+REPORT_FILE = "audit/zip-window.json"
+DEMO_PLAYS = "fixtures/plays.csv"
+FIRST_SHOWN = 20
+
+
+def audit_command(
+    plays: str, days: int = DEFAULT_DAYS, now: str | None = None, fixtures: str | None = None
+) -> str:
+    """The command line that runs this audit (with `now` and `fixtures`: reproduces it)."""
+    words = ["compliance-bake", "audit", "deep", "--plays", plays, "--days", str(days)]
+    if now is not None:
+        words += ["--now", now]
+    if fixtures is not None:
+        words += ["--fixtures", fixtures]
+    return shlex.join(words)
+
+
+DEFAULT_COMMAND = audit_command(DEMO_PLAYS)
+
+
+def zip_window_block(audit: ZipWindow) -> dict[str, Any]:
+    return {
+        "ok": audit.ok,
+        "days": audit.days,
+        "mode": MODE,
+        "totalPlays": audit.total_plays,
+        "inWindowPlays": audit.in_window_plays,
+        "label": audit.label,
+    }
+
+
+def deep_audit_block(audit: ZipWindow, command: str) -> dict[str, Any]:
+    return {"zipWindow": zip_window_block(audit), "command": command}
+
+
+def exit_code(audit: ZipWindow) -> int:
+    return EXIT_OK if audit.ok else EXIT_CHECK_FAILED
+
+
+def summary(audit: ZipWindow, command: str, report: Path | None) -> dict[str, Any]:
+    return {
+        "ok": audit.ok,
+        "exitCode": exit_code(audit),
+        "plays": audit.plays,
+        "format": audit.format,
+        "window": {"from": iso_millis(audit.since), "to": iso_millis(audit.now)},
+        "zipWindow": zip_window_block(audit),
+        "notEnrichedPlays": audit.not_enriched_plays,
+        "violations": audit.violation_count,
+        "byReason": {reason.value: audit.by_reason[reason] for reason in Violation},
+        "firstViolations": [v.as_json() for v in audit.violations[:FIRST_SHOWN]],
+        "report": None if report is None else str(report),
+        "command": command,
+    }
+
+
+def report_bytes(audit: ZipWindow, command: str) -> bytes:
+    document = {
+        "generatedAt": iso_millis(audit.now),
+        "plays": audit.plays,
+        "format": audit.format,
+        "window": {"from": iso_millis(audit.since), "to": iso_millis(audit.now)},
+        "deepAudit": deep_audit_block(audit, command),
+        "notEnrichedPlays": audit.not_enriched_plays,
+        "violationCount": audit.violation_count,
+        "byReason": {reason.value: audit.by_reason[reason] for reason in Violation},
+        "reasons": {reason.value: reason.explanation for reason in Violation},
+        "violations": [v.as_json() for v in audit.violations],
+    }
+    return dumps_pretty(document)

@@ -1,0 +1,56 @@
+"""`audit deep` end to end: clock, licences and plays checked, the audit run, the report written.
+
+Bad input (the clock, the fixtures, the plays file's existence, format or columns) raises
+InputError before anything is written; the report is published atomically, alone, under `out/`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compliance_bake.audit import report
+from compliance_bake.audit.zip_window import DEFAULT_DAYS, ZipWindow, run_zip_window
+from compliance_bake.clock import iso_millis, resolve_now
+from compliance_bake.fixtures import load_fixtures
+from compliance_bake.progress import ProgressSink
+from compliance_bake.publish import publish
+
+
+@dataclass(frozen=True, slots=True)
+class AuditResult:
+    audit: ZipWindow
+    command: str
+    report_path: Path
+
+    @property
+    def ok(self) -> bool:
+        return self.audit.ok
+
+    @property
+    def exit_code(self) -> int:
+        return report.exit_code(self.audit)
+
+    def summary(self) -> dict[str, Any]:
+        return report.summary(self.audit, self.command, self.report_path)
+
+
+def run_audit(
+    *,
+    plays: Path,
+    fixtures_dir: Path,
+    fixtures_given: bool,
+    out_dir: Path,
+    now: str | None,
+    days: int = DEFAULT_DAYS,
+    progress: ProgressSink | None = None,
+) -> AuditResult:
+    moment = resolve_now(now)
+    registry = load_fixtures(fixtures_dir).registry
+    audit = run_zip_window(plays, registry, moment, days, progress)
+    command = report.audit_command(
+        str(plays), days, iso_millis(moment), str(fixtures_dir) if fixtures_given else None
+    )
+    written = publish(out_dir, {report.REPORT_FILE: report.report_bytes(audit, command)})
+    return AuditResult(audit=audit, command=command, report_path=written[0])

@@ -1,0 +1,71 @@
+"""Why a play breaks the ZIP-window audit, and a violating play as the report names it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+
+class Violation(Enum):
+    """Why a play breaks the audit, in order of precedence (a play counts under the first)."""
+
+    MALFORMED_ROW = "malformed-row"
+    MALFORMED_TIMESTAMP = "malformed-timestamp"
+    ENRICHED_IN_FUTURE = "enriched-in-future"
+    MALFORMED_ZIP = "malformed-zip"
+    UNKNOWN_STATE = "unknown-state"
+    ZIP_NOT_REAL = "zip-not-real"
+    ZIP_IN_OTHER_STATE = "zip-in-other-state"
+    STATE_NOT_REGULATED = "state-not-regulated"
+    PARTNER_NOT_LICENSED = "partner-not-licensed"
+
+    @property
+    def explanation(self) -> str:
+        return _EXPLANATIONS[self]
+
+
+_EXPLANATIONS = {
+    Violation.MALFORMED_ROW: "the row cannot be read as a play: wrong column count, a NUL byte, "
+    "an unterminated quote, or a JSON line that is not an object with the eight keys",
+    Violation.MALFORMED_TIMESTAMP: "enriched_at is neither empty nor an ISO 8601 date-time with "
+    "seconds and a UTC offset or Z",
+    Violation.ENRICHED_IN_FUTURE: "enriched_at is after the audit's now",
+    Violation.MALFORMED_ZIP: "zip is not exactly five digits (four digits: a lost leading zero)",
+    Violation.UNKNOWN_STATE: "state is not a US jurisdiction code of the ZIP database",
+    Violation.ZIP_NOT_REAL: "in the window, and zip is not a real ZIP code",
+    Violation.ZIP_IN_OTHER_STATE: "in the window, and zip is a real ZIP of another state",
+    Violation.STATE_NOT_REGULATED: "in the window, and the state is not regulated "
+    "(not in licences.json)",
+    Violation.PARTNER_NOT_LICENSED: "in the window, and the partner holds no active licence in "
+    "the state",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ViolatingPlay:
+    reason: Violation
+    play_id: str | None
+    line: int | None
+    partner: str | None
+    state: str | None
+    zip: str | None
+    enriched_at: str | None
+    raw: str | None
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"reason": self.reason.value, "playId": self.play_id}
+        if self.line is not None:
+            out["line"] = self.line
+        out.update(
+            partner=self.partner, state=self.state, zip=self.zip, enrichedAt=self.enriched_at
+        )
+        if self.raw is not None:
+            out["raw"] = self.raw[:500]
+        return out
+
+    def sort_key(self) -> tuple[object, ...]:
+        """Reason, play id, line, then every field: a total order, so reports are stable."""
+        fields = (self.play_id, self.partner, self.state, self.zip, self.enriched_at, self.raw)
+        text = tuple("" if f is None else f for f in fields)
+        return (list(Violation).index(self.reason), text[0], self.line or 0, *text[1:])
