@@ -82,19 +82,14 @@ def validate_documents(snapshot: dict[str, Any]) -> None:
 
 
 def _deep_audit(
-    plays: Path, fixtures: Fixtures, moment: datetime, fixtures_dir: Path | None
+    plays: Path, fixtures: Fixtures, moment: datetime, fixtures_dir: Path
 ) -> dict[str, Any]:
     """The deepAudit block: the ZIP window over the plays, on the bake's clock and licences."""
     from compliance_bake.audit.report import audit_command, deep_audit_block
     from compliance_bake.audit.zip_window import DEFAULT_DAYS, run_zip_window
 
     audit = run_zip_window(plays, fixtures.registry, moment, DEFAULT_DAYS)
-    command = audit_command(
-        str(plays),
-        DEFAULT_DAYS,
-        iso_millis(moment),
-        None if fixtures_dir is None else str(fixtures_dir),
-    )
+    command = audit_command(str(plays), DEFAULT_DAYS, iso_millis(moment), fixtures_dir)
     return deep_audit_block(audit, command)
 
 
@@ -108,14 +103,13 @@ def run_bake(
     progress: ProgressSink | None = None,
     target: Target | None = None,
     deep_audit: Path | None = None,
-    fixtures_given: bool = False,
 ) -> BakeResult:
     moment = resolve_now(now)
     secret = require_secret(secret_file)
     fixtures = load_fixtures(fixtures_dir)
     block = None
     if deep_audit is not None:
-        block = _deep_audit(deep_audit, fixtures, moment, fixtures_dir if fixtures_given else None)
+        block = _deep_audit(deep_audit, fixtures, moment, fixtures_dir)
     settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
     target = target or InProcessTarget(Engine(fixtures.registry))
     try:

@@ -52,6 +52,11 @@ def profile_discrete(profile: dict[str, Any]) -> bool:
     )
 
 
+def zip_window_label(days: int, in_window: int, total: int) -> str:
+    """The deepAudit label and the zip-window check's label (spec 2.5, 2.6)."""
+    return f"ZIP {days}d window via enriched_at ({in_window}/{total} plays)"
+
+
 def integrity_checks(
     enhancements: dict[str, Any],
     shadow: dict[str, Any],

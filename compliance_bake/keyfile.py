@@ -9,7 +9,6 @@ through a temporary file and renamed, so a crash leaves the old file whole.
 
 from __future__ import annotations
 
-import os
 import re
 import stat
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 from compliance_bake.errors import InputError
 from compliance_bake.jsonio import StrictJSONError, dumps_pretty, loads_strict
 from compliance_bake.keys import PREFIX_LEN, KeyRecord, KeyStore
+from compliance_bake.private_file import write_private_bytes
 
 DEFAULT_KEYS_FILE = Path(".compliance-bake") / "agent-keys.json"
 _PREFIX = re.compile(rf"[a-z0-9]{{{PREFIX_LEN}}}")
@@ -84,16 +84,7 @@ def save_keys(path: Path, store: KeyStore) -> None:
             for r in store.records()
         ],
     }
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, dumps_pretty(doc))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    write_private_bytes(path, dumps_pretty(doc))
 
 
 def mint_key(path: Path, label: str = "") -> str:

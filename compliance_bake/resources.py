@@ -26,5 +26,9 @@ def demo_fixtures_dir() -> Path:
     return data_dir("fixtures")
 
 
+def is_demo_fixtures(folder: Path) -> bool:
+    return folder.resolve() == demo_fixtures_dir().resolve()
+
+
 def templates_dir() -> Path:
     return _PACKAGE / "templates"

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import secrets
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from compliance_bake.errors import SecretError
+from compliance_bake.private_file import read_private_text, write_private_bytes
 
 ENV_VALUE = "REPORT_SIGNING_SECRET"
 ENV_FILE = "REPORT_SIGNING_SECRET_FILE"
@@ -45,30 +45,7 @@ def _checked(value: str, source: str) -> Secret:
 
 
 def _from_file(path: Path, source: str) -> Secret:
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise SecretError(f"{source}: secret file {path} does not exist", _FIX_MISSING) from None
-    except OSError as exc:
-        raise SecretError(
-            f"{source}: cannot read secret file {path} ({exc.strerror})", "check its path"
-        ) from None
-    if not stat.S_ISREG(info.st_mode):
-        raise SecretError(
-            f"{source}: {path} is not a regular file", "point it at the secret file itself"
-        )
-    if info.st_mode & 0o077:
-        raise SecretError(
-            f"{source}: secret file {path} is readable by others "
-            f"(mode {stat.S_IMODE(info.st_mode):04o})",
-            f"chmod 600 {path}",
-        )
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        raise SecretError(
-            f"{source}: cannot read secret file {path} as UTF-8 text", "rewrite it"
-        ) from None
+    text = read_private_text(path, source, "secret file", SecretError, _FIX_MISSING)
     return _checked(text, f"{source} ({path})")
 
 
@@ -105,13 +82,5 @@ def mint_secret(path: Path, *, force: bool = False) -> Path:
         raise SecretError(
             f"{path} already exists", "pass --force to replace it (old snapshots stop verifying)"
         )
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, (secrets.token_hex(32) + "\n").encode("ascii"))
-        os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    write_private_bytes(path, (secrets.token_hex(32) + "\n").encode("ascii"))
     return path

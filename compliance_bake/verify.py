@@ -15,7 +15,7 @@ from compliance_bake import layout, schemas, signing
 from compliance_bake.canon import same_mac
 from compliance_bake.deepequal import strict_equals
 from compliance_bake.errors import InputError
-from compliance_bake.integrity import hmac_present, integrity_checks
+from compliance_bake.integrity import hmac_present, integrity_checks, zip_window_label
 from compliance_bake.jsonio import StrictJSONError, dumps_pretty, loads_strict
 from compliance_bake.portal import render_portal
 from compliance_bake.signing_secret import Secret
@@ -165,8 +165,7 @@ def verify_out(out_dir: Path, secret: Secret | None) -> VerifyReport:
         report.add(
             name,
             window["label"]
-            == f"ZIP {window['days']}d window via enriched_at "
-            f"({window['inWindowPlays']}/{window['totalPlays']} plays)"
+            == zip_window_label(window["days"], window["inWindowPlays"], window["totalPlays"])
             and window["inWindowPlays"] <= window["totalPlays"],
             "deepAudit.zipWindow label follows from its counts",
         )

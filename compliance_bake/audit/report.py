@@ -16,25 +16,23 @@ from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, ZipWindow
 from compliance_bake.clock import iso_millis
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
 from compliance_bake.jsonio import dumps_pretty
+from compliance_bake.resources import is_demo_fixtures
 
 REPORT_FILE = "audit/zip-window.json"
-DEMO_PLAYS = "fixtures/plays.csv"
 FIRST_SHOWN = 20
 
 
 def audit_command(
-    plays: str, days: int = DEFAULT_DAYS, now: str | None = None, fixtures: str | None = None
+    plays: str, days: int = DEFAULT_DAYS, now: str | None = None, fixtures: Path | None = None
 ) -> str:
-    """The command line that runs this audit (with `now` and `fixtures`: reproduces it)."""
+    """The command line that runs this audit (with `now` and `fixtures`: reproduces it). The
+    demo fixtures are the default of --fixtures, so they are not named."""
     words = ["compliance-bake", "audit", "deep", "--plays", plays, "--days", str(days)]
     if now is not None:
         words += ["--now", now]
-    if fixtures is not None:
-        words += ["--fixtures", fixtures]
+    if fixtures is not None and not is_demo_fixtures(fixtures):
+        words += ["--fixtures", str(fixtures)]
     return shlex.join(words)
-
-
-DEFAULT_COMMAND = audit_command(DEMO_PLAYS)
 
 
 def zip_window_block(audit: ZipWindow) -> dict[str, Any]:

@@ -40,7 +40,6 @@ def run_audit(
     *,
     plays: Path,
     fixtures_dir: Path,
-    fixtures_given: bool,
     out_dir: Path,
     now: str | None,
     days: int = DEFAULT_DAYS,
@@ -49,8 +48,6 @@ def run_audit(
     moment = resolve_now(now)
     registry = load_fixtures(fixtures_dir).registry
     audit = run_zip_window(plays, registry, moment, days, progress)
-    command = report.audit_command(
-        str(plays), days, iso_millis(moment), str(fixtures_dir) if fixtures_given else None
-    )
+    command = report.audit_command(str(plays), days, iso_millis(moment), fixtures_dir)
     written = publish(out_dir, {report.REPORT_FILE: report.report_bytes(audit, command)})
     return AuditResult(audit=audit, command=command, report_path=written[0])

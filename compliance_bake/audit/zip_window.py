@@ -39,6 +39,7 @@ from compliance_bake.audit.plays import (
 from compliance_bake.audit.reading import reporting
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.errors import InputError
+from compliance_bake.integrity import zip_window_label
 from compliance_bake.models import LICENCE_ACTIVE, LicenceRegistry
 from compliance_bake.progress import NoProgress, ProgressSink
 
@@ -153,10 +154,7 @@ class ZipWindow:
 
     @property
     def label(self) -> str:
-        return (
-            f"ZIP {self.days}d window via enriched_at "
-            f"({self.in_window_plays}/{self.total_plays} plays)"
-        )
+        return zip_window_label(self.days, self.in_window_plays, self.total_plays)
 
 
 def _micros(moment: datetime) -> int:

@@ -90,7 +90,6 @@ def deep(
         result = run_audit(
             plays=plays,
             fixtures_dir=fixtures_path(fixtures_dir),
-            fixtures_given=fixtures_dir is not None,
             out_dir=out_dir,
             now=now,
             days=days,

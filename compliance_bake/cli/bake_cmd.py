@@ -106,7 +106,6 @@ def snapshot(
                 progress=progress,
                 target=target,
                 deep_audit=deep_audit,
-                fixtures_given=fixtures_dir is not None,
             )
     finally:
         if target is not None:

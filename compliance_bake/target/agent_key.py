@@ -6,11 +6,11 @@ The key is a credential: no message here quotes it, and its file must not be rea
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 
 from compliance_bake.errors import InputError
+from compliance_bake.private_file import read_private_text
 
 ENV_KEY = "COMPLIANCE_AGENT_KEY"
 _FIX = "use a key from `compliance-bake keys mint`, one line, as printed"
@@ -28,25 +28,8 @@ def _checked(value: str, source: str) -> str:
 
 
 def _from_file(path: Path) -> str:
-    source = f"--agent-key-file {path}"
-    try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError(f"{source}: not a regular file", "point it at the key file itself")
-        if info.st_mode & 0o077:
-            raise InputError(
-                f"{source}: the key file is readable by others "
-                f"(mode {stat.S_IMODE(info.st_mode):04o})",
-                f"chmod 600 {path}",
-            )
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{source}: no such file", "check the path") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{source}: not UTF-8 text", _FIX) from None
-    except OSError as exc:
-        raise InputError(f"{source}: cannot read it ({exc.strerror})", "check the path") from None
-    return _checked(text, source)
+    source = "--agent-key-file"
+    return _checked(read_private_text(path, source, "key file", InputError, _FIX), source)
 
 
 def resolve_agent_key(path: Path | None, environ: Mapping[str, str] | None = None) -> str | None:

@@ -1,0 +1,54 @@
+"""Reading a credential from a file that only its owner may read (mode 0600 or stricter).
+
+The report signing secret (`--secret-file`, `$REPORT_SIGNING_SECRET_FILE`, the minted local file)
+and the agent key (`--agent-key-file`) follow one rule; messages name the file, never its content.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from compliance_bake.errors import InputError
+
+
+def read_private_text(
+    path: Path, source: str, what: str, error: type[InputError], missing_fix: str
+) -> str:
+    """The file's UTF-8 text; `error` (one line, with a fix) when it is missing, not a regular
+    file, readable by group or others, or not UTF-8."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise error(f"{source}: {what} {path} does not exist", missing_fix) from None
+    except OSError as exc:
+        raise error(
+            f"{source}: cannot read {what} {path} ({exc.strerror})", "check its path"
+        ) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise error(f"{source}: {path} is not a regular file", f"point it at the {what} itself")
+    if info.st_mode & 0o077:
+        raise error(
+            f"{source}: {what} {path} is readable by others "
+            f"(mode {stat.S_IMODE(info.st_mode):04o})",
+            f"chmod 600 {path}",
+        )
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        raise error(f"{source}: cannot read {what} {path} as UTF-8 text", "rewrite it") from None
+
+
+def write_private_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` with mode 0600 (its folder 0700 when created), through a temporary
+    file in the same folder renamed into place: a crash leaves the old file whole."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        os.fchmod(fd, 0o600)  # O_CREAT's mode does not apply to a leftover temporary file
+        handle.write(data)
+        handle.flush()
+        os.fsync(fd)
+    os.replace(tmp, path)
