@@ -13,7 +13,6 @@ from typing import Any
 
 import orjson
 from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -100,13 +99,6 @@ def create_app(engine: Engine, keys: KeyStore, out_dir: Path, runtime: str) -> F
     @app.exception_handler(BadRequest)
     async def _bad_request(_: Request, exc: BadRequest) -> Response:
         return error_response(400, "bad_request", exc.message)
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid(_: Request, exc: RequestValidationError) -> Response:
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(part) for part in first.get("loc", ()) if part != "query")
-        message = f"query parameter {where}: {first.get('msg', 'invalid')}".replace("\n", " ")
-        return error_response(400, "bad_request", message)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> Response:
@@ -219,9 +211,8 @@ _SNAPSHOT_ROUTES: list[tuple[str, str, str, str]] = [
 def _add_snapshot_routes(app: FastAPI, out_dir: Path) -> None:
     """Read-only files of the last bake, read at each request so a re-bake shows at once."""
     for path, relative, media_type, summary in _SNAPSHOT_ROUTES:
-        content = {media_type: {"schema": {"type": "string"} if "html" in media_type else {}}}
-        if media_type == JSON:
-            content = {JSON: {"schema": {"type": "object"}}}
+        schema = {"type": "object"} if media_type == JSON else {"type": "string"}
+        content = {media_type: {"schema": schema}}
         app.add_api_route(
             path,
             _file_handler(out_dir / relative, media_type),
