@@ -255,13 +255,13 @@ class HttpTarget:
 
     async def _check(self, request: CheckRequest) -> Decision:
         answer = self._check_answer
-
-        def decode(status: int, raw: bytes) -> Decision:
-            if status not in wire.CHECK_STATUSES:
-                raise wire.unexpected(answer, status, raw, self.base)
-            return wire.decode_check(answer, status, raw, request)
-
-        return await self._get(answer, wire.ROUTE_CHECK, wire.check_query(request), decode)
+        return await self._get(
+            answer,
+            wire.ROUTE_CHECK,
+            wire.check_query(request),
+            lambda status, raw: wire.decode_check(answer, status, raw, request),
+            wire.CHECK_STATUSES,
+        )
 
     async def _get(
         self,
@@ -271,6 +271,7 @@ class HttpTarget:
         decode: Callable[[int, bytes], T],
         accept: frozenset[int] = frozenset((200,)),
     ) -> T:
+        """Decode the answer whose status is in `accept`; retry transient failures."""
         url = URL(self._url.url(route, query), encoded=True)
         settings = self._settings
         attempt = 0
@@ -280,7 +281,7 @@ class HttpTarget:
             except _Transient as transient:
                 problem, server_delay = transient.problem, transient.delay
             else:
-                if route == wire.ROUTE_CHECK or status in accept:
+                if status in accept:
                     return decode(status, raw)
                 raise wire.unexpected(answer, status, raw, self.base)
             if attempt >= settings.retries:
