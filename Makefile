@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test tools lint bench bench-startup bench-service bench-target bench-audit wrk clean
+.PHONY: demo test test-fuzz test-stress tools lint bench bench-startup bench-service bench-target bench-audit wrk clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,14 @@ test: $(STAMP) tools
 	$(BIN)/ruff check compliance_bake tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
+
+## test-fuzz: the property tests with fresh random cases (make test runs them derandomised)
+test-fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q tests/test_service_api.py tests/test_properties.py tests/test_canon.py
+
+## test-stress: make test 10 times in a row with four CPU hogs beside it
+test-stress: $(STAMP) tools
+	bash bench/stress_test.sh 10 4
 
 lint: $(STAMP)
 	$(BIN)/ruff check compliance_bake tests bench

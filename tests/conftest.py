@@ -11,9 +11,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import settings
 
 from compliance_bake.cli.main import cli
 from compliance_bake.resources import demo_fixtures_dir
+
+# Property tests are derandomised (a fixed seed per test) so `make test` gives the same cases on
+# every run; `make test-fuzz` runs them with fresh random cases to find new ones.
+settings.register_profile("ci", derandomize=True, database=None, deadline=None)
+settings.register_profile("fuzz", derandomize=False, database=None, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 OTHER_SECRET = "another-secret-fedcba9876543210fedcba98765432"

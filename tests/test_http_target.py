@@ -23,7 +23,10 @@ from tests.conftest import NOW, invoke, run_cli, snapshot_tree
 from tests.fault_server import AGENT_KEY, RUNTIME, FaultServer, free_port
 
 CHECK = "/api/compliance/check"
-FAST = ("--timeout", "0.3", "--retries", "1")
+# Generous timeouts: a busy machine must never turn a prompt answer into a timeout. Only the
+# "hang" case waits out its timeout, which the server makes certain by never answering.
+FAST = ("--timeout", "10", "--retries", "1")
+HANG = ("--timeout", "2", "--retries", "1")
 KEY_ENV = {"COMPLIANCE_AGENT_KEY": AGENT_KEY}
 
 
@@ -116,7 +119,7 @@ def test_a_faulty_target_exits_3_with_one_line_naming_the_route_and_writes_nothi
     else:
         server.fault(route, kind, **params)
     out, before = prebaked
-    result = _bake(url, out, *FAST)
+    result = _bake(url, out, *(HANG if kind == "hang" else FAST))
     assert result.exit_code == EXIT_TARGET_FAILED, result.output  # type: ignore[attr-defined]
     line = _one_line(result.stderr)  # type: ignore[attr-defined]
     assert f"GET {route}: " in line

@@ -54,6 +54,7 @@ def _params(request: Request, *names: str) -> list[str]:
     half the throughput (measured with wrk), and the rules are three lines.
     """
     query = request.query_params
+    _no_unknown(request, names)
     values = []
     for name in names:
         found = query.getlist(name)
@@ -64,6 +65,17 @@ def _params(request: Request, *names: str) -> list[str]:
             raise BadRequest(f"query parameter {name} must be 1 to {MAX_PARAM} characters")
         values.append(found[0])
     return values
+
+
+def _no_unknown(request: Request, names: tuple[str, ...] = ()) -> None:
+    """Refuse a query parameter the route does not document: the document forbids it, and a
+    misspelt parameter must not pass for an absent one."""
+    unknown = sorted(set(request.query_params.keys()) - set(names))
+    if unknown:
+        documented = ", ".join(names) if names else "none"
+        raise BadRequest(
+            f"unknown query parameter {unknown[0]}; this route takes: {documented}"
+        )
 
 
 def _documented_query(*names: str) -> dict[str, Any]:
@@ -111,8 +123,9 @@ def create_app(engine: Engine, keys: KeyStore, out_dir: Path, runtime: str) -> F
         return error_response(exc.status_code, "http_error", str(exc.detail))
 
     @app.get("/health", response_model=models.HealthAnswer, tags=["service"])
-    async def health() -> Response:
+    async def health(request: Request) -> Response:
         """Liveness, the regulated states, and the runtime that answers."""
+        _no_unknown(request)
         return Response(health_body, media_type=JSON)
 
     @app.get(
@@ -230,7 +243,8 @@ def _add_snapshot_routes(app: FastAPI, out_dir: Path) -> None:
 def _file_handler(file: Path, media_type: str) -> Any:
     headers = _PORTAL_HEADERS if media_type.startswith("text/html") else None
 
-    async def serve_file() -> Response:
+    async def serve_file(request: Request) -> Response:
+        _no_unknown(request)
         try:
             data = file.read_bytes()
         except OSError:
