@@ -45,7 +45,7 @@ BENCH_SECRET = "bench-only-signing-secret-0123456789abcd"
 
 BARE = """
 import sys, duckdb
-from compliance_bake.zipindex import zip_index
+from compliance_bake.inputs.zipindex import zip_index
 path, since, now = sys.argv[1], sys.argv[2], sys.argv[3]
 index = zip_index()
 con = duckdb.connect()
@@ -72,7 +72,7 @@ print(total, inside, zipped)
 PANDAS = """
 import sys
 import pandas as pd
-from compliance_bake.zipindex import zip_index
+from compliance_bake.inputs.zipindex import zip_index
 path, since, now = sys.argv[1], sys.argv[2], sys.argv[3]
 index = zip_index()
 states = [p.state for p in index.places.values()]

@@ -104,7 +104,7 @@ def _child_timed(fixtures: Path, out: Path, reference: bool) -> dict[str, Any]:
         "out_digest": _out_digest(out),
     }
     if reference:
-        from compliance_bake.canon import canon, canon_reference
+        from compliance_bake.signing.canon import canon, canon_reference
 
         start = time.perf_counter()
         fast = canon(snapshot)

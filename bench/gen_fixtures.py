@@ -7,7 +7,7 @@ needs a partner with an active licence in MA (checked with `basketball.totals`) 
 without an active licence in NJ (checked with `soccer.moneyline`). Every state permits the same
 wager types. Partner 0 always holds an active MA licence and the last partner never holds an NJ
 licence; the others get random licences. Each partner has one geo profile with a real ZIP of the
-profile's state and that ZIP's own city, taken from `compliance_bake.zipindex.zip_index()`, the
+profile's state and that ZIP's own city, taken from `inputs.zipindex.zip_index()`, the
 index the fixture loader checks against. The output depends only on the arguments and the seed.
 
 `generate(states, partners, seed)` returns the two documents for tests; `write_fixtures` writes
@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from compliance_bake.zipindex import ZipPlace, zip_index
+from compliance_bake.inputs.zipindex import ZipPlace, zip_index
 
 US_STATES: dict[str, str] = {
     "AL": "Alabama",

@@ -41,7 +41,7 @@ def _format(path: Path) -> str:
 def generate(rows: int, out: Path, now: str = DEFAULT_NOW, seed: int = 0) -> Path:
     import duckdb
 
-    from compliance_bake.zipindex import zip_index
+    from compliance_bake.inputs.zipindex import zip_index
 
     states = sorted({state for _, state in DEMO_LICENSED})
     places = zip_index().places.values()

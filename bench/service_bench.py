@@ -76,7 +76,7 @@ def main() -> int:
     from gen_fixtures import generate, write_fixtures
     from live_service import LiveService
 
-    from compliance_bake.keyfile import mint_key
+    from compliance_bake.identity.keyfile import mint_key
 
     fixtures = DATA_DIR / f"fixtures-{opts.states}x{opts.partners}-{opts.seed}"
     licences, geo = generate(opts.states, opts.partners, opts.seed)

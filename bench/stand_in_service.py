@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
-from compliance_bake.engine import Engine
-from compliance_bake.fixtures import load_fixtures
+from compliance_bake.inputs.fixtures import load_fixtures
+from compliance_bake.targets.engine import Engine
 
 _ENGINE = Engine(load_fixtures(Path(os.environ["STAND_IN_FIXTURES"])).registry)
 _KEY = f"Bearer {os.environ.get('STAND_IN_KEY', '')}".encode()

@@ -41,9 +41,9 @@ ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.gen_fixtures import generate, write_fixtures  # noqa: E402
-from compliance_bake.fixtures import load_fixtures  # noqa: E402
-from compliance_bake.target.http import HttpSettings, HttpTarget  # noqa: E402
-from compliance_bake.target.interface import CheckRequest  # noqa: E402
+from compliance_bake.inputs.fixtures import load_fixtures  # noqa: E402
+from compliance_bake.targets.http import HttpSettings, HttpTarget  # noqa: E402
+from compliance_bake.targets.interface import CheckRequest  # noqa: E402
 
 TARGET_RATIO = 0.7
 KEY_PATTERN = re.compile(r"\b[a-z0-9]{5}\.[A-Za-z0-9_-]{43}\b")

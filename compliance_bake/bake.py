@@ -13,18 +13,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from compliance_bake import layout, schemas
 from compliance_bake.clock import iso_millis, resolve_now
-from compliance_bake.engine import Engine
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_OK, BakeError
-from compliance_bake.fixtures import load_fixtures
-from compliance_bake.models import Fixtures
+from compliance_bake.inputs import schemas
+from compliance_bake.inputs.fixtures import load_fixtures
+from compliance_bake.inputs.models import Fixtures
 from compliance_bake.progress import ProgressSink
-from compliance_bake.publish import publish
-from compliance_bake.signing_secret import require_secret
-from compliance_bake.snapshot import BakeSettings, all_checks_hold, build_snapshot
-from compliance_bake.target.inprocess import InProcessTarget
-from compliance_bake.target.interface import Target
+from compliance_bake.report import layout
+from compliance_bake.report.publish import publish
+from compliance_bake.report.snapshot import BakeSettings, all_checks_hold, build_snapshot
+from compliance_bake.signing.secret import require_secret
+from compliance_bake.targets.engine import Engine
+from compliance_bake.targets.inprocess import InProcessTarget
+from compliance_bake.targets.interface import Target
 
 
 class ReportInvalid(BakeError):

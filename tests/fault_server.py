@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from compliance_bake.engine import Engine
-from compliance_bake.fixtures import load_fixtures
+from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.resources import demo_fixtures_dir
+from compliance_bake.targets.engine import Engine
 
 AGENT_KEY = "tstky.secret-part-of-the-agent-key-0123456789abcdefgh"
 RUNTIME = "FaultServer 1.0"

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from compliance_bake import schemas
 from compliance_bake.audit.report import audit_command
-from compliance_bake.jsonio import loads_strict
+from compliance_bake.inputs import schemas
+from compliance_bake.inputs.jsonio import loads_strict
+from compliance_bake.report.snapshot import DEEP_AUDIT_COMMAND
 from compliance_bake.resources import demo_fixtures_dir
-from compliance_bake.snapshot import DEEP_AUDIT_COMMAND
 from tests._plays_helpers import play, write_csv, write_jsonl, write_parquet
 from tests.conftest import NOW, SECRET, invoke, run_cli, snapshot_tree
 from tests.test_recipe import run_recipe

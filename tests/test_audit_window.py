@@ -366,7 +366,7 @@ def test_the_command_in_the_report_reproduces_the_audit(tmp_path: Path) -> None:
 def test_progress_reaches_the_sink(tmp_path: Path) -> None:
     from compliance_bake.audit.zip_window import run_zip_window
     from compliance_bake.clock import parse_instant
-    from compliance_bake.fixtures import load_fixtures
+    from compliance_bake.inputs.fixtures import load_fixtures
 
     class Recorder:
         def __init__(self) -> None:

@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 from markupsafe import Markup
 
-from compliance_bake import deepequal, escape, keys
-from compliance_bake.engine import Engine
-from compliance_bake.jsonio import loads_strict
-from compliance_bake.models import Decision, Health, StatusPanel
+from compliance_bake.identity import keys
+from compliance_bake.inputs.jsonio import loads_strict
+from compliance_bake.inputs.models import Decision, Health, StatusPanel
+from compliance_bake.report import deepequal, escape
+from compliance_bake.targets.engine import Engine
 from tests.conftest import NOW, invoke
 
 

@@ -10,9 +10,9 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compliance_bake import canon as canon_module
-from compliance_bake.canon import canon, digest, mac
-from compliance_bake.jsonio import loads_strict
+from compliance_bake.inputs.jsonio import loads_strict
+from compliance_bake.signing import canon as canon_module
+from compliance_bake.signing.canon import canon, digest, mac
 
 # Strings without lone surrogates (not JSON-encodable as UTF-8), over the whole of Unicode,
 # with extra weight on the ranges where JCS and code-point order disagree.

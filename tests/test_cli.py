@@ -128,7 +128,7 @@ def test_console_depth_is_recorded_and_limits_the_report(tmp_path: object) -> No
 def test_unexpected_errors_are_one_line_exit_4(
     monkeypatch: pytest.MonkeyPatch, tmp_path: object
 ) -> None:
-    from compliance_bake import board
+    from compliance_bake.report import board
 
     def explode(*args: object) -> object:
         raise RuntimeError("boom")

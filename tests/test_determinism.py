@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from compliance_bake.jsonio import loads_strict
+from compliance_bake.inputs.jsonio import loads_strict
 from tests.conftest import NOW, OTHER_SECRET, invoke, snapshot_tree
 
 

@@ -41,7 +41,7 @@ from _inputs_helpers import (
     tree_state,
 )
 
-from compliance_bake.fixtures import load_fixtures
+from compliance_bake.inputs.fixtures import load_fixtures
 
 GOOD = sorted(p for p in (CASES / "good").iterdir() if p.is_dir())
 BAD = sorted(p for p in (CASES / "bad").iterdir() if p.is_dir())

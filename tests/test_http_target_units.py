@@ -9,12 +9,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from compliance_bake.engine import Engine
 from compliance_bake.errors import TargetError
-from compliance_bake.fixtures import load_fixtures
+from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.resources import demo_fixtures_dir
-from compliance_bake.target.http import HttpSettings, HttpTarget
-from compliance_bake.target.interface import CheckRequest
+from compliance_bake.targets.engine import Engine
+from compliance_bake.targets.http import HttpSettings, HttpTarget
+from compliance_bake.targets.interface import CheckRequest
 from tests.fault_server import AGENT_KEY, RUNTIME, FaultServer
 
 CHECK = "/api/compliance/check"

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from compliance_bake.errors import InputError, TargetError
-from compliance_bake.models import Decision
-from compliance_bake.target import wire
-from compliance_bake.target.interface import CheckRequest
+from compliance_bake.inputs.models import Decision
+from compliance_bake.targets import wire
+from compliance_bake.targets.interface import CheckRequest
 
 
 @pytest.mark.parametrize(

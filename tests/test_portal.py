@@ -6,8 +6,8 @@ import copy
 import re
 from pathlib import Path
 
-from compliance_bake.jsonio import loads_strict
-from compliance_bake.portal import GRID_LIMIT, render_portal
+from compliance_bake.inputs.jsonio import loads_strict
+from compliance_bake.report.portal import GRID_LIMIT, render_portal
 
 HOSTILE = '<script>alert("x")</script>&\''
 

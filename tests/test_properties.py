@@ -7,11 +7,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compliance_bake.engine import Engine
-from compliance_bake.jsonio import dumps_pretty, loads_strict
-from compliance_bake.models import LicenceRegistry, Partner, StateRules
-from compliance_bake.shadow import run_shadow
-from compliance_bake.target.inprocess import InProcessTarget
+from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict
+from compliance_bake.inputs.models import LicenceRegistry, Partner, StateRules
+from compliance_bake.report.shadow import run_shadow
+from compliance_bake.targets.engine import Engine
+from compliance_bake.targets.inprocess import InProcessTarget
 
 text = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
 json_values = st.recursive(

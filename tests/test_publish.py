@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compliance_bake import publish as publish_module
+from compliance_bake.report import publish as publish_module
 from tests.conftest import invoke, snapshot_tree
 
 
@@ -49,7 +49,7 @@ def test_a_full_disk_while_staging_changes_nothing(
 def test_a_report_that_fails_its_schema_is_not_written(
     baked: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from compliance_bake import snapshot
+    from compliance_bake.report import snapshot
 
     before = snapshot_tree(baked)
     monkeypatch.setattr(snapshot, "PROTON", {**snapshot.PROTON, "secretValue": "x"})

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from bench.gen_fixtures import generate, write_fixtures
-from compliance_bake.engine import Engine
 from compliance_bake.errors import TargetError
-from compliance_bake.fixtures import load_fixtures
-from compliance_bake.jsonio import loads_strict
-from compliance_bake.models import Decision, LicenceRegistry, Partner, StateRules
-from compliance_bake.shadow import run_shadow
-from compliance_bake.target.inprocess import InProcessTarget
-from compliance_bake.target.interface import CheckRequest, Progress
+from compliance_bake.inputs.fixtures import load_fixtures
+from compliance_bake.inputs.jsonio import loads_strict
+from compliance_bake.inputs.models import Decision, LicenceRegistry, Partner, StateRules
+from compliance_bake.report.shadow import run_shadow
+from compliance_bake.targets.engine import Engine
+from compliance_bake.targets.inprocess import InProcessTarget
+from compliance_bake.targets.interface import CheckRequest, Progress
 from tests.conftest import NOW, invoke
 
 

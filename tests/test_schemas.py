@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from compliance_bake import layout, schemas
-from compliance_bake.jsonio import loads_strict
+from compliance_bake.inputs import schemas
+from compliance_bake.inputs.jsonio import loads_strict
+from compliance_bake.report import layout
 
 
 @pytest.mark.parametrize("name", sorted(schemas.load_all()))

@@ -33,7 +33,7 @@ from _inputs_helpers import (
 )
 
 from compliance_bake.errors import SecretError
-from compliance_bake.signing_secret import (
+from compliance_bake.signing.secret import (
     ENV_FILE,
     ENV_VALUE,
     LOCAL_FILE,

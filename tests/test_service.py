@@ -11,7 +11,7 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 
 from bench.live_service import LiveService
-from compliance_bake.keyfile import load_keys, mint_key, revoke_key
+from compliance_bake.identity.keyfile import load_keys, mint_key, revoke_key
 from tests.conftest import invoke
 
 CHECK = "/api/compliance/check"

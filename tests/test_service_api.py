@@ -17,7 +17,7 @@ from schemathesis.core.failures import FailureGroup
 from schemathesis.generation.modes import GenerationMode
 
 from bench.live_service import LiveService
-from compliance_bake.keyfile import mint_key
+from compliance_bake.identity.keyfile import mint_key
 from tests.conftest import SECRET, invoke
 
 

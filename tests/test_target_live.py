@@ -16,7 +16,7 @@ import pytest
 
 from bench.gen_fixtures import generate, write_fixtures
 from bench.live_service import LiveService
-from compliance_bake.keyfile import mint_key
+from compliance_bake.identity.keyfile import mint_key
 from tests.conftest import NOW, SECRET, run_cli
 
 

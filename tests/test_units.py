@@ -7,13 +7,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from compliance_bake import keys
 from compliance_bake.clock import iso_millis, resolve_now
-from compliance_bake.deepequal import DOCS_MATRIX, HOLE, loose_equals, strict_equals
-from compliance_bake.engine import Engine
 from compliance_bake.errors import InputError
-from compliance_bake.jsonio import StrictJSONError, loads_strict
-from compliance_bake.models import LicenceRegistry, Partner, StateRules
+from compliance_bake.identity import keys
+from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
+from compliance_bake.inputs.models import LicenceRegistry, Partner, StateRules
+from compliance_bake.report.deepequal import DOCS_MATRIX, HOLE, loose_equals, strict_equals
+from compliance_bake.targets.engine import Engine
 
 
 @dataclass

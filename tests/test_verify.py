@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from compliance_bake import signing
-from compliance_bake.jsonio import dumps_pretty, loads_strict
+from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict
+from compliance_bake.signing import proofs as signing
 from tests.conftest import OTHER_SECRET, invoke
 
 FILES = [

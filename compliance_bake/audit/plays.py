@@ -148,7 +148,7 @@ def _csv_header(path: Path, head: bytes) -> tuple[str, ...]:
 
 
 def _jsonl_keys(path: Path, head: bytes) -> None:
-    from compliance_bake.jsonio import StrictJSONError, loads_strict
+    from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 
     line = _first_line(path, head)
     try:

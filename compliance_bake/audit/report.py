@@ -15,7 +15,7 @@ from compliance_bake.audit.violations import Violation
 from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, ZipWindow
 from compliance_bake.clock import iso_millis
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
-from compliance_bake.jsonio import dumps_pretty
+from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.resources import is_demo_fixtures
 
 REPORT_FILE = "audit/zip-window.json"

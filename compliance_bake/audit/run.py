@@ -13,9 +13,9 @@ from typing import Any
 from compliance_bake.audit import report
 from compliance_bake.audit.zip_window import DEFAULT_DAYS, ZipWindow, run_zip_window
 from compliance_bake.clock import iso_millis, resolve_now
-from compliance_bake.fixtures import load_fixtures
+from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.progress import ProgressSink
-from compliance_bake.publish import publish
+from compliance_bake.report.publish import publish
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,9 +39,9 @@ from compliance_bake.audit.plays import (
 from compliance_bake.audit.reading import reporting
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.errors import InputError
-from compliance_bake.integrity import zip_window_label
-from compliance_bake.models import LICENCE_ACTIVE, LicenceRegistry
+from compliance_bake.inputs.models import LICENCE_ACTIVE, LicenceRegistry
 from compliance_bake.progress import NoProgress, ProgressSink
+from compliance_bake.signing.integrity import zip_window_label
 
 DEFAULT_DAYS = 90
 MODE = "enriched"
@@ -162,7 +162,7 @@ def _micros(moment: datetime) -> int:
 
 
 def _load_relations(con: Any, registry: LicenceRegistry) -> None:
-    from compliance_bake.zipindex import zip_index
+    from compliance_bake.inputs.zipindex import zip_index
 
     index = zip_index()
     con.execute(

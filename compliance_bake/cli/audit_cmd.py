@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.main import CONTEXT, EXIT_CODES
 from compliance_bake.cli.options import (
     fixtures_option,
     fixtures_path,
@@ -15,6 +14,7 @@ from compliance_bake.cli.options import (
     now_option,
     out_option,
 )
+from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
 
 REASONS = """\b
 Violation reasons (a play counts under the first that applies):

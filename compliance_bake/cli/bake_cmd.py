@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.main import CONTEXT, EXIT_CODES
 from compliance_bake.cli.options import (
     fixtures_option,
     fixtures_path,
@@ -18,6 +17,7 @@ from compliance_bake.cli.options import (
     secret_file_option,
     target_options,
 )
+from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
 
 
 @click.group(context_settings=CONTEXT)

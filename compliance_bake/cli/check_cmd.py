@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.main import CONTEXT, EXIT_CODES
 from compliance_bake.cli.options import (
     fixtures_option,
     fixtures_path,
@@ -14,6 +13,7 @@ from compliance_bake.cli.options import (
     open_target,
     target_options,
 )
+from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
 
 
 @click.command(
@@ -57,11 +57,11 @@ def check(
     import json
 
     from compliance_bake.cli import render
-    from compliance_bake.engine import Engine
     from compliance_bake.errors import InputError
-    from compliance_bake.fixtures import load_fixtures
-    from compliance_bake.target.inprocess import InProcessTarget
-    from compliance_bake.zipindex import zip_index
+    from compliance_bake.inputs.fixtures import load_fixtures
+    from compliance_bake.inputs.zipindex import zip_index
+    from compliance_bake.targets.engine import Engine
+    from compliance_bake.targets.inprocess import InProcessTarget
 
     code = state.strip().upper()
     if code not in zip_index().jurisdictions:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.main import CONTEXT, EXIT_CODES
 from compliance_bake.cli.options import json_option, keys_file_option
+from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
 
 
 @click.group(context_settings=CONTEXT, short_help="Mint, list and revoke agent API keys.")
@@ -34,7 +34,7 @@ def mint(keys_file: Path, label: str) -> None:
       compliance-bake keys mint --label ci
       export COMPLIANCE_AGENT_KEY=$(compliance-bake keys mint --label ci)
     """
-    from compliance_bake.keyfile import mint_key
+    from compliance_bake.identity.keyfile import mint_key
 
     key = mint_key(keys_file, label)
     click.echo(key)
@@ -53,7 +53,7 @@ def list_keys(keys_file: Path, as_json: bool) -> None:
     """
     import json
 
-    from compliance_bake.keyfile import load_keys
+    from compliance_bake.identity.keyfile import load_keys
 
     records = load_keys(keys_file).records()
     rows = [{"prefix": r.prefix, "label": r.label, "revoked": r.revoked} for r in records]
@@ -77,7 +77,7 @@ def revoke(keys_file: Path, prefix: str) -> None:
     Example:
       compliance-bake keys revoke ab3de
     """
-    from compliance_bake.keyfile import revoke_key
+    from compliance_bake.identity.keyfile import revoke_key
 
     record = revoke_key(keys_file, prefix)
     click.echo(f"compliance-bake: key {record.prefix} revoked", err=True)

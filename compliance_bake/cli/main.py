@@ -12,17 +12,8 @@ from typing import Any
 import click
 
 from compliance_bake import __version__
+from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
 from compliance_bake.errors import EXIT_INTERNAL, BakeError
-
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
-
-EXIT_CODES = """\b
-Exit codes (every command):
-  0  done, every check holds
-  1  done, and a check failed (board, shadow, integrity, ZIP window, verification)
-  2  bad usage or bad input (option, fixture, secret): nothing written
-  3  the target failed (unreachable, timed out, malformed): nothing written
-  4  internal error (a bug: please report it with the -v output)"""
 
 
 class BakeGroup(click.Group):

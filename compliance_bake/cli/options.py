@@ -116,9 +116,9 @@ def open_target(
     """The HTTP target for --target (a bad URL or key is bad usage, exit 2), or None."""
     if url is None:
         return None
-    from compliance_bake.target.agent_key import resolve_agent_key
-    from compliance_bake.target.http import HttpSettings, HttpTarget
-    from compliance_bake.target.wire import parse_target_url
+    from compliance_bake.targets.agent_key import resolve_agent_key
+    from compliance_bake.targets.http import HttpSettings, HttpTarget
+    from compliance_bake.targets.wire import parse_target_url
 
     parsed = parse_target_url(url)
     settings = HttpSettings(timeout=timeout, concurrency=concurrency, retries=retries)

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
     from compliance_bake.bake import BakeResult
-    from compliance_bake.models import Decision
-    from compliance_bake.verify import VerifyReport
+    from compliance_bake.inputs.models import Decision
+    from compliance_bake.verify.verifier import VerifyReport
 
 MISMATCH_ROWS_SHOWN = 20
 

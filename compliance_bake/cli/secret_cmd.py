@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.main import CONTEXT, EXIT_CODES
+from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
 
 
 @click.group(context_settings=CONTEXT, short_help="Mint the local report signing secret.")
@@ -41,7 +41,7 @@ def mint(path: Path | None, force: bool) -> None:
       compliance-bake secret mint
       compliance-bake secret mint --path /tmp/dev-secret --force
     """
-    from compliance_bake.signing_secret import LOCAL_FILE, mint_secret
+    from compliance_bake.signing.secret import LOCAL_FILE, mint_secret
 
     written = mint_secret(path or LOCAL_FILE, force=force)
     click.echo(

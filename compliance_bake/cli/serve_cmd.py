@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.main import CONTEXT, EXIT_CODES
 from compliance_bake.cli.options import fixtures_option, fixtures_path, keys_file_option
+from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
 
 
 @click.command(

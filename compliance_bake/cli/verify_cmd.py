@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.main import CONTEXT, EXIT_CODES
 from compliance_bake.cli.options import json_option, secret_file_option
+from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
 
 
 @click.command(context_settings=CONTEXT, epilog=EXIT_CODES)
@@ -32,8 +32,8 @@ def verify(out_dir: Path, secret_file: Path | None, as_json: bool) -> None:
 
     from compliance_bake.cli import render
     from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
-    from compliance_bake.signing_secret import resolve_secret
-    from compliance_bake.verify import verify_out
+    from compliance_bake.signing.secret import resolve_secret
+    from compliance_bake.verify.verifier import verify_out
 
     report = verify_out(out_dir, resolve_secret(secret_file))
     if as_json:

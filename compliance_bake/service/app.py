@@ -16,11 +16,12 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from compliance_bake import __version__, layout
-from compliance_bake.engine import Engine
-from compliance_bake.keys import KeyStore
+from compliance_bake import __version__
+from compliance_bake.identity.keys import KeyStore
+from compliance_bake.report import layout
 from compliance_bake.service import models
 from compliance_bake.service.auth import AgentAuth, Unauthorized
+from compliance_bake.targets.engine import Engine
 
 JSON = "application/json"
 MAX_PARAM = 128

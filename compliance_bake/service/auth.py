@@ -11,7 +11,7 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from compliance_bake.keys import KeyStore
+from compliance_bake.identity.keys import KeyStore
 
 REALM = 'Bearer realm="compliance-bake"'
 _REFUSAL = orjson.dumps(

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from compliance_bake.engine import Engine
 from compliance_bake.errors import InputError
-from compliance_bake.fixtures import load_fixtures
-from compliance_bake.keyfile import load_keys
-from compliance_bake.target.inprocess import python_runtime
+from compliance_bake.identity.keyfile import load_keys
+from compliance_bake.inputs.fixtures import load_fixtures
+from compliance_bake.targets.engine import Engine
+from compliance_bake.targets.inprocess import python_runtime
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from compliance_bake import signing
+from compliance_bake.signing import proofs as signing
 
 HMAC_LABEL = "Proof HMAC-SHA3-256 keyed by REPORT_SIGNING_SECRET"
 SHA3_LABEL = "Board integrity sha3-256"

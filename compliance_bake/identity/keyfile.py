@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from compliance_bake.errors import InputError
-from compliance_bake.jsonio import StrictJSONError, dumps_pretty, loads_strict
-from compliance_bake.keys import PREFIX_LEN, KeyRecord, KeyStore
-from compliance_bake.private_file import write_private_bytes
+from compliance_bake.identity.keys import PREFIX_LEN, KeyRecord, KeyStore
+from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
+from compliance_bake.inputs.private_file import write_private_bytes
 
 DEFAULT_KEYS_FILE = Path(".compliance-bake") / "agent-keys.json"
 _PREFIX = re.compile(rf"[a-z0-9]{{{PREFIX_LEN}}}")

@@ -15,9 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from compliance_bake.errors import TargetError
-from compliance_bake.models import LICENCE_ACTIVE, LicenceRegistry, gc_paused
+from compliance_bake.inputs.models import LICENCE_ACTIVE, LicenceRegistry
+from compliance_bake.memory import gc_paused
 from compliance_bake.progress import NoProgress, ProgressSink
-from compliance_bake.target.interface import CheckRequest, Target
+from compliance_bake.targets.interface import CheckRequest, Target
 
 
 def matrix_size(registry: LicenceRegistry) -> int:

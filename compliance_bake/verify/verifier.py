@@ -11,14 +11,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from compliance_bake import layout, schemas, signing
-from compliance_bake.canon import same_mac
-from compliance_bake.deepequal import strict_equals
 from compliance_bake.errors import InputError
-from compliance_bake.integrity import hmac_present, integrity_checks, zip_window_label
-from compliance_bake.jsonio import StrictJSONError, dumps_pretty, loads_strict
-from compliance_bake.portal import render_portal
-from compliance_bake.signing_secret import Secret
+from compliance_bake.inputs import schemas
+from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
+from compliance_bake.report import layout
+from compliance_bake.report.deepequal import strict_equals
+from compliance_bake.report.portal import render_portal
+from compliance_bake.signing import proofs as signing
+from compliance_bake.signing.canon import same_mac
+from compliance_bake.signing.integrity import (
+    hmac_present,
+    integrity_checks,
+    zip_window_label,
+)
+from compliance_bake.signing.secret import Secret
 
 
 @dataclass(frozen=True, slots=True)

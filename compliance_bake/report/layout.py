@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from compliance_bake import schemas
-from compliance_bake.jsonio import dumps_pretty
+from compliance_bake.inputs import schemas
+from compliance_bake.inputs.jsonio import dumps_pretty
 
 API_FILE = "api/compliance.json"
 ENHANCEMENTS_FILE = "registry/compliance-enhancements.json"
@@ -32,7 +32,7 @@ def json_documents(snapshot: dict[str, Any]) -> dict[str, Any]:
 
 
 def render_files(snapshot: dict[str, Any]) -> dict[str, bytes]:
-    from compliance_bake.portal import render_portal
+    from compliance_bake.report.portal import render_portal
 
     files = {name: dumps_pretty(doc) for name, doc in json_documents(snapshot).items()}
     files[PORTAL_FILE] = render_portal(snapshot)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from compliance_bake.models import gc_paused
+from compliance_bake.memory import gc_paused
 
 # Present in the ZIP database but not jurisdictions that license wagers: military post offices
 # and the freely associated states.

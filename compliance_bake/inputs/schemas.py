@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from compliance_bake.errors import SchemaError
-from compliance_bake.jsonio import StrictJSONError, loads_strict
+from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.resources import schemas_dir
 
 SNAPSHOT = "compliance-snapshot.schema.json"

@@ -11,17 +11,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from compliance_bake import signing
-from compliance_bake.board import run_board
-from compliance_bake.canon import same_mac
 from compliance_bake.clock import iso_millis
-from compliance_bake.fixtures import LICENCES_FILE
-from compliance_bake.integrity import hmac_present, integrity_checks
-from compliance_bake.models import Fixtures
+from compliance_bake.inputs.fixtures import LICENCES_FILE
+from compliance_bake.inputs.models import Fixtures
 from compliance_bake.progress import ProgressSink
-from compliance_bake.shadow import run_shadow
-from compliance_bake.signing_secret import Secret
-from compliance_bake.target.interface import Target
+from compliance_bake.report.board import run_board
+from compliance_bake.report.shadow import run_shadow
+from compliance_bake.signing import proofs as signing
+from compliance_bake.signing.canon import same_mac
+from compliance_bake.signing.integrity import hmac_present, integrity_checks
+from compliance_bake.signing.secret import Secret
+from compliance_bake.targets.interface import Target
 
 DEFAULT_CONSOLE_DEPTH = 2
 # links.deepAudit without --deep-audit: the command an operator would run (on the demo plays).

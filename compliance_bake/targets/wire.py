@@ -18,9 +18,15 @@ from urllib.parse import quote, urljoin, urlsplit
 import orjson
 
 from compliance_bake.errors import InputError, TargetError
-from compliance_bake.jsonio import StrictJSONError, loads_strict
-from compliance_bake.models import STATUS_ALLOWED, STATUS_BLOCKED, Decision, Health, StatusPanel
-from compliance_bake.target.interface import CheckRequest
+from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
+from compliance_bake.inputs.models import (
+    STATUS_ALLOWED,
+    STATUS_BLOCKED,
+    Decision,
+    Health,
+    StatusPanel,
+)
+from compliance_bake.targets.interface import CheckRequest
 
 ROUTE_HEALTH = "/health"
 ROUTE_CHECK = "/api/compliance/check"

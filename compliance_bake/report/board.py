@@ -12,11 +12,17 @@ from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-from compliance_bake import deepequal, escape, keys
 from compliance_bake.errors import FixtureError
-from compliance_bake.keys import KeyRecord
-from compliance_bake.models import LICENCE_ACTIVE, STATUS_ALLOWED, STATUS_BLOCKED, LicenceRegistry
-from compliance_bake.target.interface import Target
+from compliance_bake.identity import keys
+from compliance_bake.identity.keys import KeyRecord
+from compliance_bake.inputs.models import (
+    LICENCE_ACTIVE,
+    STATUS_ALLOWED,
+    STATUS_BLOCKED,
+    LicenceRegistry,
+)
+from compliance_bake.report import deepequal, escape
+from compliance_bake.targets.interface import Target
 
 LICENSED_STATE = "MA"
 UNLICENSED_STATE = "NJ"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compliance_bake.errors import SecretError
-from compliance_bake.private_file import read_private_text, write_private_bytes
+from compliance_bake.inputs.private_file import read_private_text, write_private_bytes
 
 ENV_VALUE = "REPORT_SIGNING_SECRET"
 ENV_FILE = "REPORT_SIGNING_SECRET_FILE"

@@ -10,18 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from compliance_bake import schemas
 from compliance_bake.errors import FixtureError
-from compliance_bake.jsonio import StrictJSONError, loads_strict
-from compliance_bake.models import (
+from compliance_bake.inputs import schemas
+from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
+from compliance_bake.inputs.models import (
     Fixtures,
     GeoProfile,
     LicenceRegistry,
     Partner,
     StateRules,
-    gc_paused,
 )
-from compliance_bake.zipindex import zip_index
+from compliance_bake.inputs.zipindex import zip_index
+from compliance_bake.memory import gc_paused
 
 LICENCES_FILE = "licences.json"
 GEO_FILE = "geo.json"

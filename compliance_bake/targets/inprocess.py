@@ -6,9 +6,9 @@ import platform
 from collections.abc import Iterable, Iterator
 from itertools import islice, starmap
 
-from compliance_bake.engine import Engine
-from compliance_bake.models import Decision, Health, StatusPanel
-from compliance_bake.target.interface import CheckRequest, Progress
+from compliance_bake.inputs.models import Decision, Health, StatusPanel
+from compliance_bake.targets.engine import Engine
+from compliance_bake.targets.interface import CheckRequest, Progress
 
 IN_PROCESS_BASE = "in-process://compliance-bake"
 _PROGRESS_EVERY = 4096

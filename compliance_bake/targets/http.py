@@ -34,9 +34,9 @@ from yarl import URL
 
 from compliance_bake import __version__
 from compliance_bake.errors import TargetError
-from compliance_bake.models import Decision, Health, StatusPanel
-from compliance_bake.target import wire
-from compliance_bake.target.interface import CheckRequest, Progress
+from compliance_bake.inputs.models import Decision, Health, StatusPanel
+from compliance_bake.targets import wire
+from compliance_bake.targets.interface import CheckRequest, Progress
 
 T = TypeVar("T")
 _IN_FLIGHT_CHUNKS = 2

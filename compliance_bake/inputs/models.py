@@ -1,36 +1,13 @@
-"""The domain: states and their rules, partners and their licences, geo profiles, decisions.
-
-Also `gc_paused`, used where the domain is built in bulk (fixtures, ZIP index, shadow matrix).
-"""
+"""The domain: states and their rules, partners and their licences, geo profiles, decisions."""
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 LICENCE_ACTIVE = "active"
 STATUS_ALLOWED = 200
 STATUS_BLOCKED = 403
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many long-lived objects.
-
-    Every full collection walks all the objects built so far, and here finds nothing to free:
-    loading 10,000 partners or building a 500,000-row matrix otherwise spends a large share of its
-    time there. Reference counting still frees everything as usual. Nestable; restores the
-    collector's previous state.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compliance_bake.canon import canon, digest, mac
+from compliance_bake.signing.canon import canon, digest, mac
 
 ALGORITHM = "sha3-256"
 

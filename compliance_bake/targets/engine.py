@@ -11,7 +11,7 @@ hundreds of thousands of them.
 
 from __future__ import annotations
 
-from compliance_bake.models import (
+from compliance_bake.inputs.models import (
     LICENCE_ACTIVE,
     STATUS_ALLOWED,
     STATUS_BLOCKED,

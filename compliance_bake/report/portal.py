@@ -20,7 +20,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from compliance_bake import escape
+from compliance_bake.report import escape
 from compliance_bake.resources import templates_dir
 
 GRID_LIMIT = 5_000

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from compliance_bake.errors import InputError
-from compliance_bake.private_file import read_private_text
+from compliance_bake.inputs.private_file import read_private_text
 
 ENV_KEY = "COMPLIANCE_AGENT_KEY"
 _FIX = "use a key from `compliance-bake keys mint`, one line, as printed"

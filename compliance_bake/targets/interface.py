@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple, Protocol
 
-from compliance_bake.models import Decision, Health, StatusPanel
+from compliance_bake.inputs.models import Decision, Health, StatusPanel
 
 Progress = Callable[[int], None]
 

@@ -1,0 +1,4 @@
+"""The report: self-check board, shadow matrix, snapshot assembly, file layout, portal, publishing.
+
+Imports targets, signing, identity and inputs; never audit, verify, service or cli.
+"""

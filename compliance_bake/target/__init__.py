@@ -1,1 +1,0 @@
-"""Targets: the compliance service under test, in-process or (later) over HTTP."""
