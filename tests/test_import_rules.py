@@ -88,7 +88,7 @@ def _append(root: Path, module: str, line: str) -> None:
     ("module", "line", "contract"),
     [
         ("inputs/models.py", "from compliance_bake.report import layout", "nothing imports upward"),
-        ("signing/canon.py", "from compliance_bake.targets import engine", "nothing imports upward"),
+        ("signing/canon.py", "from compliance_bake.targets import http", "nothing imports upward"),
         ("report/board.py", "import rich", "Only the CLI imports click or rich"),
         ("audit/run.py", "import click", "Only the CLI imports click or rich"),
     ],
