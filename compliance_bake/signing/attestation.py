@@ -44,9 +44,7 @@ def sha256_hex(data: bytes) -> str:
 
 
 def subjects(files: Mapping[str, bytes]) -> list[dict[str, Any]]:
-    return [
-        {"name": name, "digest": {"sha256": sha256_hex(files[name])}} for name in sorted(files)
-    ]
+    return [{"name": name, "digest": {"sha256": sha256_hex(files[name])}} for name in sorted(files)]
 
 
 def predicate(snapshot: Mapping[str, Any]) -> dict[str, Any]:
@@ -86,9 +84,7 @@ def envelope(payload: bytes, key: SigningKey) -> dict[str, Any]:
     return {
         "payloadType": PAYLOAD_TYPE,
         "payload": base64.b64encode(payload).decode("ascii"),
-        "signatures": [
-            {"keyid": key.key_id, "sig": base64.b64encode(signature).decode("ascii")}
-        ],
+        "signatures": [{"keyid": key.key_id, "sig": base64.b64encode(signature).decode("ascii")}],
     }
 
 
