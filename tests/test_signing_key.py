@@ -142,3 +142,18 @@ def test_a_missing_key_file_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
     assert "does not exist" in result.stderr and "signing-key mint" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_public_keys_come_from_the_options_else_the_environment(tmp_path: Path) -> None:
+    from compliance_bake.signing.signing_key import SigningKeyError, public_keys_from
+
+    old, new = mint(tmp_path / "old"), mint(tmp_path / "new")
+    assert public_keys_from([old.public, new.public], {}) == [old.public_pem, new.public_pem]
+    both = {"COMPLIANCE_PUBLIC_KEY_FILE": f"{old.public}:{new.public}"}
+    assert public_keys_from([], both) == [old.public_pem, new.public_pem]
+    assert public_keys_from([new.public], both) == [new.public_pem]  # the option wins
+    assert public_keys_from([], {}) == []
+    with pytest.raises(SigningKeyError, match=r"\$COMPLIANCE_PUBLIC_KEY_FILE: cannot read"):
+        public_keys_from([], {"COMPLIANCE_PUBLIC_KEY_FILE": str(tmp_path / "gone.pub.pem")})
+    with pytest.raises(SigningKeyError, match="--public-key: .* is not a PEM public key"):
+        public_keys_from([old.private], {})  # the private key is not a public key

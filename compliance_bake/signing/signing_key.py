@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from compliance_bake.errors import InputError
 from compliance_bake.inputs.private_file import read_private_text, write_private_bytes
 
 ENV_FILE = "COMPLIANCE_SIGNING_KEY_FILE"
+ENV_PUBLIC_FILE = "COMPLIANCE_PUBLIC_KEY_FILE"
 LOCAL_FILE = Path(".compliance-bake") / "signing-key.pem"
 _FIX_MISSING = f"run `compliance-bake signing-key mint`, or set {ENV_FILE} to the key file"
 _FIX_NOT_A_KEY = "point it at the private key `compliance-bake signing-key mint` wrote"
@@ -98,6 +99,19 @@ def read_public_key(path: Path, source: str) -> bytes:
             "point it at the .pub.pem file `signing-key mint` wrote",
         ) from None
     return pem
+
+
+def public_keys_from(
+    paths: Sequence[Path], environ: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> list[bytes]:
+    """The trusted public keys: each `--public-key PEM`, else the file(s) named by
+    COMPLIANCE_PUBLIC_KEY_FILE (several separated by `os.pathsep`, for rotation), else none."""
+    if paths:
+        return [read_public_key(path, "--public-key") for path in paths]
+    env = os.environ if environ is None else environ
+    here = cwd or Path.cwd()
+    named = [part for part in env.get(ENV_PUBLIC_FILE, "").split(os.pathsep) if part]
+    return [read_public_key(here / part, f"${ENV_PUBLIC_FILE}") for part in named]
 
 
 def load_signing_key(path: Path, source: str) -> SigningKey:
