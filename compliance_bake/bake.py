@@ -3,7 +3,9 @@
 Order matters for the promise that bad input writes nothing: the clock, the secret, the
 fixtures and (with `--deep-audit`) the plays file are checked and audited first; the snapshot
 is built and rendered in memory; every JSON document is validated against its schema; only then
-does `publish` touch `out/`.
+does `publish` touch `out/`. With an Ed25519 signing key, the attestation is signed over the
+rendered bytes and published with them; without one, an earlier bake's attestation is removed
+in the same publish (it would no longer match).
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from compliance_bake.progress import ProgressSink
 from compliance_bake.report import layout
 from compliance_bake.report.publish import publish
 from compliance_bake.report.snapshot import BakeSettings, all_checks_hold, build_snapshot
+from compliance_bake.signing.attestation import ATTESTATION_FILE, render_attestation
 from compliance_bake.signing.secret import require_secret
+from compliance_bake.signing.signing_key import resolve_signing_key
 from compliance_bake.targets.engine import Engine
 from compliance_bake.targets.inprocess import InProcessTarget
 from compliance_bake.targets.interface import Target
@@ -39,6 +43,7 @@ class BakeResult:
     snapshot: dict[str, Any]
     written: list[Path]
     out_dir: Path
+    attestation_key_id: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -63,6 +68,11 @@ class BakeResult:
             },
             "shadow": {"rows": len(snap["shadow"]["rows"]), **snap["shadow"]["summary"]},
             "integrity": snap["integrity"]["checks"],
+            "attestation": (
+                None
+                if self.attestation_key_id is None
+                else {"file": ATTESTATION_FILE, "keyId": self.attestation_key_id}
+            ),
         }
 
 
@@ -104,9 +114,11 @@ def run_bake(
     progress: ProgressSink | None = None,
     target: Target | None = None,
     deep_audit: Path | None = None,
+    signing_key_file: Path | None = None,
 ) -> BakeResult:
     moment = resolve_now(now)
     secret = require_secret(secret_file)
+    signing_key = resolve_signing_key(signing_key_file)
     fixtures = load_fixtures(fixtures_dir)
     block = None
     if deep_audit is not None:
@@ -119,4 +131,14 @@ def run_bake(
         target.close()
     validate_documents(snapshot)
     files = layout.render_files(snapshot)
-    return BakeResult(snapshot=snapshot, written=publish(out_dir, files), out_dir=out_dir)
+    if signing_key is None:
+        written = publish(out_dir, files, stale=[ATTESTATION_FILE])
+        return BakeResult(snapshot=snapshot, written=written, out_dir=out_dir)
+    # Last in the dict, so renamed into place after the files it names.
+    files[ATTESTATION_FILE] = render_attestation(files, snapshot, signing_key)
+    return BakeResult(
+        snapshot=snapshot,
+        written=publish(out_dir, files),
+        out_dir=out_dir,
+        attestation_key_id=signing_key.key_id,
+    )

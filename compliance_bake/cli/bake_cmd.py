@@ -52,6 +52,16 @@ def bake() -> None:
     help="Also run the 90-day ZIP-window audit over the PLAYS file (.csv, .jsonl, .parquet) on "
     "the bake's clock: adds deepAudit and the zip-window check.",
 )
+@click.option(
+    "--signing-key",
+    "signing_key_file",
+    metavar="PATH",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Ed25519 private key (PEM, mode 0600) that signs OUT/attestation/compliance.intoto.json. "
+    "Else $COMPLIANCE_SIGNING_KEY_FILE, then .compliance-bake/signing-key.pem when it exists; "
+    "none: no attestation (and an earlier one is removed).",
+)
 @target_options
 @json_option
 def snapshot(
@@ -61,6 +71,7 @@ def snapshot(
     secret_file: Path | None,
     console_depth: int,
     deep_audit: Path | None,
+    signing_key_file: Path | None,
     target_url: str | None,
     agent_key_file: Path | None,
     timeout: float,
@@ -76,14 +87,19 @@ def snapshot(
     ZIP-window audit over a plays file; signs the report (SHA3-256 digests and HMAC-SHA3-256
     proofs keyed by REPORT_SIGNING_SECRET), validates it against the bundled JSON Schemas and
     only then writes OUT/api/compliance.json, OUT/registry/*.json and
-    OUT/portal/compliance/index.html, atomically. A target that fails (unreachable, too slow,
-    malformed answers after the retries) exits 3 and writes nothing.
+    OUT/portal/compliance/index.html, atomically. With an Ed25519 signing key (`signing-key
+    mint`) it also writes OUT/attestation/compliance.intoto.json: a DSSE envelope holding an
+    in-toto Statement whose subjects are those files with their SHA-256, which anyone holding
+    the public key can check (README: Attestation). A target that fails (unreachable, too slow,
+    malformed answers after the retries) exits 3 and writes nothing; a missing or bad key file
+    exits 2 and writes nothing.
 
     \b
     Examples:
       compliance-bake bake snapshot
       compliance-bake bake snapshot --fixtures fixtures --out out --now 2026-11-22T04:06:00Z
       compliance-bake bake snapshot --deep-audit fixtures/plays.csv --now 2026-11-22T04:06:00Z
+      compliance-bake bake snapshot --signing-key .compliance-bake/signing-key.pem
       SOURCE_DATE_EPOCH=1795000000 compliance-bake bake snapshot --json
       COMPLIANCE_AGENT_KEY=... compliance-bake bake snapshot --target http://127.0.0.1:8000
       compliance-bake bake snapshot --target https://compliance.example --agent-key-file key \\
@@ -106,6 +122,7 @@ def snapshot(
                 progress=progress,
                 target=target,
                 deep_audit=deep_audit,
+                signing_key_file=signing_key_file,
             )
     finally:
         if target is not None:

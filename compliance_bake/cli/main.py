@@ -53,6 +53,7 @@ def cli(verbose: bool) -> None:
     \b
     Examples:
       compliance-bake secret mint
+      compliance-bake signing-key mint
       compliance-bake bake snapshot --now 2026-11-22T04:06:00Z
       compliance-bake verify out
       compliance-bake audit deep --plays fixtures/plays.csv --now 2026-11-22T04:06:00Z
@@ -68,6 +69,7 @@ def _register() -> None:
         keys_cmd,
         secret_cmd,
         serve_cmd,
+        signing_key_cmd,
         verify_cmd,
     )
 
@@ -78,6 +80,7 @@ def _register() -> None:
     cli.add_command(serve_cmd.serve)
     cli.add_command(keys_cmd.keys)
     cli.add_command(secret_cmd.secret)
+    cli.add_command(signing_key_cmd.signing_key)
 
 
 _register()

@@ -141,6 +141,8 @@ def bake_report(result: BakeResult, depth: int) -> None:
     for check in snap["integrity"]["checks"]:
         checks.add_row(_mark(check["ok"]), check["id"], escape(check["label"]))
     console.print(checks)
+    if result.attestation_key_id is not None:
+        console.print(f"Attestation signed with Ed25519 key {result.attestation_key_id}")
     verdict = (
         "[green]all checks hold[/green]" if result.ok else "[bold red]a check failed[/bold red]"
     )

@@ -1,0 +1,61 @@
+"""`compliance-bake signing-key mint`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
+
+
+@click.group(
+    "signing-key", context_settings=CONTEXT, short_help="Mint the Ed25519 attestation key pair."
+)
+def signing_key() -> None:
+    """Manage the Ed25519 key pair that signs the public attestation.
+
+    \b
+    Example:
+      compliance-bake signing-key mint
+    """
+
+
+@signing_key.command(context_settings=CONTEXT, epilog=EXIT_CODES)
+@click.option(
+    "--key-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Where to write the private key; the public key goes beside it, `.pem` replaced by "
+    "`.pub.pem`.  [default: .compliance-bake/signing-key.pem]",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing key pair (snapshots it signed then verify only with the old "
+    "public key).",
+)
+def mint(key_file: Path | None, force: bool) -> None:
+    """Create an Ed25519 key pair for the attestation and print its key id.
+
+    Writes the private key (PKCS#8 PEM, mode 0600, never printed) and the public key beside it
+    (SubjectPublicKeyInfo PEM, mode 0644: hand it to whoever checks your snapshots). The key id
+    printed on stdout is the SHA-256 of the public key's DER. `bake snapshot` signs with the
+    default file when it exists; keep the folder out of version control (this repository's
+    .gitignore does). An existing key is never replaced without --force (exit 2).
+
+    \b
+    Examples:
+      compliance-bake signing-key mint
+      compliance-bake signing-key mint --key-file keys/2026-11.pem
+    """
+    from compliance_bake.signing.signing_key import LOCAL_FILE, mint_signing_key
+
+    private = key_file or LOCAL_FILE
+    public, key_id = mint_signing_key(private, force=force)
+    click.echo(
+        f"minted an Ed25519 signing key in {private} (mode 0600; not shown), "
+        f"public key in {public}",
+        err=True,
+    )
+    click.echo(key_id)

@@ -1,0 +1,270 @@
+"""Check the public attestation of a baked `out/` with Ed25519 public keys alone (no HMAC secret).
+
+What holds when `ok` is true: `out/attestation/compliance.intoto.json` is a DSSE envelope of an
+in-toto Statement v1 of our predicate type, its signature over the DSSE pre-authentication
+encoding verifies with one of the given public keys (several keys: rotation; the envelope's
+`keyid` must name that key), every subject's SHA-256 matches its file, every file of `out/` is a
+subject and every subject a file, and the predicate summarises the attested snapshot.
+
+Two files of `out/` are not subjects, by design: `audit/zip-window.json`, which `audit deep`
+writes into the same folder after or apart from the bake, and an empty `.gitkeep` at the top
+(a checkout keeps an empty `out/` that way; it carries nothing). Anything else that is not a
+subject, including a symbolic link, fails. Every failure names the file (relative to `out/`)
+and what failed; a check that cannot run is a failure, never a pass.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, TypeGuard
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from compliance_bake.errors import InputError
+from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
+from compliance_bake.signing.attestation import (
+    ATTESTATION_FILE,
+    PAYLOAD_TYPE,
+    PREDICATE_TYPE,
+    STATEMENT_TYPE,
+    pae,
+    predicate,
+)
+from compliance_bake.signing.signing_key import key_id, parse_public_key
+
+NOT_SUBJECTS = ("audit/zip-window.json",)
+KEEP_FILE = ".gitkeep"
+SNAPSHOT_FILE = "api/compliance.json"
+MAX_ENVELOPE_BYTES = 1 << 20  # four subjects take about 1 KiB
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True, slots=True)
+class AttestationResult:
+    ok: bool
+    key_id: str | None  # the key whose signature verified, None when none did
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (file, what failed)
+
+
+class _Findings:
+    def __init__(self) -> None:
+        self.failures: list[tuple[str, str]] = []
+
+    def fail(self, file: str, what: str) -> None:
+        self.failures.append((file, what))
+
+
+def _public_keys(pems: Sequence[bytes]) -> list[Ed25519PublicKey]:
+    if not pems:
+        raise InputError(
+            "no public key given to check the attestation with",
+            "pass the signer's .pub.pem (`--public-key PEM`, repeatable)",
+        )
+    keys = []
+    for number, pem in enumerate(pems, 1):
+        try:
+            keys.append(parse_public_key(pem))
+        except ValueError as exc:
+            raise InputError(
+                f"public key {number} is {exc}",
+                "pass the .pub.pem file `signing-key mint` wrote",
+            ) from None
+    return keys
+
+
+def _b64(value: Any) -> bytes | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError):
+        return None
+
+
+def _envelope(out_dir: Path, found: _Findings) -> dict[str, Any] | None:
+    path = out_dir / ATTESTATION_FILE
+    try:
+        if path.is_symlink() or not path.is_file():
+            found.fail(ATTESTATION_FILE, "missing (baked without a signing key, or removed)")
+            return None
+        if path.stat().st_size > MAX_ENVELOPE_BYTES:
+            found.fail(ATTESTATION_FILE, f"larger than {MAX_ENVELOPE_BYTES} bytes")
+            return None
+        raw = path.read_bytes()
+    except OSError as exc:
+        found.fail(ATTESTATION_FILE, f"cannot read: {exc.strerror}")
+        return None
+    try:
+        doc = loads_strict(raw)
+    except StrictJSONError as exc:
+        found.fail(ATTESTATION_FILE, f"not strict JSON at {exc.where}: {exc}")
+        return None
+    if not isinstance(doc, dict) or set(doc) != {"payloadType", "payload", "signatures"}:
+        found.fail(ATTESTATION_FILE, "not a DSSE envelope {payloadType, payload, signatures}")
+        return None
+    if doc["payloadType"] != PAYLOAD_TYPE:
+        found.fail(ATTESTATION_FILE, f"payloadType is not {PAYLOAD_TYPE}")
+        return None
+    return doc
+
+
+def _signer(doc: dict[str, Any], keys: list[Ed25519PublicKey], found: _Findings) -> str | None:
+    """The key id of the given key that signed the envelope, or None (and why)."""
+    payload = _b64(doc["payload"])
+    signatures = doc["signatures"]
+    shaped = (
+        isinstance(signatures, list)
+        and signatures
+        and all(isinstance(s, dict) and set(s) == {"keyid", "sig"} for s in signatures)
+    )
+    if payload is None or not shaped:
+        found.fail(ATTESTATION_FILE, "payload is not base64, or signatures are not [{keyid, sig}]")
+        return None
+    message = pae(PAYLOAD_TYPE, payload)
+    for signature in signatures:
+        sig = _b64(signature["sig"])
+        for key in keys:
+            try:
+                key.verify(sig or b"", message)
+            except InvalidSignature:
+                continue
+            signer = key_id(key)
+            if signature["keyid"] != signer:
+                found.fail(ATTESTATION_FILE, f"keyid does not name the key that signed ({signer})")
+            return signer
+    named = ", ".join(str(s["keyid"]) for s in signatures)
+    given = ", ".join(key_id(k) for k in keys)
+    found.fail(
+        ATTESTATION_FILE,
+        f"signature: no given public key verifies it (signed by {named}; given {given})",
+    )
+    return None
+
+
+def _safe_name(name: Any) -> TypeGuard[str]:
+    if not isinstance(name, str) or not name or "\\" in name or "\x00" in name:
+        return False
+    parts = PurePosixPath(name).parts
+    return (
+        not name.startswith("/")
+        and "/".join(parts) == name
+        and all(part not in (".", "..") for part in parts)
+    )
+
+
+def _subjects(doc: dict[str, Any], found: _Findings) -> tuple[dict[str, str], Any] | None:
+    """{name: sha256} and the predicate, from the envelope's Statement; None when malformed."""
+    try:
+        statement = loads_strict(base64.b64decode(doc["payload"], validate=True))
+    except StrictJSONError as exc:
+        found.fail(ATTESTATION_FILE, f"payload: not strict JSON at {exc.where}: {exc}")
+        return None
+    if not isinstance(statement, dict) or statement.get("_type") != STATEMENT_TYPE:
+        found.fail(ATTESTATION_FILE, f"payload: not an in-toto Statement ({STATEMENT_TYPE})")
+        return None
+    if statement.get("predicateType") != PREDICATE_TYPE:
+        found.fail(ATTESTATION_FILE, f"payload: predicateType is not {PREDICATE_TYPE}")
+        return None
+    subject = statement.get("subject")
+    digests: dict[str, str] = {}
+    for entry in subject if isinstance(subject, list) else [None]:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        digest = entry.get("digest") if isinstance(entry, dict) else None
+        sha = digest.get("sha256") if isinstance(digest, dict) else None
+        if not _safe_name(name) or not isinstance(sha, str) or not _SHA256_HEX.fullmatch(sha):
+            found.fail(ATTESTATION_FILE, "payload: a subject is not {name, digest: {sha256}}")
+            return None
+        if name in digests or name == ATTESTATION_FILE:
+            found.fail(ATTESTATION_FILE, f"payload: subject {name} listed twice or names itself")
+            return None
+        digests[name] = sha
+    return digests, statement.get("predicate")
+
+
+def _files_of(out_dir: Path, found: _Findings) -> set[str]:
+    """Every entry of out/ that must be a subject: relative POSIX names, links included."""
+    names: set[str] = set()
+    for root, dirs, files in os.walk(out_dir):
+        here = Path(root)
+        entries = files + [d for d in dirs if (here / d).is_symlink()]
+        for entry in entries:
+            path = here / entry
+            name = path.relative_to(out_dir).as_posix()
+            info = path.lstat()
+            if name in (ATTESTATION_FILE, *NOT_SUBJECTS):
+                continue
+            if name == KEEP_FILE and stat.S_ISREG(info.st_mode) and info.st_size == 0:
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                found.fail(name, "not a regular file (a bake writes none)")
+            names.add(name)
+    return names
+
+
+def _sha256_of(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _check_files(out_dir: Path, digests: dict[str, str], found: _Findings) -> None:
+    present = _files_of(out_dir, found)
+    for name in sorted(digests.keys() - present):
+        found.fail(name, "missing: the attestation names it, out/ lacks it")
+    for name in sorted(present - digests.keys()):
+        found.fail(name, "extra: in out/, not named by the attestation")
+    for name in sorted(digests.keys() & present):
+        path = out_dir / name
+        if not stat.S_ISREG(path.lstat().st_mode):
+            continue  # already reported
+        try:
+            same = _sha256_of(path) == digests[name]
+        except OSError as exc:
+            found.fail(name, f"cannot read: {exc.strerror}")
+            continue
+        if not same:
+            found.fail(name, "sha256 differs from the attestation (changed after signing)")
+
+
+def _check_predicate(out_dir: Path, claimed: Any, found: _Findings) -> None:
+    try:
+        snapshot = loads_strict((out_dir / SNAPSHOT_FILE).read_bytes())
+        summary = predicate(snapshot)
+    except (OSError, StrictJSONError, KeyError, TypeError):
+        found.fail(ATTESTATION_FILE, f"predicate: cannot summarise {SNAPSHOT_FILE}")
+        return
+    if summary != claimed:
+        found.fail(ATTESTATION_FILE, f"predicate does not summarise {SNAPSHOT_FILE}")
+
+
+def check_attestation(out_dir: Path, public_keys: Sequence[bytes]) -> AttestationResult:
+    """Check `out_dir`'s attestation against the given Ed25519 public keys (SPKI PEM bytes).
+
+    InputError (bad usage, exit 2) when no key is given or one is not an Ed25519 public key.
+    """
+    keys = _public_keys(public_keys)
+    found = _Findings()
+    if not out_dir.is_dir():
+        found.fail(str(out_dir), "not a folder")
+        return AttestationResult(False, None, found.failures)
+    doc = _envelope(out_dir, found)
+    if doc is None:
+        return AttestationResult(False, None, found.failures)
+    signer = _signer(doc, keys, found)
+    if found.failures:  # nothing the payload says can be trusted, or even read
+        return AttestationResult(False, signer, found.failures)
+    parsed = _subjects(doc, found)
+    if parsed is not None:
+        digests, claimed = parsed
+        _check_files(out_dir, digests, found)
+        if not found.failures:
+            _check_predicate(out_dir, claimed, found)
+    return AttestationResult(not found.failures and signer is not None, signer, found.failures)

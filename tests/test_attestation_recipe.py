@@ -1,0 +1,122 @@
+"""README's openssl + jq + base64 + sha256sum recipe for the attestation, run exactly as
+documented on fresh and tampered keyed bakes."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from compliance_bake.signing.attestation import ATTESTATION_FILE
+from compliance_bake.signing.canon import canon
+from tests._attest_helpers import KeyPair, bake, mint
+from tests.conftest import NOW, invoke
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+SUBJECTS = [
+    "api/compliance.json",
+    "portal/compliance/index.html",
+    "registry/compliance-enhancements.json",
+    "registry/compliance-shadow.json",
+]
+CHECKS = ["payloadType", "keyid", "signature", "statement"]
+ALL_LINES = [*CHECKS, *(f"sha256 {name}" for name in SUBJECTS), "files = subjects"]
+
+
+def recipe() -> str:
+    text = README.read_text(encoding="utf-8")
+    match = re.search(r"<!-- recipe:attestation -->\n```sh\n(.*?)```", text, re.S)
+    assert match, "README lost its attestation recipe block"
+    return match.group(1)
+
+
+def run_recipe(out: Path, public: Path) -> dict[str, bool]:
+    """{check: ok} from the recipe's lines; the recipe itself must run without error."""
+    env = {**os.environ, "PUB": str(public), "LC_ALL": "C"}
+    done = subprocess.run(
+        ["bash", "-c", recipe()], cwd=out.parent, env=env, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert all(line[:5] in ("ok   ", "FAIL ") for line in lines), lines
+    return {line[5:]: line.startswith("ok") for line in lines}
+
+
+def failing(results: dict[str, bool]) -> set[str]:
+    return {check for check, ok in results.items() if not ok}
+
+
+@pytest.fixture
+def key(tmp_path: Path) -> KeyPair:
+    return mint(tmp_path / "keys")
+
+
+@pytest.fixture
+def attested(tmp_path: Path, key: KeyPair) -> Path:
+    return bake(tmp_path / "out", key)
+
+
+def test_the_recipe_confirms_a_fresh_bake(attested: Path, key: KeyPair) -> None:
+    results = run_recipe(attested, key.public)
+    assert list(results) == ALL_LINES and all(results.values()), results
+
+
+def test_the_audit_report_and_an_empty_gitkeep_do_not_disturb_it(
+    attested: Path, key: KeyPair
+) -> None:
+    plays = README.parent / "fixtures" / "plays.csv"
+    audit = invoke("audit", "deep", "--plays", str(plays), "--now", NOW, "--out", str(attested))
+    assert audit.exit_code == 0, audit.output
+    (attested / ".gitkeep").write_bytes(b"")
+    assert failing(run_recipe(attested, key.public)) == set()
+
+
+@pytest.mark.parametrize("name", SUBJECTS)
+def test_the_recipe_catches_an_edited_byte(attested: Path, key: KeyPair, name: str) -> None:
+    path = attested / name
+    data = bytearray(path.read_bytes())
+    data[-2] ^= 0x20
+    path.write_bytes(bytes(data))
+    assert failing(run_recipe(attested, key.public)) == {f"sha256 {name}"}
+
+
+def test_the_recipe_catches_a_removed_file(attested: Path, key: KeyPair) -> None:
+    (attested / "registry/compliance-shadow.json").unlink()
+    assert failing(run_recipe(attested, key.public)) == {
+        "sha256 registry/compliance-shadow.json",
+        "files = subjects",
+    }
+
+
+@pytest.mark.parametrize("name", ["registry/extra.json", ".gitkeep", "audit/other.json"])
+def test_the_recipe_catches_an_added_file(attested: Path, key: KeyPair, name: str) -> None:
+    (attested / name).parent.mkdir(parents=True, exist_ok=True)
+    (attested / name).write_text("{}\n")
+    assert failing(run_recipe(attested, key.public)) == {"files = subjects"}
+
+
+def test_the_recipe_catches_the_wrong_key(attested: Path, tmp_path: Path) -> None:
+    other = mint(tmp_path / "other")
+    assert failing(run_recipe(attested, other.public)) == {"keyid", "signature"}
+
+
+def test_the_recipe_catches_a_re_encoded_payload(attested: Path, key: KeyPair) -> None:
+    """A forger who edits a file and rewrites its subject digest cannot re-sign."""
+    path = attested / "registry/compliance-enhancements.json"
+    assert b'"passed": 8' in path.read_bytes()
+    path.write_bytes(path.read_bytes().replace(b'"passed": 8', b'"passed": 7'))
+    envelope = json.loads((attested / ATTESTATION_FILE).read_text())
+    statement = json.loads(base64.b64decode(envelope["payload"]))
+    for subject in statement["subject"]:
+        data = (attested / subject["name"]).read_bytes()
+        subject["digest"]["sha256"] = hashlib.sha256(data).hexdigest()
+    envelope["payload"] = base64.b64encode(canon(statement)).decode()
+    (attested / ATTESTATION_FILE).write_text(json.dumps(envelope, indent=2))
+    assert failing(run_recipe(attested, key.public)) == {"signature"}
