@@ -148,6 +148,11 @@ def plays_input(
     try:
         if plays.name == STDIN:
             source = stdin if stdin is not None else sys.stdin.buffer
+            if source.isatty():
+                raise InputError(
+                    f"--plays {STDIN} reads {STDIN_NAME}, which is a terminal",
+                    "pipe the plays in (zcat plays.csv.gz | compliance-bake audit deep --plays -)",
+                )
             try:
                 plays.count = _spool(source, plays.path, fmt, limit)
             except OSError as exc:
