@@ -227,7 +227,9 @@ def _audit(
             failure = exc  # perhaps a record past the limit: the count below says
     record = counted()
     readable = plays.readable()
-    if record is not None and (readable != reader.source.path or record.nul > reader.nul_check):
+    if record is not None and (
+        readable != reader.source.path or record.nul and not reader.nul_check
+    ):
         reader.reread(readable, nul_check=record.nul)  # a record past the limit, or a NUL byte
         counts = reader.counts()  # errors here are the file's own
     elif failure is not None:
