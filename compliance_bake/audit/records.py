@@ -8,10 +8,10 @@ is a blank line and no play, as for the readers. The CSV header is the first rec
 are read without quoting (a JSON string cannot hold a raw line feed): every non-blank line is one.
 
 The count reads the file in chunks with flat memory: runs of lines without a quote and without a
-blank line are counted in bulk (`bytes.count`; about 1 s of CPU per GB), other lines one by one
-(about 2 s of CPU per 100 MB when most lines hold a quoted field). Records longer than `RECORD_LIMIT` are listed with their line
-and byte range: `without_oversized` copies the file with each of them blanked out, so that a reader
-never meets a record past its limit.
+blank line are counted in bulk (`bytes.count`; about 1.5 s of CPU per GB), other lines one by one
+(about 2 s of CPU per 100 MB when most lines hold a quoted field). Records longer than
+`RECORD_LIMIT` are listed with their line and byte range: `without_oversized` copies the file with
+each of them blanked out, so that a reader never meets a record past its limit.
 """
 
 from __future__ import annotations
