@@ -18,7 +18,8 @@ from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
 
 REASONS = """\b
 Violation reasons (a play counts under the first that applies):
-  malformed-row         wrong column count, NUL byte, unterminated quote, bad JSON line
+  malformed-row         wrong column count, NUL byte, unterminated quote, bad JSON line,
+                        a record over 64 MiB
   malformed-timestamp   enriched_at not empty and not ISO 8601 with seconds and Z/offset
   enriched-in-future    enriched_at after now
   malformed-zip         zip not five digits (four: a lost leading zero)
