@@ -7,16 +7,25 @@ as a play (wrong column count, a NUL byte, an unterminated quote, a JSON line th
 object with the eight keys) is kept with `malformed` true, its file line in `line` and its text in
 `raw`: counted and reported, never dropped.
 
-The format follows the file name: `.csv`, `.jsonl` or `.ndjson`, `.parquet`. The CSV header (or
-the first JSON line, or the Parquet schema) must name the eight columns; extra columns are ignored.
+The format follows the file name: `.csv`, `.jsonl` or `.ndjson`, `.parquet` (or is given). The
+CSV header (or the first JSON line, or the Parquet schema) must name the eight columns; extra
+columns are ignored.
+
+DuckDB's CSV reader (which reads JSON Lines too, a line as one column) has a `max_line_size`,
+2,000,000 bytes by default. Past it, DuckDB 2.0 is not reliable: a record of 3 to 20 MB lands in
+the rejects table (`LINE SIZE OVER MAXIMUM`), but one of about 30 MB and more is silently dropped
+(no row, no reject: it vanished from the audit), or, without `store_rejects`, stops the scan with
+"The Parallel CSV Reader currently does not support a full read on this file". A larger
+`max_line_size` costs nothing on ordinary files; a record is then read whole, at about four times
+its size in memory. So the audit sets it to `records.RECORD_LIMIT` (64 MiB), never hands DuckDB a
+longer record (`intake.PlaysInput.readable`), and reconciles DuckDB's rows with its own count of
+the file's records (`accounting`).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import mmap
-import os
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -36,7 +45,6 @@ COLUMNS = (
 )
 REJECTS_TABLE = "plays_rejects"
 _HEAD_BYTES = 1 << 16
-_WINDOW = 64 << 20  # a multiple of mmap.ALLOCATIONGRANULARITY
 _FIX_COLUMNS = "the first line must name the columns " + ", ".join(COLUMNS)
 
 
@@ -61,26 +69,7 @@ class PlaysSource:
     path: Path
     format: PlaysFormat
     header: tuple[str, ...]  # CSV: the file's columns in order; else the eight columns
-
-    def has_nul(self) -> bool:
-        """Whether the file holds a NUL byte anywhere: memchr over 64 MiB mappings, about
-        0.2 s per GB with flat memory (one mapping of the whole file would count it all in the
-        peak RSS).
-
-        Only then must each row's values be searched for one, which costs DuckDB about a
-        second on 10,000,000 rows. (Parquet strings are not searched: a Parquet row cannot be
-        malformed.)
-        """
-        with self.path.open("rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            for offset in range(0, size, _WINDOW):
-                length = min(_WINDOW, size - offset)
-                with mmap.mmap(
-                    handle.fileno(), length, offset=offset, access=mmap.ACCESS_READ
-                ) as window:
-                    if window.find(b"\0") >= 0:
-                        return True
-        return False
+    max_line_size: int = 2_000_000  # bytes: the longest record the reader takes (CSV, JSONL)
 
 
 def plays_format(path: Path) -> PlaysFormat:
@@ -163,17 +152,24 @@ def _jsonl_keys(path: Path, head: bytes) -> None:
     _require(path, list(first), "the first JSON line")
 
 
-def open_plays(path: Path) -> PlaysSource:
-    """Check that the file exists, is readable, has a known format and names the columns."""
-    fmt = plays_format(path)
+def open_plays(
+    path: Path,
+    fmt: PlaysFormat | None = None,
+    name: str | None = None,
+    max_line_size: int = 2_000_000,
+) -> PlaysSource:
+    """Check that the file exists, is readable, has a known format and names the columns.
+    `fmt` overrides the file name's suffix; `name` is how messages call the file."""
+    fmt = fmt or plays_format(path)
     head = _head(path)
+    called = Path(name) if name is not None else path
     if fmt is PlaysFormat.CSV:
-        return PlaysSource(path, fmt, _csv_header(path, head))
+        return PlaysSource(path, fmt, _csv_header(called, head), max_line_size)
     if fmt is PlaysFormat.JSONL:
-        _jsonl_keys(path, head)
+        _jsonl_keys(called, head)
     elif not head.startswith(b"PAR1"):
-        raise InputError(f"{path}: not a Parquet file", "write it as Parquet or rename it")
-    return PlaysSource(path, fmt, COLUMNS)
+        raise InputError(f"{called}: not a Parquet file", "write it as Parquet or rename it")
+    return PlaysSource(path, fmt, COLUMNS, max_line_size)
 
 
 def _literal(text: str) -> str:
@@ -192,7 +188,7 @@ def _csv_relation(source: PlaysSource, nul_check: bool) -> str:
         FROM read_csv({_literal(str(source.path))}, header = true, columns = {columns},
                       auto_detect = false, delim = ',', quote = '"', escape = '"',
                       store_rejects = true, rejects_table = '{REJECTS_TABLE}',
-                      rejects_scan = '{REJECTS_TABLE}_scan')
+                      rejects_scan = '{REJECTS_TABLE}_scan', max_line_size = {source.max_line_size})
     """
 
 
@@ -217,7 +213,8 @@ def _jsonl_relation(source: PlaysSource, nul_check: bool) -> str:
           FROM read_csv({_literal(str(source.path))}, header = false,
                         columns = {{'text': 'VARCHAR'}}, auto_detect = false, delim = '\x01',
                         quote = '', escape = '', store_rejects = true,
-                        rejects_table = '{REJECTS_TABLE}', rejects_scan = '{REJECTS_TABLE}_scan')
+                        rejects_table = '{REJECTS_TABLE}', rejects_scan = '{REJECTS_TABLE}_scan',
+                        max_line_size = {source.max_line_size})
           WHERE text IS NOT NULL  -- a blank line is no row, as in CSV
         )
     """
@@ -246,7 +243,7 @@ def plays_relation(con: Any, source: PlaysSource, nul_check: bool = True) -> str
     """The SELECT that reads the file as the `plays` relation (DuckDB).
 
     `nul_check=False` leaves out the search of every value for a NUL byte: only for a file that
-    `has_nul()` found free of them.
+    the record count (`records.RecordCount.nul`) found free of them.
     """
     if source.format is PlaysFormat.CSV:
         return _csv_relation(source, nul_check)
@@ -258,6 +255,20 @@ def plays_relation(con: Any, source: PlaysSource, nul_check: bool = True) -> str
     types = {str(row[0]): str(row[1]) for row in described}
     _require(source.path, list(types), "the Parquet schema")
     return _parquet_relation(source, types)
+
+
+def parquet_rows(con: Any, path: Path) -> int:
+    """The rows a Parquet file's footer declares (its row groups' counts)."""
+    row = con.execute(
+        f"SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata({_literal(str(path))})"
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def drop_rejects(con: Any) -> None:
+    """Forget the lines a previous scan rejected (before scanning another file)."""
+    con.execute(f"DROP TABLE IF EXISTS {REJECTS_TABLE}")
+    con.execute(f"DROP TABLE IF EXISTS {REJECTS_TABLE}_scan")
 
 
 def rejected_relation() -> str:

@@ -11,6 +11,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from compliance_bake.audit.plays import PlaysFormat
 from compliance_bake.audit.violations import Violation
 from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, ZipWindow
 from compliance_bake.clock import iso_millis
@@ -23,11 +24,19 @@ FIRST_SHOWN = 20
 
 
 def audit_command(
-    plays: str, days: int = DEFAULT_DAYS, now: str | None = None, fixtures: Path | None = None
+    plays: str,
+    days: int = DEFAULT_DAYS,
+    now: str | None = None,
+    fixtures: Path | None = None,
+    plays_format: PlaysFormat | None = None,
 ) -> str:
     """The command line that runs this audit (with `now` and `fixtures`: reproduces it). The
-    demo fixtures are the default of --fixtures, so they are not named."""
-    words = ["compliance-bake", "audit", "deep", "--plays", plays, "--days", str(days)]
+    demo fixtures are the default of --fixtures, so they are not named. Plays read from standard
+    input keep `--plays -`: the command reproduces the audit with the same plays piped in."""
+    words = ["compliance-bake", "audit", "deep", "--plays", plays]
+    if plays_format is not None:
+        words += ["--format", plays_format.value]
+    words += ["--days", str(days)]
     if now is not None:
         words += ["--now", now]
     if fixtures is not None and not is_demo_fixtures(fixtures):

@@ -1,7 +1,8 @@
 """`audit deep` end to end: clock, licences and plays checked, the audit run, the report written.
 
-Bad input (the clock, the fixtures, the plays file's existence, format or columns) raises
-InputError before anything is written; the report is published atomically, alone, under `out/`.
+Bad input (the clock, the fixtures, the plays file's existence, kind, format or columns) raises
+InputError before anything is written; `-` reads the plays from standard input. The report is
+published atomically, alone, under `out/`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from compliance_bake.audit import report
+from compliance_bake.audit.plays import PlaysFormat
 from compliance_bake.audit.zip_window import DEFAULT_DAYS, ZipWindow, run_zip_window
 from compliance_bake.clock import iso_millis, resolve_now
 from compliance_bake.inputs.fixtures import load_fixtures
@@ -44,10 +46,12 @@ def run_audit(
     now: str | None,
     days: int = DEFAULT_DAYS,
     progress: ProgressSink | None = None,
+    plays_format: str | None = None,
 ) -> AuditResult:
     moment = resolve_now(now)
     registry = load_fixtures(fixtures_dir).registry
-    audit = run_zip_window(plays, registry, moment, days, progress)
-    command = report.audit_command(str(plays), days, iso_millis(moment), fixtures_dir)
+    fmt = None if plays_format is None else PlaysFormat(plays_format)
+    audit = run_zip_window(plays, registry, moment, days, progress, fmt)
+    command = report.audit_command(str(plays), days, iso_millis(moment), fixtures_dir, fmt)
     written = publish(out_dir, {report.REPORT_FILE: report.report_bytes(audit, command)})
     return AuditResult(audit=audit, command=command, report_path=written[0])

@@ -20,28 +20,32 @@ relations in DuckDB and runs it.
 
 from __future__ import annotations
 
-import contextlib
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from compliance_bake.audit.accounting import unread_plays
+from compliance_bake.audit.intake import PlaysInput, counting, plays_input
 from compliance_bake.audit.plays import (
     PlaysFormat,
     PlaysSource,
+    drop_rejects,
     open_plays,
+    parquet_rows,
     plays_relation,
     rejected_relation,
 )
 from compliance_bake.audit.reading import reporting
+from compliance_bake.audit.records import RecordCount, has_long_line
+from compliance_bake.audit.relations import load_relations
+from compliance_bake.audit.result import ZipWindow
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.errors import InputError
-from compliance_bake.inputs.models import LICENCE_ACTIVE, LicenceRegistry
+from compliance_bake.inputs.models import LicenceRegistry
 from compliance_bake.progress import NoProgress, ProgressSink
-from compliance_bake.signing.integrity import zip_window_label
+
+__all__ = ["DEFAULT_DAYS", "MODE", "ZipWindow", "audit_query", "run_zip_window"]
 
 DEFAULT_DAYS = 90
 MODE = "enriched"
@@ -126,96 +130,8 @@ FROM classified WHERE reason IS NOT NULL
 """
 
 
-@dataclass(frozen=True, slots=True)
-class ZipWindow:
-    """The audit's result: the counts of spec 2.5 and every violating play."""
-
-    plays: str
-    format: str
-    days: int
-    now: datetime
-    total_plays: int
-    in_window_plays: int
-    not_enriched_plays: int
-    by_reason: dict[Violation, int]
-    violations: list[ViolatingPlay] = field(repr=False)
-
-    @property
-    def since(self) -> datetime:
-        return self.now - timedelta(days=self.days)
-
-    @property
-    def violation_count(self) -> int:
-        return sum(self.by_reason.values())
-
-    @property
-    def ok(self) -> bool:
-        return self.violation_count == 0
-
-    @property
-    def label(self) -> str:
-        return zip_window_label(self.days, self.in_window_plays, self.total_plays)
-
-
 def _micros(moment: datetime) -> int:
     return (moment - _EPOCH) // timedelta(microseconds=1)
-
-
-def _load_relations(con: Any, registry: LicenceRegistry) -> None:
-    from compliance_bake.inputs.zipindex import zip_index
-
-    index = zip_index()
-    con.execute(
-        "CREATE TEMP TABLE zips AS SELECT unnest($zips::VARCHAR[]) AS zip, "
-        "unnest($states::VARCHAR[]) AS state",
-        {"zips": list(index.places), "states": [p.state for p in index.places.values()]},
-    )
-    regulated = set(registry.regulated_states)
-    jurisdictions = sorted(index.jurisdictions | regulated)
-    con.execute(
-        "CREATE TEMP TABLE states AS SELECT unnest($codes::VARCHAR[]) AS state, "
-        "unnest($flags::BOOLEAN[]) AS regulated",
-        {"codes": jurisdictions, "flags": [c in regulated for c in jurisdictions]},
-    )
-    pairs = [
-        (p.node_id, state)
-        for p in registry.partners
-        for state, status in p.licences.items()
-        if status == LICENCE_ACTIVE
-    ]
-    con.execute(
-        "CREATE TEMP TABLE licences AS SELECT unnest($partners::VARCHAR[]) AS partner, "
-        "unnest($states::VARCHAR[]) AS state",
-        {"partners": [p for p, _ in pairs], "states": [s for _, s in pairs]},
-    )
-
-
-@contextmanager
-def _nul_search(source: PlaysSource) -> Iterator[Callable[[], bool]]:
-    """Search the file for a NUL byte in a side thread while DuckDB counts (it releases the GIL):
-    the search takes about 0.2 s per GB, which would otherwise come first."""
-    if source.format is PlaysFormat.PARQUET:
-        yield lambda: False
-        return
-    result: list[bool] = []
-
-    def search() -> None:
-        with contextlib.suppress(OSError):
-            result.append(source.has_nul())
-
-    searcher = threading.Thread(target=search, daemon=True)
-    searcher.start()
-
-    def found() -> bool:
-        searcher.join()
-        if not result:  # the search itself failed (the file vanished): assume the worst
-            return True
-        return result[0]
-
-    try:
-        yield found
-    finally:
-        searcher.join()
 
 
 def audit_query(plays: str, final: str = COUNTS_SQL) -> str:
@@ -249,14 +165,97 @@ def _violations(con: Any, relation: str, since_us: int, now_us: int) -> list[Vio
     ]
 
 
+class _Reader:
+    """One DuckDB connection reading one plays input: the counts, the rejected lines, the
+    violating plays, each over the file `path` (the input, or its copy within the limit)."""
+
+    def __init__(self, con: Any, source: PlaysSource, since_us: int, now_us: int) -> None:
+        self.con, self.source, self.window = con, source, (since_us, now_us)
+        self.nul_check = False
+
+    def reread(self, path: Path, nul_check: bool) -> None:
+        if path != self.source.path:
+            drop_rejects(self.con)  # lines the first file's scan rejected
+        self.source = replace(self.source, path=path)
+        self.nul_check = nul_check
+
+    def relations(self) -> list[str]:
+        main = plays_relation(self.con, self.source, nul_check=self.nul_check)
+        if self.source.format is PlaysFormat.PARQUET:
+            return [main]
+        # Lines the reader rejected (CSV, JSON Lines): the same query classifies them.
+        return [main, rejected_relation()]
+
+    def counts(self) -> list[int]:
+        relations = self.relations()
+        counts = _counts(self.con, relations[0], *self.window)
+        for extra in relations[1:]:
+            counts = [
+                a + b for a, b in zip(counts, _counts(self.con, extra, *self.window), strict=True)
+            ]
+        return counts
+
+    def violations(self) -> list[ViolatingPlay]:
+        # A second scan rejects the same lines again; the rejected relation groups them by line.
+        return [v for r in self.relations() for v in _violations(self.con, r, *self.window)]
+
+
+def _read_error(plays: PlaysInput, exc: Exception) -> InputError:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return InputError(
+        f"{plays.label}: cannot read as {plays.format.value}: {first}",
+        "check the file's format and encoding (UTF-8)",
+    )
+
+
+def _audit(
+    reader: _Reader, plays: PlaysInput, sink: ProgressSink
+) -> tuple[list[int], list[ViolatingPlay]]:
+    """The counts and the violating plays, with every record of the input accounted for."""
+    import duckdb
+
+    if plays.format is not PlaysFormat.PARQUET and has_long_line(plays.path, plays.limit):
+        plays.record_count()  # first: DuckDB holds a whole line in memory even past its limit
+    if plays.count is not None:
+        reader.reread(plays.readable(), nul_check=plays.count.nul)
+    failure: duckdb.Error | None = None
+    counts: list[int] = []
+    with reporting(reader.con, plays.path, sink), counting(plays) as counted:
+        try:
+            counts = reader.counts()
+        except duckdb.Error as exc:
+            failure = exc  # perhaps a record past the limit: the count below says
+    record = counted()
+    readable = plays.readable()
+    if record is not None and (
+        readable != reader.source.path or record.nul and not reader.nul_check
+    ):
+        reader.reread(readable, nul_check=record.nul)  # a record past the limit, or a NUL byte
+        counts = reader.counts()  # errors here are the file's own
+    elif failure is not None:
+        raise failure
+    violations: list[ViolatingPlay] = []
+    if sum(counts[3:]):
+        with reporting(reader.con, readable, sink):
+            violations = reader.violations()
+    if record is None:  # Parquet: the footer's count
+        record = RecordCount(parquet_rows(reader.con, readable), (), 0, False)
+    unread = unread_plays(plays.path, record, counts[0], plays.limit)
+    counts[0] += len(unread)
+    counts[3 + list(Violation).index(Violation.MALFORMED_ROW)] += len(unread)
+    return counts, violations + unread
+
+
 def run_zip_window(
     plays_path: Path,
     registry: LicenceRegistry,
     now: datetime,
     days: int = DEFAULT_DAYS,
     progress: ProgressSink | None = None,
+    plays_format: PlaysFormat | None = None,
 ) -> ZipWindow:
-    """Audit the plays file. Bad input (file, format, columns) raises InputError first."""
+    """Audit the plays file (`-`: standard input). Bad input (file, format, columns) raises
+    InputError first."""
     import duckdb
 
     try:
@@ -266,52 +265,31 @@ def run_zip_window(
             f"the window of {days} days before {now.isoformat()} starts before year 1",
             "pass a later --now or fewer --days",
         ) from None
-    source: PlaysSource = open_plays(plays_path)
-    sink = progress or NoProgress()
-    con = duckdb.connect(":memory:")
-    try:
-        con.execute("SET TimeZone = 'UTC'")
-        # DuckDB's own bar would print on stdout (into --json output); ours goes to a sink.
-        con.execute("SET enable_progress_bar = false")
-        # Keep the joins as written: the small relations (zips, states, licences) are the hash
-        # tables and the plays stream past them. A CSV's row count is unknown when the plan is
-        # made, and the optimiser may otherwise build the hash table from 10,000,000 plays
-        # (3 GiB instead of 0.35 GiB on the benchmark, and slower).
-        con.execute("SET disabled_optimizers = 'join_order,build_side_probe_side'")
-        _load_relations(con, registry)
+    with plays_input(plays_path, plays_format) as plays:
+        source = open_plays(plays.path, plays.format, plays.label, max_line_size=plays.limit)
+        con = duckdb.connect(":memory:")
         try:
-            relations = [plays_relation(con, source, nul_check=False)]
-            with reporting(con, plays_path, sink), _nul_search(source) as found:
-                counts = _counts(con, relations[0], since_us, now_us)
-            if found():
-                # Rare: the file holds a NUL byte; count again, searching every value.
-                relations = [plays_relation(con, source)]
-                counts = _counts(con, relations[0], since_us, now_us)
-            if source.format is not PlaysFormat.PARQUET:
-                # Lines the reader rejected (CSV, JSON Lines): the same query classifies them.
-                relations.append(rejected_relation())
-                rejected = _counts(con, relations[1], since_us, now_us)
-                counts = [a + b for a, b in zip(counts, rejected, strict=True)]
-            violations: list[ViolatingPlay] = []
-            if sum(counts[3:]):
-                with reporting(con, plays_path, sink):
-                    violations = _violations(con, relations[0], since_us, now_us)
-                if len(relations) > 1:
-                    # The second scan rejected the same lines again; the relation groups them.
-                    violations += _violations(con, relations[1], since_us, now_us)
-        except duckdb.Error as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InputError(
-                f"{plays_path}: cannot read as {source.format.value}: {first}",
-                "check the file's format and encoding (UTF-8)",
-            ) from None
-    finally:
-        con.close()
+            con.execute("SET TimeZone = 'UTC'")
+            # DuckDB's own bar would print on stdout (into --json output); ours goes to a sink.
+            con.execute("SET enable_progress_bar = false")
+            # Keep the joins as written: the small relations (zips, states, licences) are the
+            # hash tables and the plays stream past them. A CSV's row count is unknown when the
+            # plan is made, and the optimiser may otherwise build the hash table from 10,000,000
+            # plays (3 GiB instead of 0.35 GiB on the benchmark, and slower).
+            con.execute("SET disabled_optimizers = 'join_order,build_side_probe_side'")
+            load_relations(con, registry)
+            try:
+                reader = _Reader(con, source, since_us, now_us)
+                counts, violations = _audit(reader, plays, progress or NoProgress())
+            except duckdb.Error as exc:
+                raise _read_error(plays, exc) from None
+        finally:
+            con.close()
     reasons = list(Violation)
     violations.sort(key=ViolatingPlay.sort_key)
     return ZipWindow(
         plays=str(plays_path),
-        format=source.format.value,
+        format=plays.format.value,
         days=days,
         now=now,
         total_plays=counts[0],

@@ -18,7 +18,8 @@ from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
 
 REASONS = """\b
 Violation reasons (a play counts under the first that applies):
-  malformed-row         wrong column count, NUL byte, unterminated quote, bad JSON line
+  malformed-row         wrong column count, NUL byte, unterminated quote, bad JSON line,
+                        a record over 64 MiB
   malformed-timestamp   enriched_at not empty and not ISO 8601 with seconds and Z/offset
   enriched-in-future    enriched_at after now
   malformed-zip         zip not five digits (four: a lost leading zero)
@@ -42,10 +43,18 @@ def audit() -> None:
 @audit.command(context_settings=CONTEXT, epilog=REASONS + "\n\n" + EXIT_CODES)
 @click.option(
     "--plays",
-    type=click.Path(path_type=Path),
+    type=click.Path(path_type=Path, allow_dash=True),
     required=True,
     help="Plays file: .csv, .jsonl/.ndjson or .parquet with the columns play_id, partner, "
-    "state, zip, placed_at, enriched_at, wager_type, stake.",
+    "state, zip, placed_at, enriched_at, wager_type, stake; a regular file, or - to read "
+    "standard input (CSV unless --format says otherwise).",
+)
+@click.option(
+    "--format",
+    "plays_format",
+    type=click.Choice(["csv", "jsonl", "parquet"]),
+    default=None,
+    help="The plays' format, when the file name does not say it (standard input: csv).",
 )
 @click.option(
     "--days",
@@ -60,6 +69,7 @@ def audit() -> None:
 @json_option
 def deep(
     plays: Path,
+    plays_format: str | None,
     days: int,
     now: str | None,
     fixtures_dir: Path | None,
@@ -75,11 +85,16 @@ def deep(
     Prints counts by reason and the first violations, and writes every violation to
     OUT/audit/zip-window.json (atomically).
 
+    Every record of the file counts in totalPlays: a row the reader cannot take, a record over
+    64 MiB included, is a malformed-row violation with its line. --plays - reads standard input
+    (copied to a private temporary folder first), so a compressed file can be piped in.
+
     \b
     Examples:
       compliance-bake audit deep --plays fixtures/plays.csv --now 2026-11-22T04:06:00Z
       compliance-bake audit deep --plays plays.parquet --days 90 --json
       compliance-bake audit deep --plays plays.jsonl --fixtures my-fixtures --out out
+      zcat plays.csv.gz | compliance-bake audit deep --plays -
     """
     import json
 
@@ -94,6 +109,7 @@ def deep(
             now=now,
             days=days,
             progress=progress,
+            plays_format=plays_format,
         )
     if as_json:
         click.echo(json.dumps(result.summary(), indent=2, ensure_ascii=False))

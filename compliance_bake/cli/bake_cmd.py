@@ -49,8 +49,9 @@ def bake() -> None:
     metavar="PLAYS",
     type=click.Path(path_type=Path),
     default=None,
-    help="Also run the 90-day ZIP-window audit over the PLAYS file (.csv, .jsonl, .parquet) on "
-    "the bake's clock: adds deepAudit and the zip-window check.",
+    help="Also run the 90-day ZIP-window audit over the PLAYS file (.csv, .jsonl, .parquet; - "
+    "reads a CSV from standard input) on the bake's clock: adds deepAudit and the zip-window "
+    "check.",
 )
 @click.option(
     "--signing-key",

@@ -74,9 +74,7 @@ def _no_unknown(request: Request, names: tuple[str, ...] = ()) -> None:
     unknown = sorted(set(request.query_params.keys()) - set(names))
     if unknown:
         documented = ", ".join(names) if names else "none"
-        raise BadRequest(
-            f"unknown query parameter {unknown[0]}; this route takes: {documented}"
-        )
+        raise BadRequest(f"unknown query parameter {unknown[0]}; this route takes: {documented}")
 
 
 def _documented_query(*names: str) -> dict[str, Any]:

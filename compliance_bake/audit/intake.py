@@ -1,0 +1,199 @@
+"""Where the audit's plays come from: a regular file, or standard input spooled into one.
+
+Engine-neutral. A plays path must name a regular file: it is opened without blocking
+(`O_NONBLOCK`, so a FIFO with no writer cannot hang the audit) and refused, exit 2, when it is a
+FIFO, a device, a socket or a folder. The one exception is `-`, standard input, whatever it is:
+it is copied into a private temporary folder (mode 0700, removed afterwards) while its records
+are counted, because an engine reads its input more than once. `PlaysInput.readable` gives the
+file an engine may read: the file itself, or a copy with every record past the reader's limit
+blanked out (`records.without_oversized`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from compliance_bake.audit import records
+from compliance_bake.audit.plays import PlaysFormat, plays_format
+from compliance_bake.audit.records import RecordCount, RecordScanner, count_records
+from compliance_bake.errors import InputError
+
+STDIN = "-"
+STDIN_NAME = "standard input"
+
+
+@dataclass(slots=True)
+class PlaysInput:
+    """A plays input, ready for an engine: `path` is a regular file."""
+
+    path: Path
+    name: str  # as given: a path, or "-" for standard input
+    format: PlaysFormat
+    limit: int  # the longest record an engine is given, in bytes
+    workdir: Path | None = None  # the private temporary folder, once one is needed
+    count: RecordCount | None = None
+    _readable: Path | None = field(default=None, repr=False)
+
+    @property
+    def label(self) -> str:
+        """How messages name the input."""
+        return STDIN_NAME if self.name == STDIN else self.name
+
+    def record_count(self) -> RecordCount:
+        """The input's records, counted once (CSV and JSON Lines; not Parquet)."""
+        if self.count is None:
+            csv = self.format is PlaysFormat.CSV
+            self.count = count_records(self.path, quoting=csv, header=csv, limit=self.limit)
+        return self.count
+
+    def readable(self) -> Path:
+        """The file an engine reads: `path`, or a copy without the records past the limit."""
+        if self.format is PlaysFormat.PARQUET or not self.record_count().oversized:
+            return self.path
+        if self._readable is None:
+            target = self._workdir() / ("readable" + self.path.suffix)
+            records.without_oversized(self.path, target, self.record_count().oversized)
+            self._readable = target
+        return self._readable
+
+    def _workdir(self) -> Path:
+        if self.workdir is None:
+            self.workdir = Path(tempfile.mkdtemp(prefix="compliance-bake-plays-"))
+        return self.workdir
+
+
+def regular_file(path: Path, what: str = "plays file") -> None:
+    """Refuse anything but an existing, readable regular file, without blocking on a FIFO."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise InputError(
+            f"{path}: no such {what}", f"give the path of an existing {what}"
+        ) from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, not a {what}", "pass a file") from None
+    except OSError as exc:
+        # ENXIO: a socket, or a FIFO some systems refuse to open this way.
+        raise InputError(
+            f"{path}: cannot read the {what}: {exc.strerror}",
+            "make it readable (chmod a+r) or pass another file",
+        ) from None
+    try:
+        mode = os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{path}: is a folder, not a {what}", "pass a file")
+    if not stat.S_ISREG(mode):
+        raise InputError(
+            f"{path}: not a regular file ({_kind(mode)}), so not a {what}",
+            f"pass a regular file; to read a stream, give --plays {STDIN} and pipe it in",
+        )
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
+def _spool(stream: BinaryIO, target: Path, fmt: PlaysFormat, limit: int) -> RecordCount | None:
+    """Copy the stream into `target`, counting its records on the way (not Parquet's)."""
+    scanner = None
+    if fmt is not PlaysFormat.PARQUET:
+        csv = fmt is PlaysFormat.CSV
+        scanner = RecordScanner(quoting=csv, header=csv, limit=limit)
+    with target.open("wb") as out:
+        while chunk := stream.read(records.CHUNK):
+            out.write(chunk)
+            if scanner is not None:
+                scanner.feed(chunk)
+    return None if scanner is None else scanner.finish()
+
+
+@contextmanager
+def plays_input(
+    path: Path,
+    fmt: PlaysFormat | None = None,
+    stdin: BinaryIO | None = None,
+    limit: int | None = None,
+) -> Iterator[PlaysInput]:
+    """The plays input named by `path` (`-`: standard input, CSV unless `fmt` says otherwise),
+    with records up to `limit` bytes (`records.RECORD_LIMIT` unless given). Bad input raises
+    InputError; temporary files are removed on the way out."""
+    limit = records.RECORD_LIMIT if limit is None else limit
+    plays: PlaysInput
+    if str(path) == STDIN:
+        fmt = fmt or PlaysFormat.CSV
+        workdir = Path(tempfile.mkdtemp(prefix="compliance-bake-plays-"))
+        plays = PlaysInput(workdir / f"stdin.{fmt.value}", STDIN, fmt, limit, workdir)
+    else:
+        fmt = fmt or plays_format(path)
+        regular_file(path)
+        plays = PlaysInput(path, str(path), fmt, limit)
+    try:
+        if plays.name == STDIN:
+            source = stdin if stdin is not None else sys.stdin.buffer
+            if source.isatty():
+                raise InputError(
+                    f"--plays {STDIN} reads {STDIN_NAME}, which is a terminal",
+                    "pipe the plays in (zcat plays.csv.gz | compliance-bake audit deep --plays -)",
+                )
+            try:
+                plays.count = _spool(source, plays.path, fmt, limit)
+            except OSError as exc:
+                raise InputError(
+                    f"{STDIN_NAME}: cannot read the plays: {exc.strerror or exc}",
+                    "pipe a plays file in, or pass its path",
+                ) from None
+        yield plays
+    finally:
+        if plays.workdir is not None:
+            shutil.rmtree(plays.workdir, ignore_errors=True)
+
+
+@contextmanager
+def counting(plays: PlaysInput) -> Iterator[Callable[[], RecordCount | None]]:
+    """Count the input's records in a side thread while DuckDB reads it (DuckDB releases the
+    GIL): the count reads the file at memory speed, so it costs no time of its own."""
+    if plays.format is PlaysFormat.PARQUET:
+        yield lambda: None
+        return
+    failed: list[OSError] = []
+
+    def count() -> None:
+        try:
+            plays.record_count()
+        except OSError as exc:
+            failed.append(exc)
+
+    counter = threading.Thread(target=count, daemon=True)
+    counter.start()
+
+    def result() -> RecordCount:
+        counter.join()
+        if failed:
+            raise InputError(
+                f"{plays.label}: cannot read the plays: {failed[0].strerror}",
+                "make it readable, and keep it in place during the audit",
+            )
+        return plays.record_count()
+
+    try:
+        yield result
+    finally:
+        counter.join()

@@ -1,0 +1,276 @@
+"""The records of a plays file, counted without the engine: the audit's check that no row hides.
+
+Engine-neutral (no DuckDB here): any engine that reads a plays file reconciles its rows with this
+count. A record ends at a line feed outside a quoted field, as RFC 4180 has it with the reader's
+own quoting: a double quote opens a quoted field only at the start of a field, `""` inside one is
+a quote, and a quote anywhere else is a plain character. A record that is empty (or only `\\r`)
+is a blank line and no play, as for the readers. The CSV header is the first record. JSON Lines
+are read without quoting (a JSON string cannot hold a raw line feed): every non-blank line is one.
+
+The count reads the file in chunks with flat memory: runs of lines without a quote and without a
+blank line are counted in bulk (`bytes.count`; about 1.5 s of CPU per GB), other lines one by one
+(about 2 s of CPU per 100 MB when most lines hold a quoted field). Records longer than
+`RECORD_LIMIT` are listed with their line and byte range: `without_oversized` copies the file with
+each of them blanked out, so that a reader never meets a record past its limit.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+import shutil
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+RECORD_LIMIT = 64 << 20  # bytes, line feed included; the reader takes records up to this size
+CHUNK = 16 << 20
+_QUOTE = 0x22
+# A line that is one whole record from the start of a field (quotes balanced, none left open).
+_FIELD = rb'(?:"(?:[^"]|"")*+"(?:[^,"][^,]*)?|[^,"][^,]*|)'
+_WHOLE_LINE = re.compile(_FIELD + rb"(?:," + _FIELD + rb")*")
+_BLANK_LINE = re.compile(rb"\n\r?\n")  # faster than two bytes.find of two-byte needles
+# Where a line's record may start or end in quotes: then it is walked quote by quote.
+_FIELD_START, _UNQUOTED, _QUOTED, _QUOTE_PENDING = range(4)
+
+
+@dataclass(frozen=True, slots=True)
+class Oversized:
+    """A record longer than the limit: its first physical line, byte range and size."""
+
+    line: int
+    start: int
+    end: int  # just past its line feed (or the end of the file)
+    lines: int  # physical lines it spans
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+
+@dataclass(frozen=True, slots=True)
+class RecordCount:
+    """The plays a file holds, as records: the CSV header and blank lines are not plays."""
+
+    records: int
+    oversized: tuple[Oversized, ...]
+    lines: int  # physical lines (line feeds, plus a last line without one)
+    nul: bool  # a NUL byte anywhere in the file
+
+
+class RecordScanner:
+    """Counts records fed to it chunk by chunk; `finish` gives the count."""
+
+    def __init__(self, quoting: bool, header: bool, limit: int) -> None:
+        self.quoting, self.header, self.limit = quoting, header, limit
+        self.records = 0
+        self.oversized: list[Oversized] = []
+        self.offset = 0  # of the next byte
+        self.line = 1  # physical line of the next byte
+        self.state = _FIELD_START
+        self.start = 0  # the current record's first byte and line
+        self.start_line = 1
+        self.blank = True  # nothing but `\r` in the current record so far
+        self.nul = False
+
+    def _end_record(self, end: int) -> None:
+        """The current record ends just before `end` (past its line feed, if any)."""
+        if not self.blank:
+            if self.header:
+                self.header = False
+            else:
+                self.records += 1
+            if end - self.start > self.limit:
+                lines = self.line - self.start_line + 1
+                self.oversized.append(Oversized(self.start_line, self.start, end, lines))
+        self.start, self.start_line, self.blank = end, self.line + 1, True
+        self.state = _FIELD_START
+
+    def _walk(self, text: bytes) -> None:
+        """Carry the quoting state over `text` (part of one physical line, no line feed)."""
+        if not self.quoting:
+            return
+        i, n, state = 0, len(text), self.state
+        while i < n:
+            if state == _QUOTE_PENDING:  # a quote ended the last piece, in quotes
+                if text[i] == _QUOTE:
+                    state, i = _QUOTED, i + 1
+                    continue
+                state = _UNQUOTED
+            if state == _QUOTED:
+                j = text.find(b'"', i)
+                if j < 0:
+                    break
+                if j + 1 == n:
+                    state, i = _QUOTE_PENDING, n
+                elif text[j + 1] == _QUOTE:
+                    i = j + 2
+                else:
+                    state, i = _UNQUOTED, j + 1
+                continue
+            if state == _FIELD_START and text[i] == _QUOTE:
+                state, i = _QUOTED, i + 1
+                continue
+            j = text.find(b",", i)
+            if j < 0:
+                state = _UNQUOTED
+                break
+            state, i = _FIELD_START, j + 1
+        self.state = state
+
+    def _piece(self, text: bytes) -> None:
+        """Bytes of the current physical line, without its line feed."""
+        if self.blank and text.strip(b"\r"):
+            self.blank = False
+        self._walk(text)
+        self.offset += len(text)
+
+    def _line_feed(self) -> None:
+        self.offset += 1
+        if self.state == _QUOTE_PENDING:
+            self.state = _UNQUOTED
+        if self.state == _QUOTED:
+            self.blank = False
+        else:
+            self._end_record(self.offset)
+        self.line += 1
+
+    def _plain_lines(self, data: bytes, begin: int, end: int) -> None:
+        """Whole lines `data[begin:end]` (ending in a line feed), each one record: no quote, no
+        blank line, and the first starts a record."""
+        feeds = data.count(b"\n", begin, end)
+        skip = 1 if self.header else 0
+        self.header = False
+        self.records += feeds - skip
+        # A record past the limit leaves a stretch of `limit` bytes with no line feed.
+        last = begin - 1  # the line feed before this record
+        while last + 1 + self.limit < end:
+            found = data.rfind(b"\n", last + 1, last + 1 + self.limit)
+            if found >= 0:
+                last = found
+                continue
+            stop = data.find(b"\n", last + 1, end) + 1
+            line = self.line + data.count(b"\n", begin, last + 1)
+            base = self.offset - begin
+            self.oversized.append(Oversized(line, base + last + 1, base + stop, 1))
+            last = stop - 1
+        self.offset += end - begin
+        self.line += feeds
+        self.start, self.start_line, self.blank = self.offset, self.line, True
+
+    def _lines(self, data: bytes, begin: int, end: int) -> None:
+        """Whole lines `data[begin:end]`, in bulk where they are plain."""
+        plain = (
+            self.state == _FIELD_START
+            and self.blank
+            and (not self.quoting or data.find(b'"', begin, end) < 0)
+            and _BLANK_LINE.search(data, begin, end) is None
+            and data[begin] != 0x0A
+            and data[begin : begin + 2] != b"\r\n"
+        )
+        if plain:
+            self._plain_lines(data, begin, end)
+            return
+        i = begin
+        while i < end:
+            j = data.find(b"\n", i, end)
+            if (
+                self.state == _FIELD_START
+                and self.blank
+                and self.quoting
+                and _WHOLE_LINE.fullmatch(data, i, j)
+            ):
+                self.blank = j == i or data[i:j] == b"\r"
+                self.offset += j - i
+            else:
+                self._piece(data[i:j])
+            self._line_feed()
+            i = j + 1
+
+    def feed(self, data: bytes) -> None:
+        if not self.nul and data.find(b"\0") >= 0:
+            self.nul = True
+        first = data.find(b"\n")
+        if first < 0:
+            self._piece(data)
+            return
+        self._piece(data[:first])
+        self._line_feed()
+        last = data.rfind(b"\n")
+        if last > first:
+            self._lines(data, first + 1, last + 1)
+        self._piece(data[last + 1 :])
+
+    def finish(self) -> RecordCount:
+        lines = self.line - 1
+        if self.offset > self.start:  # a last line without a line feed
+            lines += 1
+            self._end_record(self.offset)
+        return RecordCount(self.records, tuple(self.oversized), lines, self.nul)
+
+
+def count_stream(
+    stream: BinaryIO, *, quoting: bool, header: bool, limit: int | None = None
+) -> RecordCount:
+    """Count the records of an open binary stream, from its current position to its end
+    (`limit`: `RECORD_LIMIT` unless given)."""
+    limit = RECORD_LIMIT if limit is None else limit
+    scanner = RecordScanner(quoting, header, limit)
+    while chunk := stream.read(CHUNK):
+        scanner.feed(chunk)
+    return scanner.finish()
+
+
+def count_records(
+    path: Path, *, quoting: bool, header: bool, limit: int | None = None
+) -> RecordCount:
+    """Count the records of a file: CSV (`quoting`, `header`) or JSON Lines (neither)."""
+    with path.open("rb") as handle:
+        return count_stream(handle, quoting=quoting, header=header, limit=limit)
+
+
+def has_long_line(path: Path, limit: int | None = None) -> bool:
+    """Whether some line of the file is longer than `limit` bytes: a quick look before an engine
+    reads it. From each line feed it looks back from `limit` bytes on for the next one, so it
+    touches a few bytes per `limit` bytes of file (the file is mapped, not read). A record past
+    the limit made of short lines (a quoted field with line feeds) escapes it; the full count
+    finds that one."""
+    limit = RECORD_LIMIT if limit is None else limit
+    with path.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size <= limit:
+            return False
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            last = -1  # the line feed before the current line
+            while last + 1 + limit < size:
+                found = data.rfind(b"\n", last + 1, last + 1 + limit)
+                if found < 0:
+                    return True
+                last = found
+    return False
+
+
+def without_oversized(source: Path, target: Path, oversized: Iterable[Oversized]) -> None:
+    """Copy `source` to `target` with each oversized record replaced by as many line feeds as it
+    has lines: blank lines, which the readers skip, so the lines after keep their numbers."""
+    with source.open("rb") as src, target.open("wb") as dst:
+        at = 0
+        for record in oversized:
+            _copy_range(src, dst, at, record.start)
+            dst.write(b"\n" * record.lines)
+            at = record.end
+        src.seek(at)
+        shutil.copyfileobj(src, dst, CHUNK)
+
+
+def _copy_range(src: BinaryIO, dst: BinaryIO, begin: int, end: int) -> None:
+    src.seek(begin)
+    left = end - begin
+    while left > 0:
+        chunk = src.read(min(CHUNK, left))
+        if not chunk:
+            break
+        dst.write(chunk)
+        left -= len(chunk)

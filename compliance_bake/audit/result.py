@@ -1,0 +1,41 @@
+"""The ZIP-window audit's result, whatever engine computed it: the counts of spec 2.5 and every
+violating play."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from compliance_bake.audit.violations import ViolatingPlay, Violation
+from compliance_bake.signing.integrity import zip_window_label
+
+
+@dataclass(frozen=True, slots=True)
+class ZipWindow:
+    """The audit's result: the counts of spec 2.5 and every violating play."""
+
+    plays: str
+    format: str
+    days: int
+    now: datetime
+    total_plays: int
+    in_window_plays: int
+    not_enriched_plays: int
+    by_reason: dict[Violation, int]
+    violations: list[ViolatingPlay] = field(repr=False)
+
+    @property
+    def since(self) -> datetime:
+        return self.now - timedelta(days=self.days)
+
+    @property
+    def violation_count(self) -> int:
+        return sum(self.by_reason.values())
+
+    @property
+    def ok(self) -> bool:
+        return self.violation_count == 0
+
+    @property
+    def label(self) -> str:
+        return zip_window_label(self.days, self.in_window_plays, self.total_plays)

@@ -1,0 +1,148 @@
+"""The engine-neutral record count (`audit/records.py`) against DuckDB's reader and a line count,
+and the accounting of records an engine did not read (`audit/accounting.py`)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from compliance_bake.audit import records
+from compliance_bake.audit.accounting import unread_plays
+from compliance_bake.audit.plays import COLUMNS
+from compliance_bake.audit.records import (
+    RecordCount,
+    count_records,
+    count_stream,
+    has_long_line,
+    without_oversized,
+)
+from tests._plays_helpers import audit, play, write_parquet
+
+HEADER = ",".join(COLUMNS)
+ROW = "a,node-bay-01,MA,02108,x,y,z,1"
+# (text after the header, plays as DuckDB counts them: rows plus rejected lines)
+CASES = {
+    "plain": (f"{ROW}\n{ROW}\n", 2),
+    "no final line feed": (f"{ROW}\n{ROW}", 2),
+    "blank lines": (f"{ROW}\n\n\n{ROW}\n\n", 2),
+    "crlf and a blank": (f"{ROW}\r\n\r\n{ROW}\r\n", 2),
+    "a line of spaces": (f"{ROW}\n   \n{ROW}\n", 3),
+    "quoted line feed": (f'"a\nb",node-bay-01,MA,02108,x,y,z,1\n{ROW}\nbad,row\n', 3),
+    "stray quote mid-field": (f'a"b,node-bay-01,MA,02108,x,y,z,1\n{ROW}\n{ROW}\n', 3),
+    "text after a closing quote": (f'ab,node-bay-01,MA,02108,x,y,z,"1"x\n{ROW}\n', 2),
+    "only commas": (f"{ROW}\n,,,,,,,\n{ROW}\n", 3),
+    "escaped quotes": (f'"a""\n""b",x\n{ROW}\n', 2),
+    "escaped quote at the end": (f'"a""",x\n{ROW}\n', 2),
+    "unterminated quote": (f'{ROW}\n"abc,\n{ROW}\n{ROW}\n', 2),
+    "header only": ("", 0),
+}
+
+
+def _with_header(text: str) -> bytes:
+    """The header ends its line as the rows do (DuckDB refuses a mix)."""
+    return (HEADER + ("\r\n" if "\r\n" in text else "\n") + text).encode()
+
+
+def _duckdb_plays(path: Path) -> int:
+    """Rows and rejected lines of DuckDB's CSV reader, as the audit reads the file."""
+    import duckdb
+
+    columns = "{" + ", ".join(f"'{c}': 'VARCHAR'" for c in COLUMNS) + "}"
+    con = duckdb.connect()
+    rows = con.execute(
+        f"SELECT count(*) FROM read_csv('{path}', header = true, columns = {columns}, "
+        "auto_detect = false, delim = ',', quote = '\"', escape = '\"', store_rejects = true, "
+        "rejects_table = 'r', rejects_scan = 'rs')"
+    ).fetchall()[0][0]
+    rejected = con.execute("SELECT count(DISTINCT line) FROM r").fetchall()[0][0]
+    con.close()
+    return int(rows) + int(rejected)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_count_matches_duckdbs_reader(tmp_path: Path, name: str) -> None:
+    text, expected = CASES[name]
+    path = tmp_path / "plays.csv"
+    path.write_bytes(_with_header(text))
+    assert count_records(path, quoting=True, header=True).records == expected
+    assert _duckdb_plays(path) == expected
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 64])
+def test_the_count_does_not_depend_on_chunk_edges(
+    monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    monkeypatch.setattr(records, "CHUNK", chunk)
+    for name, (text, expected) in CASES.items():
+        data = _with_header(text)
+        counted = count_stream(io.BytesIO(data), quoting=True, header=True)
+        assert counted.records == expected, name
+
+
+def test_the_count_of_plain_lines_is_the_line_count_less_the_header(tmp_path: Path) -> None:
+    path = tmp_path / "plays.csv"
+    path.write_text(HEADER + "\n" + "".join(f"p{n},{ROW[2:]}\n" for n in range(10_000)))
+    counted = count_records(path, quoting=True, header=True)
+    assert counted.records == path.read_bytes().count(b"\n") - 1 == 10_000
+    assert counted.lines == 10_001 and counted.oversized == () and not counted.nul
+
+
+def test_json_lines_are_counted_without_quoting() -> None:
+    data = b'{"a": "x\\"y"}\n\n{"b": "\\""}\n"\n'
+    counted = count_stream(io.BytesIO(data), quoting=False, header=False)
+    assert counted.records == 3  # a lone quote is a line like any other
+
+
+def test_oversized_records_are_listed_with_line_and_range(tmp_path: Path) -> None:
+    long_plain = "y" * 300
+    long_quoted = '"' + "q\n" * 150 + '"'  # short lines, one long record
+    text = f"{HEADER}\n{ROW}\n{long_plain}\n{ROW}\n{long_quoted},x\n{ROW}\n"
+    path = tmp_path / "plays.csv"
+    path.write_text(text)
+    counted = count_records(path, quoting=True, header=True, limit=100)
+    assert counted.records == 5
+    assert [(o.line, o.lines) for o in counted.oversized] == [(3, 1), (5, 151)]
+    data = path.read_bytes()
+    first, second = counted.oversized
+    assert data[first.start : first.end] == (long_plain + "\n").encode()
+    assert data[second.start : second.end] == (long_quoted + ",x\n").encode()
+    assert has_long_line(path, 100) and not has_long_line(path, 400)
+    blanked = tmp_path / "blanked.csv"
+    without_oversized(path, blanked, counted.oversized)
+    kept = blanked.read_text()
+    assert kept.count("\n") == text.count("\n")  # every line keeps its number
+    assert long_plain not in kept and "q" not in kept and kept.count(ROW) == 3
+
+
+def test_a_nul_byte_is_noticed() -> None:
+    counted = count_stream(io.BytesIO(b"h\na\x00b\n"), quoting=True, header=True)
+    assert counted.nul and counted.records == 1
+
+
+def test_records_an_engine_did_not_return_are_malformed_rows(tmp_path: Path) -> None:
+    path = tmp_path / "plays.csv"
+    path.write_text(HEADER + "\n")
+    count = RecordCount(records=5, oversized=(), lines=6, nul=False)
+    unread = unread_plays(path, count, read=3, limit=100)
+    assert [v.reason.value for v in unread] == ["malformed-row"] * 2
+    assert all(v.line is None and "did not return" in (v.raw or "") for v in unread)
+    assert unread_plays(path, count, read=7, limit=100) == []  # more read: the count is a floor
+
+
+def test_parquet_counts_every_row_of_every_row_group(tmp_path: Path) -> None:
+    import duckdb
+
+    rows = [play(f"p{n}") for n in range(50)]
+    source = write_parquet(tmp_path / "one.parquet", rows)
+    plays = tmp_path / "groups.parquet"
+    con = duckdb.connect()
+    con.execute(
+        f"COPY (SELECT * FROM read_parquet('{source}')) TO '{plays}' "
+        "(FORMAT parquet, ROW_GROUP_SIZE 8)"
+    )
+    con.close()
+    result, summary = audit(plays, tmp_path / "out")
+    assert result.exit_code == 0
+    assert summary["zipWindow"]["totalPlays"] == 50
