@@ -1,7 +1,8 @@
 """Load and check the fixture folder: `licences.json` and `geo.json` (formats in README).
 
 Each file is read as a regular file of at most FIXTURE_MAX_BYTES (64 MiB), checked before a byte
-is read (`inputs/files.py`). Every problem becomes one FixtureError naming the file, the place (a JSON path) and the fix.
+is read (`inputs/files.py`). Every problem becomes one FixtureError naming the file, the place
+(a JSON path) and the fix.
 Order of checks: strict JSON, then the file's JSON Schema, then what a schema cannot say (known
 jurisdictions, unique ids, a real ZIP of the profile's state and city).
 """

@@ -18,7 +18,6 @@ from typing import Any
 
 import orjson
 
-
 MAX_DEPTH = 255  # nested arrays/objects; orjson writes no deeper, so no file of ours is
 INT_MIN, INT_MAX = -(2**63), 2**64 - 1  # what orjson reads and writes; I-JSON asks for less
 

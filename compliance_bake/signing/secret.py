@@ -4,8 +4,8 @@ Order: `--secret-file PATH`, the environment variable REPORT_SIGNING_SECRET, the
 REPORT_SIGNING_SECRET_FILE (how a vault agent or an orchestrator injects it), then the local file
 that `secret mint` creates. REPORT_SIGNING_SECRET and REPORT_SIGNING_SECRET_FILE both set (both
 non-empty) is refused as ambiguous, as the official database images do; `--secret-file` is an
-explicit choice and still wins over both. The value never appears in a message, a report or a page: `Secret`
-hides it from repr/str, and messages name only where it came from.
+explicit choice and still wins over both. The value never appears in a message, a report or a
+page: `Secret` hides it from repr/str, and messages name only where it came from.
 """
 
 from __future__ import annotations
