@@ -53,7 +53,7 @@ def load_keys(path: Path) -> KeyStore:
         return KeyStore()
     except OSError as exc:
         raise InputError(f"{path}: cannot read the agent-key file ({exc.strerror})", _FIX) from None
-    if info.st_mode & 0o022:
+    if stat.S_ISREG(info.st_mode) and info.st_mode & 0o022:  # not regular: refused below
         raise InputError(
             f"{path}: the agent-key file is writable by others "
             f"(mode {stat.S_IMODE(info.st_mode):04o})",

@@ -10,6 +10,7 @@ stops one byte past the cap, so a file that grows while it is read is refused to
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -58,11 +59,14 @@ def read_regular_file(
     except FileNotFoundError:
         raise
     except OSError as exc:
-        if exc.errno is not None and exc.errno == getattr(os, "ENXIO", -1):
-            # Opening a Unix socket (or a FIFO on some systems) fails with ENXIO.
-            raise error(
-                f"{path}: not a regular file (a socket)", f"point it at the {what} itself"
-            ) from None
+        # Opening a Unix socket fails (ENXIO): say what it is rather than the errno.
+        with contextlib.suppress(OSError):
+            mode = os.stat(path).st_mode
+            if not stat.S_ISREG(mode):
+                raise error(
+                    f"{path}: not a regular file ({file_kind(mode)})",
+                    f"point it at the {what} itself, a regular file",
+                ) from None
         raise error(f"{path}: cannot read the {what} ({exc.strerror})", "check its path") from None
     try:
         info = os.fstat(fd)
