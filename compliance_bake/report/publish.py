@@ -156,4 +156,14 @@ def _stage_and_rename(out_dir: Path, files: dict[str, bytes], stale: Iterable[st
     for count, (tmp, dest) in enumerate(staged, start=1):
         os.replace(tmp, dest)
         _crash_point("renamed", count)
+    for folder in dict.fromkeys(dest.parent for _, dest in staged):
+        _sync_folder(folder)  # the renames themselves survive a power loss
     return [dest for _, dest in staged]
+
+
+def _sync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
