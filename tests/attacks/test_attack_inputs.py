@@ -13,7 +13,6 @@ import os
 import socket
 import stat
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -207,15 +206,12 @@ def test_both_secret_variables_set_is_refused_as_ambiguous(tmp_path: Path) -> No
 
 def test_a_bake_under_umask_077_publishes_folders_0755(tmp_path: Path) -> None:
     out = tmp_path / "deep" / "out"
-    code = (
-        "import os, sys; os.umask(0o077); from compliance_bake.cli.main import main; "
-        "sys.argv = ['compliance-bake', 'bake', 'snapshot', '--out', sys.argv[1]]; main()"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code, str(out)], capture_output=True, text=True, env=_env(),
-        timeout=120, check=False,
-    )
-    assert result.returncode == 0, result.stderr
+    saved = os.umask(0o077)
+    try:
+        result = invoke("bake", "snapshot", "--out", str(out))
+    finally:
+        os.umask(saved)
+    assert result.exit_code == 0, result.output
     folders = [out.parent, out, *(p for p in out.rglob("*") if p.is_dir())]
     assert len(folders) == 6  # deep, out, api, registry, portal, portal/compliance
     assert {oct(stat.S_IMODE(p.stat().st_mode)) for p in folders} == {"0o755"}
