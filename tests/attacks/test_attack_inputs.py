@@ -13,6 +13,7 @@ import os
 import socket
 import stat
 import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -217,3 +218,21 @@ def test_a_bake_under_umask_077_publishes_folders_0755(tmp_path: Path) -> None:
     assert {oct(stat.S_IMODE(p.stat().st_mode)) for p in folders} == {"0o755"}
     files = [p for p in out.rglob("*") if p.is_file()]
     assert {oct(stat.S_IMODE(p.stat().st_mode)) for p in files} == {"0o644"}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_public_key_that_is_not_a_regular_file_is_refused(kind: str, tmp_path: Path) -> None:
+    public = tmp_path / "signing-key.pub.pem"
+    _plant(kind, public)
+    code = (
+        "import sys; from pathlib import Path; "
+        "from compliance_bake.signing.signing_key import SigningKeyError, read_public_key\n"
+        "try: read_public_key(Path(sys.argv[1]), '--public-key')\n"
+        "except SigningKeyError as exc: print(exc.one_line()); sys.exit(2)"
+    )
+    result = subprocess.run(  # its own process: a reader that blocks fails on the timeout
+        [sys.executable, "-c", code, str(public)], capture_output=True, text=True, timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    assert f"--public-key: {public}: not a regular file" in result.stdout
