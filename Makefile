@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fuzz test-stress tools lint bench bench-startup bench-service bench-target bench-audit wrk clean
+.PHONY: demo test test-fuzz test-stress tools lint bench bench-startup bench-service bench-target bench-audit bench-key-timing wrk clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +67,10 @@ bench-service: $(STAMP) wrk
 ## bench-target: `bake snapshot --target` checks/s on 50 x 1,000 against wrk on the same route
 bench-target: $(STAMP) wrk
 	$(BIN)/python bench/target_bench.py
+
+## bench-key-timing: 401 latency medians, unknown key prefix vs wrong secret part (1,500 each)
+bench-key-timing: $(STAMP)
+	$(BIN)/python bench/key_timing.py
 
 ## bench-audit: `audit deep` over 10,000,000 plays (CSV, Parquet) vs bare DuckDB and pandas
 bench-audit: $(STAMP)

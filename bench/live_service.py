@@ -23,6 +23,7 @@ class LiveService:
     out_dir: Path
     fixtures_dir: Path | None = None
     cwd: Path | None = None
+    extra_args: tuple[str, ...] = ()  # more `serve` options, e.g. ("--client-timeout", "1")
     url: str = ""
     log: list[str] = field(default_factory=list)  # every stderr line, for secrecy checks
     _process: subprocess.Popen[str] | None = None
@@ -33,6 +34,7 @@ class LiveService:
         args += ["--keys-file", str(self.keys_file), "--out", str(self.out_dir)]
         if self.fixtures_dir is not None:
             args += ["--fixtures", str(self.fixtures_dir)]
+        args += list(self.extra_args)
         self._process = subprocess.Popen(
             args,
             stdout=subprocess.DEVNULL,

@@ -166,6 +166,8 @@ class FaultServer:
             return False
         if kind == "non_json":
             return await _send(writer, status, b"<html>Service Unavailable</html>")
+        if kind == "raw":  # these exact bytes as the body (deep nesting, a huge integer ...)
+            return await _send(writer, status, params["body"])
         if kind == "allowed_string":
             return await _send(writer, status, {**body, "allowed": str(body["allowed"]).lower()})
         if kind == "forbidden_allowed":

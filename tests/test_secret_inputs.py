@@ -181,9 +181,12 @@ def test_resolution_order_follows_the_design(tmp_path: Path) -> None:
     assert found is not None
     assert (found.value, found.source) == (values["flag"], f"--secret-file ({flag})")
 
-    found = resolve_secret(None, environ=dict(environ), cwd=tmp_path)
+    found = resolve_secret(None, environ={ENV_VALUE: values["env"]}, cwd=tmp_path)
     assert found is not None
     assert (found.value, found.source) == (values["env"], f"${ENV_VALUE}")
+
+    with pytest.raises(SecretError, match="ambiguous"):  # both: tests/attacks covers the CLI
+        resolve_secret(None, environ=dict(environ), cwd=tmp_path)
 
     found = resolve_secret(None, environ={ENV_FILE: str(env_file)}, cwd=tmp_path)
     assert found is not None
@@ -214,7 +217,7 @@ def test_a_broken_source_is_refused_not_skipped(broken: str, tmp_path: Path) -> 
         flag = _write_secret(tmp_path / "flag.secret", GOOD_SECRET + "-flag", 0o644)
         environ = {ENV_VALUE: GOOD_SECRET, ENV_FILE: str(good_file)}
     elif broken == "env-too-short":
-        environ = {ENV_VALUE: "too-short", ENV_FILE: str(good_file)}
+        environ = {ENV_VALUE: "too-short"}
     elif broken == "env-file-0644":
         environ = {ENV_FILE: str(_write_secret(tmp_path / "v.secret", GOOD_SECRET, 0o644))}
     else:

@@ -34,6 +34,15 @@ from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
 )
 @keys_file_option
 @click.option("--access-log", is_flag=True, help="Log every request on stderr.")
+@click.option(
+    "--client-timeout",
+    type=click.IntRange(1, 3600),
+    default=10,
+    show_default=True,
+    metavar="SECONDS",
+    help="A request must arrive whole within this time, and an idle keep-alive connection is "
+    "closed after it (docs/service-api.md, Limits).",
+)
 def serve(
     host: str,
     port: int,
@@ -41,6 +50,7 @@ def serve(
     out_dir: Path,
     keys_file: Path,
     access_log: bool,
+    client_timeout: int,
 ) -> None:
     """Serve decisions over the fixtures, and the snapshot baked in OUT, until Ctrl-C.
 
@@ -80,5 +90,6 @@ def serve(
         out_dir=out_dir,
         keys_file=keys_file,
         access_log=access_log,
+        client_timeout=client_timeout,
     )
     run(settings, announce)

@@ -16,6 +16,7 @@ from typing import Any
 
 from compliance_bake.errors import InputError
 from compliance_bake.identity.keys import PREFIX_LEN, KeyRecord, KeyStore
+from compliance_bake.inputs.files import FIXTURE_MAX_BYTES, read_regular_file
 from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
 from compliance_bake.inputs.private_file import write_private_bytes
 
@@ -52,16 +53,18 @@ def load_keys(path: Path) -> KeyStore:
         return KeyStore()
     except OSError as exc:
         raise InputError(f"{path}: cannot read the agent-key file ({exc.strerror})", _FIX) from None
-    if info.st_mode & 0o022:
+    if stat.S_ISREG(info.st_mode) and info.st_mode & 0o022:  # not regular: refused below
         raise InputError(
             f"{path}: the agent-key file is writable by others "
             f"(mode {stat.S_IMODE(info.st_mode):04o})",
             f"chmod 600 {path}",
         )
     try:
-        doc = loads_strict(path.read_bytes())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read the agent-key file ({exc})", _FIX) from None
+        raw = read_regular_file(path, max_bytes=FIXTURE_MAX_BYTES, what="agent-key file")
+    except FileNotFoundError:
+        return KeyStore()
+    try:
+        doc = loads_strict(raw)
     except StrictJSONError as exc:
         raise _bad(path, exc.where, str(exc)) from None
     valid = isinstance(doc, dict) and doc.get("version") == 1 and isinstance(doc.get("keys"), list)

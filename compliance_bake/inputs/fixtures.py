@@ -1,6 +1,8 @@
 """Load and check the fixture folder: `licences.json` and `geo.json` (formats in README).
 
-Every problem becomes one FixtureError naming the file, the place (a JSON path) and the fix.
+Each file is read as a regular file of at most FIXTURE_MAX_BYTES (64 MiB), checked before a byte
+is read (`inputs/files.py`). Every problem becomes one FixtureError naming the file, the place
+(a JSON path) and the fix.
 Order of checks: strict JSON, then the file's JSON Schema, then what a schema cannot say (known
 jurisdictions, unique ids, a real ZIP of the profile's state and city).
 """
@@ -12,6 +14,7 @@ from typing import Any
 
 from compliance_bake.errors import FixtureError
 from compliance_bake.inputs import schemas
+from compliance_bake.inputs.files import FIXTURE_MAX_BYTES, read_regular_file
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.inputs.models import (
     Fixtures,
@@ -44,15 +47,13 @@ _HINTS = {
 def _read(folder: Path, name: str) -> Any:
     path = folder / name
     try:
-        raw = path.read_bytes()
+        raw = read_regular_file(
+            path, max_bytes=FIXTURE_MAX_BYTES, what="fixture file", error=FixtureError
+        )
     except FileNotFoundError:
         raise FixtureError(
             f"{path}: not found",
             f"pass --fixtures DIR, a folder with {LICENCES_FILE} and {GEO_FILE}",
-        ) from None
-    except OSError as exc:
-        raise FixtureError(
-            f"{path}: cannot read ({exc.strerror})", "check the file's permissions"
         ) from None
     if not raw.strip():
         raise FixtureError(

@@ -1,7 +1,11 @@
 """Strict JSON in, deterministic JSON out.
 
 In: duplicate keys, NaN/Infinity, fractions and lone surrogates are refused at the door, because
-a signed document that two parsers read differently is not a signed document.
+a signed document that two parsers read differently is not a signed document. The parser's limits
+are refusals too, never crashes (README, Limits): nesting deeper than MAX_DEPTH, an integer
+outside the 64-bit range (one of more than Python's int digit limit, 4,300 digits by default,
+is refused by the parser itself), a document too large for memory. Every refusal is a
+StrictJSONError; each caller turns it into its own exit code and names its file or route.
 Out: the layout every file in `out/` uses (2-space indent, keys in the order built, UTF-8, a final
 newline). `verify` re-renders with the same function and compares bytes.
 """
@@ -9,9 +13,13 @@ newline). `verify` re-renders with the same function and compares bytes.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import orjson
+
+MAX_DEPTH = 255  # nested arrays/objects; orjson writes no deeper, so no file of ours is
+INT_MIN, INT_MAX = -(2**63), 2**64 - 1  # what orjson reads and writes; I-JSON asks for less
 
 
 class StrictJSONError(ValueError):
@@ -50,11 +58,16 @@ def _fraction(text: str) -> Any:
 
 
 def _check_tree(value: Any, path: str) -> None:
-    stack: list[tuple[Any, str]] = [(value, path)]
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
     while stack:
-        item, where = stack.pop()
+        item, where, depth = stack.pop()
         if isinstance(item, _Refused):
             raise StrictJSONError(item.message, where)
+        if isinstance(item, (dict, list)) and depth >= MAX_DEPTH:
+            shown = where if len(where) <= 40 else f"{where[:40]}..."
+            raise StrictJSONError(f"nested deeper than {MAX_DEPTH} levels", shown)
+        if type(item) is int and not INT_MIN <= item <= INT_MAX:
+            raise StrictJSONError("an integer outside the 64-bit range", where)
         if isinstance(item, str):
             try:
                 item.encode("utf-8")
@@ -66,9 +79,9 @@ def _check_tree(value: Any, path: str) -> None:
                     key.encode("utf-8")
                 except UnicodeEncodeError:
                     raise StrictJSONError("lone surrogate in a key", where) from None
-                stack.append((child, f"{where}.{key}"))
+                stack.append((child, f"{where}.{key}", depth + 1))
         elif isinstance(item, list):
-            stack.extend((child, f"{where}[{i}]") for i, child in enumerate(item))
+            stack.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(item))
 
 
 def loads_strict(text: str | bytes) -> Any:
@@ -84,6 +97,14 @@ def loads_strict(text: str | bytes) -> Any:
         )
     except json.JSONDecodeError as exc:
         raise StrictJSONError(exc.msg, f"line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise StrictJSONError(f"nested deeper than {MAX_DEPTH} levels", "$") from None
+    except ValueError:
+        # The only other ValueError of the parser: int() past sys.get_int_max_str_digits().
+        limit = sys.get_int_max_str_digits()
+        raise StrictJSONError(f"an integer of more than {limit:,} digits", "$") from None
+    except MemoryError:
+        raise StrictJSONError("the document is too large to parse in memory", "$") from None
     if not _plainly_clean(value):
         _check_tree(value, "$")
     return value
@@ -91,8 +112,9 @@ def loads_strict(text: str | bytes) -> Any:
 
 def _plainly_clean(value: Any) -> bool:
     """True when `_check_tree` would find nothing, decided at C speed (10,000 partners: 15 ms
-    against 150 ms for the walk): orjson refuses both a `_Refused` (not serialisable) and a lone
-    surrogate in a string or key. False (walk, then) when orjson refuses anything at all.
+    against 150 ms for the walk): orjson refuses a `_Refused` (not serialisable), a lone
+    surrogate in a string or key, an integer past 64 bits and nesting past 254 levels (within
+    MAX_DEPTH). False (walk, then) when orjson refuses anything at all.
     """
     try:
         orjson.dumps(value)

@@ -11,13 +11,14 @@ import stat
 from pathlib import Path
 
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.files import CREDENTIAL_MAX_BYTES, file_kind, read_regular_file
 
 
 def read_private_text(
     path: Path, source: str, what: str, error: type[InputError], missing_fix: str
 ) -> str:
     """The file's UTF-8 text; `error` (one line, with a fix) when it is missing, not a regular
-    file, readable by group or others, or not UTF-8."""
+    file (a FIFO, a device, a socket), over 64 KiB, readable by group or others, or not UTF-8."""
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -27,7 +28,10 @@ def read_private_text(
             f"{source}: cannot read {what} {path} ({exc.strerror})", "check its path"
         ) from None
     if not stat.S_ISREG(info.st_mode):
-        raise error(f"{source}: {path} is not a regular file", f"point it at the {what} itself")
+        raise error(
+            f"{source}: {path}: not a regular file ({file_kind(info.st_mode)})",
+            f"point it at the {what} itself",
+        )
     if info.st_mode & 0o077:
         raise error(
             f"{source}: {what} {path} is readable by others "
@@ -35,8 +39,16 @@ def read_private_text(
             f"chmod 600 {path}",
         )
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        # Opened again without blocking and checked on the descriptor: a FIFO swapped in after
+        # the stat above is refused, not waited on.
+        raw = read_regular_file(path, max_bytes=CREDENTIAL_MAX_BYTES, what=what, error=error)
+    except FileNotFoundError:
+        raise error(f"{source}: {what} {path} does not exist", missing_fix) from None
+    except InputError as exc:
+        raise error(f"{source}: {exc.message}", exc.hint) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
         raise error(f"{source}: cannot read {what} {path} as UTF-8 text", "rewrite it") from None
 
 

@@ -17,14 +17,18 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from compliance_bake import __version__
+from compliance_bake.errors import InputError
 from compliance_bake.identity.keys import KeyStore
+from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.report import layout
 from compliance_bake.service import models
 from compliance_bake.service.auth import AgentAuth, Unauthorized
+from compliance_bake.service.protocol import HeadAsGet
 from compliance_bake.targets.engine import Engine
 
 JSON = "application/json"
 MAX_PARAM = 128
+SERVED_MAX_BYTES = 1024 * 1024 * 1024  # a baked file larger than this is not served
 _NO_STORE = {"Cache-Control": "no-store"}
 _PORTAL_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
@@ -98,6 +102,7 @@ def create_app(engine: Engine, keys: KeyStore, out_dir: Path, runtime: str) -> F
         docs_url=None,
         redoc_url=None,
     )
+    app.add_middleware(HeadAsGet)
     auth = AgentAuth(keys)
     health_body = orjson.dumps(
         {"ok": True, "states": list(engine.health().states), "runtime": runtime}
@@ -239,13 +244,28 @@ def _add_snapshot_routes(app: FastAPI, out_dir: Path) -> None:
         )
 
 
+def _read_baked(file: Path) -> bytes:
+    """Runs in a worker thread: the event loop never waits on a disk, and a FIFO or a device
+    planted in `out/` is refused without blocking (inputs/files.py opens it non-blocking)."""
+    return read_regular_file(file, max_bytes=SERVED_MAX_BYTES, what="baked file")
+
+
 def _file_handler(file: Path, media_type: str) -> Any:
+    from starlette.concurrency import run_in_threadpool
+
     headers = _PORTAL_HEADERS if media_type.startswith("text/html") else None
 
     async def serve_file(request: Request) -> Response:
         _no_unknown(request)
         try:
-            data = file.read_bytes()
+            data = await run_in_threadpool(_read_baked, file)
+        except InputError:
+            return error_response(
+                500,
+                "unreadable_file",
+                "the baked file is not a regular file or cannot be read; bake again into "
+                "the folder this service serves",
+            )
         except OSError:
             return error_response(
                 404,

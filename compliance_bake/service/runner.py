@@ -14,6 +14,7 @@ from pathlib import Path
 from compliance_bake.errors import InputError
 from compliance_bake.identity.keyfile import load_keys
 from compliance_bake.inputs.fixtures import load_fixtures
+from compliance_bake.service.protocol import CLIENT_TIMEOUT
 from compliance_bake.targets.engine import Engine
 from compliance_bake.targets.inprocess import python_runtime
 
@@ -26,6 +27,7 @@ class ServeSettings:
     out_dir: Path
     keys_file: Path
     access_log: bool = False
+    client_timeout: int = CLIENT_TIMEOUT
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,7 @@ def serve(settings: ServeSettings, on_listening: Callable[[Listening], None]) ->
     import uvicorn
 
     from compliance_bake.service.app import create_app
+    from compliance_bake.service.protocol import LimitedHttpProtocol
 
     fixtures = load_fixtures(settings.fixtures_dir)
     keys = load_keys(settings.keys_file)
@@ -77,7 +80,8 @@ def serve(settings: ServeSettings, on_listening: Callable[[Listening], None]) ->
     config = uvicorn.Config(
         app,
         loop="auto",
-        http="auto",
+        http=LimitedHttpProtocol,
+        timeout_keep_alive=settings.client_timeout,
         lifespan="off",
         access_log=settings.access_log,
         log_level="info" if settings.access_log else "warning",

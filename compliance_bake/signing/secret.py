@@ -2,8 +2,10 @@
 
 Order: `--secret-file PATH`, the environment variable REPORT_SIGNING_SECRET, the file named by
 REPORT_SIGNING_SECRET_FILE (how a vault agent or an orchestrator injects it), then the local file
-that `secret mint` creates. The value never appears in a message, a report or a page: `Secret`
-hides it from repr/str, and messages name only where it came from.
+that `secret mint` creates. REPORT_SIGNING_SECRET and REPORT_SIGNING_SECRET_FILE both set (both
+non-empty) is refused as ambiguous, as the official database images do; `--secret-file` is an
+explicit choice and still wins over both. The value never appears in a message, a report or a
+page: `Secret` hides it from repr/str, and messages name only where it came from.
 """
 
 from __future__ import annotations
@@ -56,6 +58,11 @@ def resolve_secret(
     env = os.environ if environ is None else environ
     if secret_file is not None:
         return _from_file(secret_file, "--secret-file")
+    if env.get(ENV_VALUE) and env.get(ENV_FILE):
+        raise SecretError(
+            f"both ${ENV_VALUE} and ${ENV_FILE} are set, so the secret is ambiguous",
+            f"unset one of {ENV_VALUE} and {ENV_FILE}, or pass --secret-file",
+        )
     if ENV_VALUE in env:
         return _checked(env[ENV_VALUE], f"${ENV_VALUE}")
     here = cwd or Path.cwd()

@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.files import CREDENTIAL_MAX_BYTES, read_regular_file
 from compliance_bake.inputs.private_file import read_private_text, write_private_bytes
 
 ENV_FILE = "COMPLIANCE_SIGNING_KEY_FILE"
@@ -85,12 +86,17 @@ def parse_public_key(pem: bytes) -> Ed25519PublicKey:
 def read_public_key(path: Path, source: str) -> bytes:
     """The PEM bytes of an Ed25519 public key file, checked; SigningKeyError naming the file."""
     try:
-        pem = path.read_bytes()
-    except OSError as exc:
+        # A regular file or refused: a FIFO or a device never blocks the reader (inputs/files.py).
+        pem = read_regular_file(
+            path, max_bytes=CREDENTIAL_MAX_BYTES, what="public key", error=SigningKeyError
+        )
+    except FileNotFoundError:
         raise SigningKeyError(
-            f"{source}: cannot read public key {path} ({exc.strerror})",
+            f"{source}: cannot read public key {path} (No such file or directory)",
             "point it at the .pub.pem file `signing-key mint` wrote",
         ) from None
+    except SigningKeyError as exc:
+        raise SigningKeyError(f"{source}: {exc.message}", exc.hint) from None
     try:
         parse_public_key(pem)
     except ValueError as exc:
