@@ -94,3 +94,11 @@ def test_wrong_types_and_contradictions_still_exit_3(
     assert line.count("\n") == 0 and line.startswith(f"compliance-bake: error: GET {CHECK}: ")
     assert says in line
     assert not out.exists()
+
+
+def test_the_placeholder_is_the_documented_one() -> None:
+    root = Path(__file__).resolve().parent.parent
+    for doc in ("README.md", "docs/service-api.md"):
+        assert RUNTIME_UNKNOWN in (root / doc).read_text(), doc
+    shown = invoke("bake", "snapshot", "--help").output
+    assert RUNTIME_UNKNOWN in " ".join(shown.replace('"', " ").split())
