@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fuzz test-stress tools lint bench bench-startup bench-service bench-target bench-audit bench-key-timing wrk clean
+.PHONY: demo test test-fuzz test-stress tools lint bench bench-startup bench-service bench-target bench-retry bench-audit bench-key-timing wrk clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,11 @@ bench-target: $(STAMP) wrk
 ## bench-key-timing: 401 latency medians, unknown key prefix vs wrong secret part (1,500 each)
 bench-key-timing: $(STAMP)
 	$(BIN)/python bench/key_timing.py
+
+## bench-retry: the HTTP target's client CPU per check, tenacity from the first failure (shipped)
+## against tenacity on every request
+bench-retry: $(STAMP)
+	$(BIN)/python bench/retry_bench.py
 
 ## bench-audit: `audit deep` over 10,000,000 plays (CSV, Parquet) vs bare DuckDB and pandas
 bench-audit: $(STAMP)

@@ -3,6 +3,9 @@
 Raw asyncio sockets, not a web framework, so it can do what no framework lets a handler do: lie
 in Content-Length and hang up, hang forever, send a body without a length. Unless told to
 misbehave it answers as docs/service-api.md says, over the real `Engine` and the demo fixtures.
+With `spec_only=True` it answers with exactly the specification's shapes and nothing more:
+`{ok, states}`, `{allowed, status}` and the status panel's four fields (no runtime, no echo, no
+reason), the minimal valid target.
 
 It runs its own event loop in a thread; `stop()` (or leaving the `with` block) cancels every
 connection and joins the thread. Each request is recorded (`seen`) with its headers.
@@ -53,10 +56,13 @@ def free_port() -> int:
 
 
 class FaultServer:
-    def __init__(self, key: str | None = AGENT_KEY, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, key: str | None = AGENT_KEY, host: str = "127.0.0.1", spec_only: bool = False
+    ) -> None:
         self.engine = Engine(load_fixtures(demo_fixtures_dir()).registry)
         self.key = key
         self.host = host
+        self.spec_only = spec_only
         self.port = 0
         self.seen: list[Seen] = []
         self._faults: dict[str, Fault] = {}
@@ -202,10 +208,14 @@ class FaultServer:
 
         if seen.path == "/health":
             health = self.engine.health()
+            if self.spec_only:
+                return 200, {"ok": health.ok, "states": list(health.states)}
             return 200, {"ok": health.ok, "states": list(health.states), "runtime": RUNTIME}
         if seen.path == "/api/compliance/check":
             partner, state, wager = one("partner"), one("state"), one("wagerType")
             decision = self.engine.check(partner, state, wager)
+            if self.spec_only:
+                return decision.status, {"allowed": decision.allowed, "status": decision.status}
             answer = {**decision.as_json(), "partner": partner, "state": state, "wagerType": wager}
             return decision.status, answer
         if seen.path == "/api/compliance/status":

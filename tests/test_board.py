@@ -7,16 +7,26 @@ and exit code 1 -- with every other row still passing.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from markupsafe import Markup
 
+from compliance_bake import bake
 from compliance_bake.identity import keys
+from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.inputs.jsonio import loads_strict
-from compliance_bake.inputs.models import Decision, Health, StatusPanel
+from compliance_bake.inputs.models import (
+    Decision,
+    Fixtures,
+    Health,
+    LicenceRegistry,
+    StatusPanel,
+)
 from compliance_bake.report import deepequal, escape
 from compliance_bake.targets.engine import Engine
 from tests.conftest import NOW, invoke
@@ -51,6 +61,35 @@ def _scanning_lookup(self: keys.KeyStore, presented: str) -> keys.KeyRecord | No
         if presented.startswith(prefix):
             found = self._index.get(prefix)
     return found
+
+
+def _lookup_comparing_with_eq(self: keys.KeyStore, presented: str) -> keys.KeyRecord | None:
+    if not keys.well_formed(presented):
+        return None
+    record = self._index.get(presented[: keys.PREFIX_LEN])
+    expected = keys._DUMMY_HASH if record is None else record.key_hash
+    # the regression: `==` stops at the first differing byte
+    if record is None or keys._hash(presented) != expected or record.revoked:
+        return None
+    return record
+
+
+def _lookup_returning_early(self: keys.KeyStore, presented: str) -> keys.KeyRecord | None:
+    if not keys.well_formed(presented):
+        return None
+    record = self._index.get(presented[: keys.PREFIX_LEN])
+    if record is None:  # the regression: an unknown prefix answers at once, no dummy compare
+        return None
+    if not self.compare(keys._hash(presented), record.key_hash) or record.revoked:
+        return None
+    return record
+
+
+def _states_reversed(folder: Path) -> Fixtures:
+    """A loader regression: the states come out in another order than the file's."""
+    loaded = load_fixtures(folder)
+    registry = LicenceRegistry(loaded.registry.states[::-1], loaded.registry.partners)
+    return replace(loaded, registry=registry)
 
 
 def _bool_is_int(a: Any, b: Any) -> bool:
@@ -98,6 +137,22 @@ BREAKS: dict[str, tuple[str, Break]] = {
     "a lookup that scans all keys": (
         "identity.agent_key_prefix",
         lambda mp: mp.setattr(keys.KeyStore, "lookup", _scanning_lookup),
+    ),
+    "the loader reorders the states, for engine and board alike": (
+        "health.states",
+        lambda mp: mp.setattr(bake, "load_fixtures", _states_reversed),
+    ),
+    "hashes compared with == in the lookup": (
+        "identity.agent_key_prefix",
+        lambda mp: mp.setattr(keys.KeyStore, "lookup", _lookup_comparing_with_eq),
+    ),
+    "the store's comparison seam defaults to ==": (
+        "identity.agent_key_prefix",
+        lambda mp: mp.setattr(keys.KeyStore.__init__, "__defaults__", (None, operator.eq)),
+    ),
+    "an unknown prefix returns early, no dummy comparison": (
+        "identity.agent_key_prefix",
+        lambda mp: mp.setattr(keys.KeyStore, "lookup", _lookup_returning_early),
     ),
     "the comparator treats True as 1": (
         "runtime.deepEquals.strict_vs_loose",

@@ -17,7 +17,7 @@ import pytest
 from bench.gen_fixtures import generate, write_fixtures
 from bench.live_service import LiveService
 from compliance_bake.identity.keyfile import mint_key
-from tests.conftest import NOW, SECRET, run_cli
+from tests.conftest import NOW, SECRET, board_without_where, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +71,7 @@ def _comparable(snapshot: dict[str, Any]) -> dict[str, Any]:
     """What must not depend on the target: rows, summaries, geo, the integrity verdicts."""
     checks = snapshot["integrity"]["checks"]
     return {
-        "board": snapshot["enhancements"]["rows"],
+        "board": board_without_where(snapshot["enhancements"]["rows"]),
         "passed": (snapshot["enhancements"]["passed"], snapshot["enhancements"]["total"]),
         "shadow": snapshot["shadow"]["rows"],
         "summary": snapshot["shadow"]["summary"],
@@ -88,6 +88,9 @@ def test_http_bake_equals_the_in_process_bake(live: dict[str, Any], tmp_path: Pa
     assert (code_local, code_http) == (0, 0), stderr
     local, http = _snapshot(tmp_path / "local"), _snapshot(tmp_path / "http")
     assert _comparable(http) == _comparable(local)
+    identity = {r["feature"]: r for r in http["enhancements"]["rows"]}["identity.agent_key_prefix"]
+    assert "measured in this process on the package's KeyStore" in identity["notes"]
+    assert "1, 1, 1" in identity["notes"] and "hmac.compare_digest" in identity["notes"]
     assert http["shadow"]["base"] == live["demo"].url
     assert local["shadow"]["base"] != http["shadow"]["base"]
     # bunVersion is what the service reported on /health: the service's runtime.

@@ -4,6 +4,10 @@ A key reads `<prefix>.<secret>`: five characters of [a-z0-9], a dot, and 43 URL-
 The store keeps only the SHA3-256 hash of each key, indexed by its prefix; a lookup reads exactly
 one index entry whatever the store's size, and compares hashes with `hmac.compare_digest`. An
 unknown prefix is compared against a dummy hash so that it costs the same as a wrong secret.
+
+The comparison is a seam (`KeyStore(compare=...)`, default `hmac.compare_digest`): the
+`identity.agent_key_prefix` self-check reads which function the store compares with and counts
+the comparisons a lookup makes (compliance_bake/report/key_probe.py).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import hashlib
 import hmac
 import secrets
 import string
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 
 PREFIX_LEN = 5
@@ -21,6 +25,7 @@ KEY_LEN = PREFIX_LEN + 1 + SECRET_LEN
 _PREFIX_ALPHABET = string.ascii_lowercase + string.digits
 _SECRET_ALPHABET = frozenset(string.ascii_letters + string.digits + "-_")
 _DUMMY_HASH = hashlib.sha3_256(b"compliance-bake: no such key").digest()
+Compare = Callable[[bytes, bytes], bool]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +53,18 @@ def well_formed(key: str) -> bool:
 class KeyStore:
     """Hashes of agent keys, indexed by prefix. Hand it the index to observe its accesses."""
 
-    def __init__(self, index: MutableMapping[str, KeyRecord] | None = None) -> None:
+    def __init__(
+        self,
+        index: MutableMapping[str, KeyRecord] | None = None,
+        compare: Compare = hmac.compare_digest,
+    ) -> None:
         self._index: MutableMapping[str, KeyRecord] = {} if index is None else index
+        self._compare = compare
+
+    @property
+    def compare(self) -> Compare:
+        """The function that compares a presented key's hash with the stored one."""
+        return self._compare
 
     def mint(self, label: str = "") -> str:
         """Create a key; the full key is returned once and never stored."""
@@ -74,7 +89,7 @@ class KeyStore:
             return None
         record = self._index.get(presented[:PREFIX_LEN])
         expected = _DUMMY_HASH if record is None else record.key_hash
-        matches = hmac.compare_digest(_hash(presented), expected)
+        matches = self._compare(_hash(presented), expected)
         if record is None or not matches or record.revoked:
             return None
         return record

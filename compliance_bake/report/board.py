@@ -8,20 +8,21 @@ status; the key store for identity; the comparators and the escape function for 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from compliance_bake.errors import FixtureError
-from compliance_bake.identity import keys
-from compliance_bake.identity.keys import KeyRecord
+from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.inputs.models import (
     LICENCE_ACTIVE,
     STATUS_ALLOWED,
     STATUS_BLOCKED,
     LicenceRegistry,
 )
-from compliance_bake.report import deepequal, escape
+from compliance_bake.report import deepequal, escape, key_probe
+from compliance_bake.targets.inprocess import IN_PROCESS_BASE
 from compliance_bake.targets.interface import Target
 
 LICENSED_STATE = "MA"
@@ -87,18 +88,40 @@ def check_roles(registry: LicenceRegistry, licences_file: str) -> None:
             )
 
 
-def _health(target: Target, registry: LicenceRegistry) -> BoardRow:
+@dataclass(frozen=True, slots=True)
+class BoardInputs:
+    """What the rows measure against: the loaded licences, and the file they came from."""
+
+    registry: LicenceRegistry
+    licences_file: str
+
+
+def filed_states(licences_file: str) -> list[str]:
+    """The state codes of `licences_file`, read again from disk and not through the loader,
+    so that the health row compares the answer with the file, not a tuple with itself."""
+    path = Path(licences_file)
+    try:
+        document = loads_strict(path.read_bytes())
+        return [str(state["code"]) for state in document["states"]]
+    except (OSError, StrictJSONError, TypeError, KeyError) as exc:
+        raise FixtureError(
+            f"{licences_file}: cannot read its states again ({type(exc).__name__})",
+            "leave the fixture folder alone while a bake runs",
+        ) from None
+
+
+def _health(target: Target, inputs: BoardInputs) -> BoardRow:
     health = target.health()
     return BoardRow(
         "health.states",
-        {"ok": True, "states": list(registry.regulated_states)},
+        {"ok": True, "states": filed_states(inputs.licences_file)},
         {"ok": health.ok, "states": list(health.states)},
         "health route lists the regulated states",
     )
 
 
-def _check_licensed(target: Target, registry: LicenceRegistry) -> BoardRow:
-    partner = _partner_where(registry, LICENSED_STATE, True, "check.ma_licensed_nba_totals")
+def _check_licensed(target: Target, inputs: BoardInputs) -> BoardRow:
+    partner = _partner_where(inputs.registry, LICENSED_STATE, True, "check.ma_licensed_nba_totals")
     decision = target.check(partner, LICENSED_STATE, TOTALS_WAGER)
     return BoardRow(
         "check.ma_licensed_nba_totals",
@@ -108,8 +131,10 @@ def _check_licensed(target: Target, registry: LicenceRegistry) -> BoardRow:
     )
 
 
-def _check_unlicensed(target: Target, registry: LicenceRegistry) -> BoardRow:
-    partner = _partner_where(registry, UNLICENSED_STATE, False, "check.nj_unlicensed_block")
+def _check_unlicensed(target: Target, inputs: BoardInputs) -> BoardRow:
+    partner = _partner_where(
+        inputs.registry, UNLICENSED_STATE, False, "check.nj_unlicensed_block"
+    )
     decision = target.check(partner, UNLICENSED_STATE, SOCCER_WAGER)
     return BoardRow(
         "check.nj_unlicensed_block",
@@ -119,8 +144,8 @@ def _check_unlicensed(target: Target, registry: LicenceRegistry) -> BoardRow:
     )
 
 
-def _status(target: Target, registry: LicenceRegistry) -> BoardRow:
-    partner = _partner_where(registry, LICENSED_STATE, True, "status.ma_licensed_shape")
+def _status(target: Target, inputs: BoardInputs) -> BoardRow:
+    partner = _partner_where(inputs.registry, LICENSED_STATE, True, "status.ma_licensed_shape")
     panel = target.status(LICENSED_STATE, partner)
     return BoardRow(
         "status.ma_licensed_shape",
@@ -135,93 +160,27 @@ def _status(target: Target, registry: LicenceRegistry) -> BoardRow:
     )
 
 
-class _ObservedIndex(MutableMapping[str, KeyRecord]):
-    """A dict that counts how many entries a lookup touches, and by which keys."""
-
-    def __init__(self) -> None:
-        self._data: dict[str, KeyRecord] = {}
-        self.touched = 0
-        self.addressed: list[str] = []
-
-    def __getitem__(self, key: str) -> KeyRecord:
-        self.touched += 1
-        self.addressed.append(key)
-        return self._data[key]
-
-    def __setitem__(self, key: str, value: KeyRecord) -> None:
-        self._data[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self._data[key]
-
-    def __contains__(self, key: object) -> bool:
-        self.touched += 1
-        return key in self._data
-
-    def __iter__(self) -> Iterator[str]:
-        for key in self._data:
-            self.touched += 1
-            yield key
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def stored(self) -> list[str]:
-        """The stored keys, read without counting (for the probe, not the store)."""
-        return list(self._data)
-
-    def reset(self) -> None:
-        self.touched = 0
-        self.addressed = []
-
-
-def _flip(char: str) -> str:
-    return "b" if char == "a" else "a"
-
-
-def _lookup_cost(size: int) -> tuple[list[int], set[int], bool]:
-    """Index entries touched by a found, a wrong-secret and an unknown-prefix lookup."""
-    index = _ObservedIndex()
-    store = keys.KeyStore(index)
-    minted = [store.mint() for _ in range(size)]
-    target_key = minted[-1]
-    wrong_rest = target_key[:-1] + _flip(target_key[-1])
-    stored = index.stored()
-    unknown_key = target_key
-    for candidate in ("zzzzz", "yyyyy", "xxxxx", "wwwww"):
-        unknown_key = candidate + target_key[len(candidate) :]
-        if not any(unknown_key.startswith(k) for k in stored):
-            break
-    costs: list[int] = []
-    found = False
-    for presented in (target_key, wrong_rest, unknown_key):
-        index.reset()
-        record = store.lookup(presented)
-        costs.append(index.touched)
-        if presented is target_key:
-            found = record is not None
-    return costs, {len(k) for k in index.stored()}, found
-
-
-def _identity(target: Target, registry: LicenceRegistry) -> BoardRow:
-    small, lengths_small, found_small = _lookup_cost(1)
-    large, lengths_large, found_large = _lookup_cost(64)
-    direct = found_small and found_large and all(c == 1 for c in small + large)
-    constant = len(set(small + large)) == 1
-    lengths = lengths_small | lengths_large
+def _identity(target: Target, inputs: BoardInputs) -> BoardRow:
+    """Measured here, on the package's KeyStore (report/key_probe.py): the same code `serve`
+    runs. With an HTTP target the notes say so; the service's keys are not reachable."""
+    found = key_probe.measure_key_store()
+    (small, large) = found.touched
+    notes = f"key store touched {small} entries with 1 key and {large} with 64 keys per lookup"
+    if target.base != IN_PROCESS_BASE:
+        notes += (
+            f"; measured in this process on the package's KeyStore "
+            f"(compliance_bake.identity.keys, the code `compliance-bake serve` runs), not over "
+            f"HTTP: comparisons per lookup {list(found.comparisons)} with {found.compare_name}"
+        )
     return BoardRow(
         "identity.agent_key_prefix",
         {"method": "prefix_lookup", "timing": "constant", "prefixLen": PREFIX_LEN_SPEC},
-        {
-            "method": "prefix_lookup" if direct else "scan",
-            "timing": "constant" if constant else "varies",
-            "prefixLen": lengths.pop() if len(lengths) == 1 else -1,
-        },
-        f"key store touched {small} entries with 1 key and {large} with 64 keys per lookup",
+        {"method": found.method, "timing": found.timing, "prefixLen": found.prefix_len},
+        notes,
     )
 
 
-def _strict_vs_loose(target: Target, registry: LicenceRegistry) -> BoardRow:
+def _strict_vs_loose(target: Target, inputs: BoardInputs) -> BoardRow:
     left, right = deepequal.STRICT_VS_LOOSE_PAIR
     loose = deepequal.loose_equals(left, right)
     strict = deepequal.strict_equals(left, right)
@@ -233,7 +192,7 @@ def _strict_vs_loose(target: Target, registry: LicenceRegistry) -> BoardRow:
     )
 
 
-def _docs_matrix(target: Target, registry: LicenceRegistry) -> BoardRow:
+def _docs_matrix(target: Target, inputs: BoardInputs) -> BoardRow:
     holding = [
         name
         for name, left, right in deepequal.DOCS_MATRIX
@@ -247,7 +206,7 @@ def _docs_matrix(target: Target, registry: LicenceRegistry) -> BoardRow:
     )
 
 
-def _escape(target: Target, registry: LicenceRegistry) -> BoardRow:
+def _escape(target: Target, inputs: BoardInputs) -> BoardRow:
     out = str(escape.escape_html(ESCAPE_PROBE))
     return BoardRow(
         "runtime.escapeHTML",
@@ -262,7 +221,7 @@ def _escape(target: Target, registry: LicenceRegistry) -> BoardRow:
     )
 
 
-FEATURES: tuple[Callable[[Target, LicenceRegistry], BoardRow], ...] = (
+FEATURES: tuple[Callable[[Target, BoardInputs], BoardRow], ...] = (
     _health,
     _check_licensed,
     _check_unlicensed,
@@ -276,4 +235,5 @@ FEATURES: tuple[Callable[[Target, LicenceRegistry], BoardRow], ...] = (
 
 def run_board(target: Target, registry: LicenceRegistry, licences_file: str) -> list[BoardRow]:
     check_roles(registry, licences_file)
-    return [feature(target, registry) for feature in FEATURES]
+    inputs = BoardInputs(registry, licences_file)
+    return [feature(target, inputs) for feature in FEATURES]

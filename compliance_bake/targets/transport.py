@@ -1,0 +1,213 @@
+"""One GET, retried when worth it: the HTTP target's transport (docs/service-api.md).
+
+Every request is a GET, so every request may be retried: a refused or reset connection, a
+timeout, a body cut short, a 429 or a 5xx is retried up to `retries` times by tenacity, with
+exponential backoff and full jitter (a `Retry-After` replaces the wait, up to `retry_after_cap`).
+The first attempt runs outside tenacity, which costs about 150 us per call even when nothing
+fails (measured: README, "The HTTP target"); tenacity takes over from the first failure, which it
+sees as its own first attempt, so the policy is tenacity's whole. Redirects are never followed.
+Each aiohttp or asyncio failure becomes a `TargetError` here, at the edge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+import aiohttp
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_random_exponential,
+)
+from yarl import URL
+
+from compliance_bake.errors import TargetError
+from compliance_bake.targets.answers import Answer, error_detail
+from compliance_bake.targets.refusals import (
+    parse_retry_after,
+    redirected,
+    unauthorized,
+    unexpected,
+)
+from compliance_bake.targets.routes import TargetUrl, shown
+
+T = TypeVar("T")
+_ERRNO_NAMES = {111: "connection refused", 104: "connection reset", 110: "timed out"}
+_JUST_200 = frozenset((200,))
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    timeout: float = 10.0  # seconds per request, connect to last byte
+    concurrency: int = 32  # checks in flight
+    retries: int = 3  # further attempts after the first
+    retry_after_cap: float = 5.0  # longest Retry-After honoured, seconds
+    max_body: int = 1 << 20  # bytes
+    backoff_base: float = 0.1  # seconds; attempt n waits up to base * 2**n ...
+    backoff_cap: float = 2.0  # ... and never more than this
+    chunk: int = 2048  # checks per chunk of check_many (progress granularity)
+
+
+class Transient(Exception):
+    """A failure worth another attempt; `delay` is the server's Retry-After, if any."""
+
+    def __init__(self, problem: str, delay: float | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.delay = delay
+
+
+class RetryPolicy:
+    """The waits between attempts: the server's Retry-After (capped), else full jitter."""
+
+    def __init__(self, settings: HttpSettings) -> None:
+        self._cap = settings.retry_after_cap
+        self._jitter = wait_random_exponential(
+            multiplier=settings.backoff_base, max=settings.backoff_cap
+        )
+        self._stop = stop_after_attempt(settings.retries + 1)
+        self._retry = retry_if_exception_type(Transient)
+
+    def wait(self, state: RetryCallState) -> float:
+        failure = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(failure, Transient) and failure.delay is not None:
+            return min(failure.delay, self._cap)
+        return float(self._jitter(state))
+
+    def retrying(self) -> AsyncRetrying:
+        return AsyncRetrying(stop=self._stop, wait=self.wait, retry=self._retry, reraise=True)
+
+
+class Transport:
+    """GETs on one keep-alive aiohttp session; runs on the target's loop thread."""
+
+    def __init__(self, url: TargetUrl, headers: dict[str, str], settings: HttpSettings) -> None:
+        self._url = url
+        self._headers = headers
+        self._has_key = "Authorization" in headers
+        self._settings = settings
+        self._policy = RetryPolicy(settings)
+        self._session: aiohttp.ClientSession | None = None
+        self._slots: asyncio.Semaphore | None = None
+
+    async def open(self) -> None:
+        settings = self._settings
+        # The semaphore, not the connector's queue, holds back the requests beyond
+        # `concurrency`: a request's timeout starts when it has a connection, so waiting for
+        # its turn behind 31 others is never mistaken for a slow service.
+        self._slots = asyncio.Semaphore(settings.concurrency)
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(
+                limit=settings.concurrency, keepalive_timeout=30, enable_cleanup_closed=False
+            ),
+            headers=self._headers,
+            timeout=aiohttp.ClientTimeout(total=settings.timeout),
+            cookie_jar=aiohttp.DummyCookieJar(),
+            raise_for_status=False,
+        )
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    async def get(
+        self,
+        answer: Answer,
+        route: str,
+        query: str,
+        decode: Callable[[int, bytes], T],
+        accept: frozenset[int] = _JUST_200,
+    ) -> T:
+        """Decode the answer whose status is in `accept`; retry transient failures."""
+        url = URL(self._url.url(route, query), encoded=True)
+        try:
+            status, raw = await self._fetch(answer, url)
+        except Transient as first:
+            status, raw = await self._retry(answer, url, first)
+        if status in accept:
+            return decode(status, raw)
+        raise unexpected(answer, status, raw, self._url.base)
+
+    async def _retry(self, answer: Answer, url: URL, first: Transient) -> tuple[int, bytes]:
+        """Tenacity's attempts, the first of which is the failure already seen."""
+        tries = 0
+
+        async def attempt() -> tuple[int, bytes]:
+            nonlocal tries
+            tries += 1
+            if tries == 1:
+                raise first
+            return await self._fetch(answer, url)
+
+        try:
+            return await self._policy.retrying()(attempt)
+        except Transient as last:
+            after = f" (after {tries} attempts)" if tries > 1 else ""
+            raise TargetError(
+                f"{answer.label}: {last.problem}{after}",
+                f"is the compliance service running and healthy at {self._url.base}?",
+            ) from None
+
+    async def _fetch(self, answer: Answer, url: URL) -> tuple[int, bytes]:
+        """One attempt: (status, body) of a final answer, or Transient, or TargetError."""
+        session, slots = self._session, self._slots
+        assert session is not None and slots is not None
+        settings = self._settings
+        try:
+            async with slots, session.get(url, allow_redirects=False) as response:
+                status = response.status
+                if 300 <= status < 400:
+                    raise redirected(answer, str(url), status, response.headers.get("Location"))
+                if status == 401:
+                    raise unauthorized(answer, self._has_key)
+                raw = await _read_capped(answer, response, settings.max_body)
+                if status == 429 or status >= 500:
+                    raise Transient(
+                        f"HTTP {status}{error_detail(raw)}",
+                        parse_retry_after(response.headers.get("Retry-After")),
+                    )
+                return status, raw
+        except TimeoutError:
+            raise Transient(f"no complete answer within {settings.timeout:g} s") from None
+        except aiohttp.ClientPayloadError:
+            raise Transient("the answer's body was cut short") from None
+        except aiohttp.ClientConnectorError as exc:
+            raise Transient(
+                f"cannot connect to {self._url.host}:{self._url.port} ({_os_problem(exc)})"
+            ) from None
+        except aiohttp.ServerDisconnectedError:
+            raise Transient("the service closed the connection without an answer") from None
+        except aiohttp.ClientOSError as exc:
+            raise Transient(f"connection failed ({_os_problem(exc)})") from None
+        except (aiohttp.ClientConnectionError, ConnectionError) as exc:
+            raise Transient(f"connection failed ({type(exc).__name__})") from None
+        except aiohttp.ClientResponseError as exc:
+            raise answer.fail(f"not a valid HTTP answer ({shown(exc.message)})") from None
+        except aiohttp.ClientError as exc:
+            raise answer.fail(f"HTTP client error ({type(exc).__name__})") from None
+
+
+async def _read_capped(answer: Answer, response: aiohttp.ClientResponse, cap: int) -> bytes:
+    length = response.content_length
+    if length is not None and length > cap:
+        raise answer.fail(f"the answer is {length} bytes, over the {cap}-byte limit")
+    if length is not None and "Content-Encoding" not in response.headers:
+        return await response.read()  # exactly `length` bytes, or ClientPayloadError
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > cap:
+            raise answer.fail(f"the answer is over the {cap}-byte limit")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _os_problem(exc: aiohttp.ClientOSError) -> str:
+    errno = exc.errno or 0
+    return _ERRNO_NAMES.get(errno) or (exc.strerror or type(exc).__name__).lower()
