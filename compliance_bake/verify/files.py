@@ -12,12 +12,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+from jinja2 import TemplateError
+
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import strict_equals
 from compliance_bake.report.portal import render_portal
-from compliance_bake.verify.findings import VerifyReport
+from compliance_bake.verify.findings import RULE, VerifyReport
 
 ATTESTATION_FILE = "attestation/compliance.intoto.json"
 AUDIT_FILE = "audit/zip-window.json"
@@ -40,14 +42,17 @@ def parse_document(name: str, raw: bytes, report: VerifyReport) -> Any | None:
     return None
 
 
-def schema_valid(name: str, schema: str, doc: Any, report: VerifyReport) -> bool:
+def schema_valid(  # a schema is a rule of meaning: its findings count for *compliant*
+    name: str, schema: str, doc: Any, report: VerifyReport
+) -> bool:
     try:
         problem = schemas.first_violation(schema, doc)
     except (RecursionError, ValueError) as exc:
-        return report.add(name, False, f"schema: cannot validate ({type(exc).__name__})")
+        return report.add(name, False, f"schema: cannot validate ({type(exc).__name__})", RULE)
     if problem is not None:
-        return report.add(name, False, f"schema: {problem.path}: {problem.message}")
-    return report.add(name, True, "schema valid")
+        what = f"schema: {problem.path}: {problem.message}"
+        return report.add(name, False, what, RULE, "schema")
+    return report.add(name, True, "schema valid", RULE, "schema")
 
 
 def unexpected_files(out_dir: Path, report: VerifyReport) -> None:
@@ -119,8 +124,8 @@ def portal_page(out_dir: Path, snap: dict[str, Any], report: VerifyReport) -> by
         return b""
     try:
         same = raw == render_portal(snap)
-    except (KeyError, TypeError, ValueError, AttributeError):
-        same = False
+    except (KeyError, TypeError, ValueError, AttributeError, TemplateError):
+        same = False  # an edited snapshot the page cannot even render from
     report.add(
         layout.PORTAL_FILE,
         same,
