@@ -205,7 +205,7 @@ def verify_report(report: VerifyReport) -> None:
             + ", ".join(report.not_applied)
         )
     for note in report.notes:
-        _err().print(f"note: {escape(note)}")
+        _err().print(f"note: {escape(note)}", soft_wrap=True)
     for line in report.verdicts().values():
         console.print(escape(line))
     passed = len(report.findings) - len(report.failures)
