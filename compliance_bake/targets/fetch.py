@@ -27,14 +27,19 @@ def _fail(url: str, what: str, hint: str = "check the URL and that the service a
 def fetch_document(url: str, *, timeout: float, max_bytes: int) -> bytes:
     """The body of `GET url` when it answers 200 within `timeout` seconds and `max_bytes`."""
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
         _fail(url, "not an http(s) URL", "pass a URL such as https://host/api/compliance")
     connection_type = (
         http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     )
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     deadline = time.monotonic() + timeout
-    connection = connection_type(parts.hostname or "", parts.port, timeout=timeout)
+    connection = connection_type(parts.hostname or "", port, timeout=timeout)
+    response: http.client.HTTPResponse | None = None
     try:
         connection.request(
             "GET",
@@ -64,5 +69,7 @@ def fetch_document(url: str, *, timeout: float, max_bytes: int) -> bytes:
     except (OSError, http.client.HTTPException) as exc:
         _fail(url, f"cannot fetch: {type(exc).__name__}: {exc}")
     finally:
+        if response is not None:
+            response.close()
         connection.close()
     raise AssertionError("unreachable")  # every branch above returns or raises
