@@ -224,3 +224,15 @@ def test_missing_folder_is_bad_input(tmp_path: Path) -> None:
     result = invoke("verify", str(tmp_path / "nowhere"))
     assert result.exit_code == 2
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("depth", [300, 900])
+def test_a_deep_value_inside_a_snapshot_is_a_failed_check(baked: Path, depth: int) -> None:
+    path = baked / "api" / "compliance.json"
+    text = path.read_text(encoding="utf-8")
+    deep = "[" * depth + "]" * depth
+    path.write_text(text.replace('"vaultMap": "docs/vault-map.md"', f'"vaultMap": {deep}'))
+    for source in (baked, path):
+        result = invoke("verify", str(source))
+        assert result.exit_code == 1, result.output
+        assert "api/compliance.json" in result.output

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
     from compliance_bake.bake import BakeResult
     from compliance_bake.inputs.models import Decision
-    from compliance_bake.verify.verifier import VerifyReport
+    from compliance_bake.verify.findings import VerifyReport
 
 MISMATCH_ROWS_SHOWN = 20
 

@@ -32,7 +32,7 @@ def check_rules(snap: dict[str, Any], ctx: RuleContext) -> list[RuleResult]:
     for spec_rule, check in RULES:
         try:
             places = check(snap, ctx)
-        except (KeyError, TypeError, IndexError, AttributeError, ValueError) as exc:
+        except (KeyError, TypeError, IndexError, AttributeError, ValueError, RecursionError) as exc:
             places = [f"could not run on this document ({type(exc).__name__})"]
         if len(places) > MAX_PLACES:
             places = [*places[:MAX_PLACES], f"... {len(places) - MAX_PLACES} more"]

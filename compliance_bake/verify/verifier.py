@@ -162,7 +162,7 @@ def _attestation(out_dir: Path, public_keys: Sequence[bytes], report: VerifyRepo
 def _digest(report: VerifyReport, name: str, what: str, recorded: Any, compute: Any) -> None:
     try:
         ok = recorded() == compute()
-    except (KeyError, TypeError, AttributeError, ValueError):
+    except (KeyError, TypeError, AttributeError, ValueError, RecursionError):
         ok = False
     report.add(name, ok, what, DIGEST)
 
@@ -172,7 +172,10 @@ def _hmac(report: VerifyReport, name: str, where: str, proof: Any, secret: Secre
         return report.add(name, False, f"{where}.hmac is missing or malformed", HMAC)
     if secret is None:
         return True
-    ok = same_mac(proof["hmac"], signing.proof_hmac(proof, secret.value))
+    try:
+        ok = same_mac(proof["hmac"], signing.proof_hmac(proof, secret.value))
+    except (TypeError, ValueError, RecursionError):
+        ok = False
     return report.add(
         name,
         ok,
