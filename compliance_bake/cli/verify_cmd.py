@@ -18,10 +18,10 @@ from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
     "--public-key",
     "public_keys",
     multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False, exists=True),
-    envvar="COMPLIANCE_PUBLIC_KEY_FILE",
-    help="Ed25519 public key (PEM) to check out/attestation/compliance.intoto.json with; "
-    "repeat it for key rotation.  [env: COMPLIANCE_PUBLIC_KEY_FILE]",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Ed25519 public key (PEM, from `signing-key mint`) to check "
+    "out/attestation/compliance.intoto.json with; repeat it for key rotation.  "
+    "[default: $COMPLIANCE_PUBLIC_KEY_FILE, several separated by ':']",
 )
 @click.option(
     "--digests-only",
@@ -78,11 +78,10 @@ def verify(
     from compliance_bake.cli import render
     from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
     from compliance_bake.signing.secret import resolve_secret
+    from compliance_bake.signing.signing_key import public_keys_from
     from compliance_bake.verify.verifier import KeyMaterial, VerifyOptions, verify_source
 
-    keys = KeyMaterial(
-        resolve_secret(secret_file), tuple(path.read_bytes() for path in public_keys)
-    )
+    keys = KeyMaterial(resolve_secret(secret_file), tuple(public_keys_from(public_keys)))
     options = VerifyOptions(
         digests_only=digests_only,
         allow_recorded_failures=allow_recorded_failures,

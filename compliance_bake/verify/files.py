@@ -23,6 +23,7 @@ from compliance_bake.verify.findings import RULE, VerifyReport
 
 ATTESTATION_FILE = "attestation/compliance.intoto.json"
 AUDIT_FILE = "audit/zip-window.json"
+KEEP_FILE = ".gitkeep"  # allowed empty at the top, as the attestation allows it
 # Written by the bake (and the attestation, when a signing key is given) ...
 BAKED_FILES = (*layout.JSON_FILES, layout.PORTAL_FILE)
 # ... or by `audit deep` into the same out/ (allowed, but no signature of the snapshot covers it).
@@ -55,6 +56,10 @@ def schema_valid(  # a schema is a rule of meaning: its findings count for *comp
     return report.add(name, True, "schema valid", RULE, "schema")
 
 
+def _empty_regular(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink() and path.stat().st_size == 0
+
+
 def unexpected_files(out_dir: Path, report: VerifyReport) -> None:
     """Every entry of out/ that the tool does not write is a failure naming it: a stale temporary
     file of a killed bake, a file someone dropped in, anything a static server would publish."""
@@ -64,6 +69,8 @@ def unexpected_files(out_dir: Path, report: VerifyReport) -> None:
         for entry in [*files, *(d for d in dirs if (here / d).is_symlink())]:
             name = (here / entry).relative_to(out_dir).as_posix()
             path = here / entry
+            if name == KEEP_FILE and _empty_regular(path):  # a checkout keeps out/ this way
+                continue
             if name not in EXPECTED_FILES or path.is_symlink() or not path.is_file():
                 found.append(name)
     for name in sorted(found):

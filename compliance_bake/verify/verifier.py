@@ -12,7 +12,6 @@ verifies; the byte-layout, registry-copy and portal checks need the folder a bak
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from compliance_bake.signing.integrity import hmac_present
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.fetch import DEFAULT_TIMEOUT, SNAPSHOT_MAX_BYTES, fetch_document
 from compliance_bake.verify import files
+from compliance_bake.verify.attestation import check_attestation
 from compliance_bake.verify.findings import DIGEST, HMAC, KEY, RECORDED, RULE, VerifyReport
 from compliance_bake.verify.rules import RuleContext, check_rules
 
@@ -141,21 +141,12 @@ def _verify_folder(out_dir: Path, keys: KeyMaterial, report: VerifyReport) -> No
 
 
 def _attestation(out_dir: Path, public_keys: Sequence[bytes], report: VerifyReport) -> None:
-    # SEAM (issue 9 item 3): `compliance_bake.verify.attestation.check_attestation(out_dir,
-    # public_keys) -> AttestationResult(ok, key_id, failures)` comes from the `attest` branch.
-    # Until it is merged, a public key cannot be checked, and verify says so (exit 2).
-    try:
-        module: Any = importlib.import_module("compliance_bake.verify.attestation")
-    except ModuleNotFoundError:
-        raise InputError(
-            "this build cannot check the Ed25519 attestation yet",
-            "verify with REPORT_SIGNING_SECRET instead of --public-key",
-        ) from None
-    result = module.check_attestation(out_dir, public_keys)
+    result = check_attestation(out_dir, public_keys)
     for file, what in result.failures:
-        report.add(str(file), False, str(what), KEY)
-    report.add(files.ATTESTATION_FILE, bool(result.ok), "Ed25519 attestation", KEY)
-    report.signers.append(f"Ed25519 key {result.key_id}")
+        report.add(file, False, f"attestation: {what}", KEY)
+    report.add(files.ATTESTATION_FILE, result.ok, "Ed25519 attestation", KEY)
+    signer = f"Ed25519 key {result.key_id}" if result.key_id else "Ed25519 (no given key verified)"
+    report.signers.append(signer)
     report.applied.append("Ed25519 attestation")
 
 
