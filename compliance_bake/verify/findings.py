@@ -99,9 +99,13 @@ class VerifyReport:
                 else "authentic: NO, digests inconsistent (and NOT authenticated: no key given)"
             )
         else:
-            authentic = "authentic: NO, " + (
-                "the signature does not check" if self.signers else "no key checked it"
-            )
+            if not self.signers:
+                reason = "no key checked it"
+            elif self._failed(HMAC, KEY):
+                reason = "the signature does not check with the given key"
+            else:
+                reason = "the bytes differ from what was signed (digests or files)"
+            authentic = f"authentic: NO, {reason}"
         if self.compliant:
             compliant = "compliant: yes, every recorded check and every rule holds"
         else:

@@ -96,12 +96,18 @@ def verify_source(
             ) from None
         except OSError as exc:
             raise InputError(f"{source}: cannot read: {exc.strerror}", "check the path") from None
-    report.applied, report.not_applied = list(ANY_SOURCE), list(FOLDER_ONLY)
+    report.applied, report.not_applied = _applied(keys), list(FOLDER_ONLY)
     doc = files.parse_document(source, raw, report)
     if doc is not None:
         files.schema_valid(source, schemas.SNAPSHOT, doc, report)
         _verify_snapshot(source, doc, keys, report, [(source, raw)])
     return report
+
+
+def _applied(keys: KeyMaterial) -> list[str]:
+    if keys.secret is not None:
+        return list(ANY_SOURCE)
+    return [("HMAC format only (no secret)" if c == "HMACs" else c) for c in ANY_SOURCE]
 
 
 def verify_out(out_dir: Path, secret: Secret | None) -> VerifyReport:
@@ -117,7 +123,7 @@ def verify_out(out_dir: Path, secret: Secret | None) -> VerifyReport:
 
 
 def _verify_folder(out_dir: Path, keys: KeyMaterial, report: VerifyReport) -> None:
-    report.applied = [*ANY_SOURCE, *FOLDER_ONLY]
+    report.applied = [*_applied(keys), *FOLDER_ONLY]
     files.unexpected_files(out_dir, report)
     docs: dict[str, Any] = {}
     raws: list[tuple[str, bytes]] = []
