@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -236,3 +237,16 @@ def test_a_deep_value_inside_a_snapshot_is_a_failed_check(baked: Path, depth: in
         result = invoke("verify", str(source))
         assert result.exit_code == 1, result.output
         assert "api/compliance.json" in result.output
+
+
+def test_a_fifo_in_out_or_as_the_source_never_hangs(baked: Path, tmp_path: Path) -> None:
+    path = baked / "registry" / "compliance-shadow.json"
+    path.unlink()
+    os.mkfifo(path)
+    result = invoke("verify", str(baked))
+    assert result.exit_code == 1
+    assert "FAIL registry/compliance-shadow.json" in result.output
+    fifo = tmp_path / "snapshot.json"
+    os.mkfifo(fifo)
+    single = invoke("verify", str(fifo))
+    assert single.exit_code == 2 and "not a regular file" in single.stderr

@@ -14,11 +14,14 @@ from typing import Any
 
 from jinja2 import TemplateError
 
+from compliance_bake.errors import InputError
 from compliance_bake.inputs import schemas
+from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import strict_equals
 from compliance_bake.report.portal import render_portal
+from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 from compliance_bake.verify.findings import RULE, VerifyReport
 
 ATTESTATION_FILE = "attestation/compliance.intoto.json"
@@ -83,12 +86,21 @@ def unexpected_files(out_dir: Path, report: VerifyReport) -> None:
         )
 
 
+def read_folder_file(out_dir: Path, name: str, report: VerifyReport) -> bytes | None:
+    """A regular file of out/ (a FIFO planted there must not hang verify), or a finding."""
+    try:
+        return read_regular_file(out_dir / name, max_bytes=SNAPSHOT_MAX_BYTES, what=name)
+    except FileNotFoundError:
+        report.add(name, False, "missing")
+    except InputError as exc:
+        report.add(name, False, f"cannot read: {exc.message}")
+    return None
+
+
 def load_folder_file(out_dir: Path, name: str, report: VerifyReport) -> tuple[Any | None, bytes]:
     """Read, parse, validate one JSON file of out/ and check its byte layout."""
-    try:
-        raw = (out_dir / name).read_bytes()
-    except OSError as exc:
-        report.add(name, False, f"cannot read: {exc.strerror}")
+    raw = read_folder_file(out_dir, name, report)
+    if raw is None:
         return None, b""
     doc = parse_document(name, raw, report)
     if doc is None:
@@ -126,11 +138,8 @@ def registry_copies(docs: dict[str, Any], report: VerifyReport) -> None:
 
 
 def portal_page(out_dir: Path, snap: dict[str, Any], report: VerifyReport) -> bytes:
-    portal = out_dir / layout.PORTAL_FILE
-    try:
-        raw = portal.read_bytes()
-    except OSError as exc:
-        report.add(layout.PORTAL_FILE, False, f"cannot read: {exc.strerror}")
+    raw = read_folder_file(out_dir, layout.PORTAL_FILE, report)
+    if raw is None:
         return b""
     try:
         same = raw == render_portal(snap)

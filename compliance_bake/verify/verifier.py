@@ -19,6 +19,7 @@ from typing import Any
 
 from compliance_bake.errors import InputError
 from compliance_bake.inputs import schemas
+from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.report import layout
 from compliance_bake.signing import proofs as signing
 from compliance_bake.signing.canon import same_mac
@@ -88,14 +89,12 @@ def verify_source(
         raw = fetch_document(source, timeout=opts.timeout, max_bytes=opts.max_bytes)
     else:
         try:
-            raw = Path(source).read_bytes()
+            raw = read_regular_file(source, max_bytes=opts.max_bytes, what="snapshot")
         except FileNotFoundError:
             raise InputError(
                 f"{source}: no such file or folder",
                 "pass an out/ folder, a snapshot file or an http(s):// URL",
             ) from None
-        except OSError as exc:
-            raise InputError(f"{source}: cannot read: {exc.strerror}", "check the path") from None
     report.applied, report.not_applied = _applied(keys), list(FOLDER_ONLY)
     doc = files.parse_document(source, raw, report)
     if doc is not None:
@@ -138,11 +137,8 @@ def _verify_folder(out_dir: Path, keys: KeyMaterial, report: VerifyReport) -> No
         report.add(layout.API_FILE, False, "snapshot unreadable: digests, HMACs, rules not checked")
         return
     raws.append((layout.PORTAL_FILE, files.portal_page(out_dir, snap, report)))
-    raws.extend(
-        (extra, (out_dir / extra).read_bytes())
-        for extra in (files.ATTESTATION_FILE, files.AUDIT_FILE)
-        if (out_dir / extra).is_file()
-    )
+    present = [x for x in (files.ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
+    raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
     _verify_snapshot(layout.API_FILE, snap, keys, report, raws)
 
 
