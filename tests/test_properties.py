@@ -58,7 +58,7 @@ def test_shadow_rows_cover_the_matrix_and_agree_with_the_registry(
     ]
     for row in rows:
         status = registry.licence_status(row["partner"], row["state"])
-        assert row["licenseStatus"] == status
+        assert row["licenseStatus"] == (status if status == "active" else None)
         assert row["shadowAllowed"] is row["realAllowed"] is (status == "active")
         assert ("reason" in row) is (not row["realAllowed"])
     allow = sum(r["realAllowed"] for r in rows)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,8 @@ import pytest
 
 from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict
 from compliance_bake.signing import proofs as signing
-from tests.conftest import OTHER_SECRET, invoke
+from tests._resign import resign
+from tests.conftest import OTHER_SECRET, SECRET, invoke
 
 FILES = [
     "api/compliance.json",
@@ -42,6 +44,8 @@ def test_json_output(baked: Path) -> None:
     report = json.loads(result.stdout)
     assert result.exit_code == 0
     assert report["ok"] is True and report["hmacChecked"] is True and report["failures"] == []
+    assert report["authentic"]["ok"] is True and report["compliant"]["ok"] is True
+    assert report["authentic"]["signers"][0].startswith("HMAC-SHA3-256 with REPORT_SIGNING_SECRET")
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -118,13 +122,131 @@ def test_wrong_secret(baked: Path) -> None:
     assert "api/compliance.json" in output and "another secret" in output
 
 
-def test_without_a_secret_checks_digests_and_says_so(baked: Path) -> None:
+def test_without_any_key_it_refuses_with_one_line(baked: Path) -> None:
     result = invoke("verify", str(baked), env={"REPORT_SIGNING_SECRET": None})  # type: ignore[dict-item]
-    assert result.exit_code == 0
-    assert "HMACs not" in result.stderr
+    assert result.exit_code == 2
+    assert "verified" not in result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert "REPORT_SIGNING_SECRET" in line and "--public-key" in line and "--digests-only" in line
+
+
+def test_digests_only_never_says_verified(baked: Path) -> None:
+    env = {"REPORT_SIGNING_SECRET": None}
+    result = invoke("verify", str(baked), "--digests-only", env=env)  # type: ignore[arg-type]
+    assert result.exit_code == 0, result.output
+    assert "digests consistent, NOT authenticated" in result.stdout
+    assert "verified" not in result.stdout
+    report = json.loads(invoke("verify", str(baked), "--digests-only", "--json", env=env).stdout)  # type: ignore[arg-type]
+    assert report["ok"] is True and report["authentic"]["ok"] is False
+
+
+def test_digests_only_still_fails_an_edit(baked: Path) -> None:
+    _edit(baked / "api" / "compliance.json", lambda snap: snap.update(ok=False))
+    env = {"REPORT_SIGNING_SECRET": None}
+    result = invoke("verify", str(baked), "--digests-only", env=env)  # type: ignore[arg-type]
+    assert result.exit_code == 1
+
+
+def _record_a_failure(snap: dict[str, Any]) -> None:
+    """An honest failed bake: the escape row measured unsafe, the board 7/8, re-signed."""
+    row = next(r for r in snap["enhancements"]["rows"] if r["feature"] == "runtime.escapeHTML")
+    row["actualState"]["rawUnsafe"] = True
+    row["match"] = False
+    snap["enhancements"]["passed"] = 7
+    resign(snap, SECRET)
+
+
+def test_an_authentic_snapshot_recording_a_failure_fails_unless_accepted(baked: Path) -> None:
+    path = baked / "api" / "compliance.json"
+    _edit(path, _record_a_failure)
+    single = str(path)
+    code, output = _verify(Path(single))
+    assert code == 1, output
+    assert "authentic: yes" in output and "recorded check enhancements failed" in output
+    code, output = _verify(Path(single), "--allow-recorded-failures")
+    assert code == 0, output
+    assert "accepted" in output and "verified" not in output
+    report = json.loads(invoke("verify", single, "--json", "--allow-recorded-failures").stdout)
+    assert report["authentic"]["ok"] is True and report["compliant"]["ok"] is False
+    assert report["compliant"]["recordedFailures"] and report["ok"] is True
+
+
+def test_a_re_serialised_single_file_verifies_and_says_what_applied(
+    baked: Path, tmp_path: Path
+) -> None:
+    doc = loads_strict((baked / "api" / "compliance.json").read_bytes())
+    path = tmp_path / "published.json"
+    path.write_text(json.dumps(doc, sort_keys=True, indent="\t"), encoding="utf-8")
+    code, output = _verify(path)
+    assert code == 0, output
+    assert "verified" in output and "not applied" in output and "portal page" in output
+
+
+@pytest.mark.parametrize(
+    "stray", ["api/.compliance.json.x7Qd.tmp", "notes.txt", "registry/.hidden", "portal/x/y.html"]
+)
+def test_a_file_the_tool_does_not_write_fails_naming_it(baked: Path, stray: str) -> None:
+    path = baked / stray
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"{}")
+    code, output = _verify(baked)
+    assert code == 1
+    assert f"FAIL {stray}: not a file the tool writes" in output
+
+
+def test_the_audit_report_is_allowed_and_said_to_be_unsigned(baked: Path) -> None:
+    (baked / "audit").mkdir()
+    (baked / "audit" / "zip-window.json").write_text("{}")
+    result = invoke("verify", str(baked))
+    assert result.exit_code == 0, result.output
+    assert "audit/zip-window.json" in result.stderr and "no signature" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "payload"),
+    [
+        ("registry/compliance-shadow.json", b"[" * 10_000 + b"]" * 10_000),
+        ("api/compliance.json", b'{"ok": ' + b"7" * 5_000 + b"}"),
+    ],
+    ids=["10000-deep", "5000-digit-integer"],
+)
+def test_a_parser_limit_is_a_failed_check_naming_the_file(
+    baked: Path, name: str, payload: bytes
+) -> None:
+    (baked / name).write_bytes(payload)
+    result = invoke("verify", str(baked))
+    assert result.exit_code == 1, result.output
+    assert f"FAIL {name}: not" in result.output
+    single = invoke("verify", str(baked / name))
+    assert single.exit_code == 1 and str(baked / name) in single.output
 
 
 def test_missing_folder_is_bad_input(tmp_path: Path) -> None:
     result = invoke("verify", str(tmp_path / "nowhere"))
     assert result.exit_code == 2
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("depth", [300, 900])
+def test_a_deep_value_inside_a_snapshot_is_a_failed_check(baked: Path, depth: int) -> None:
+    path = baked / "api" / "compliance.json"
+    text = path.read_text(encoding="utf-8")
+    deep = "[" * depth + "]" * depth
+    path.write_text(text.replace('"vaultMap": "docs/vault-map.md"', f'"vaultMap": {deep}'))
+    for source in (baked, path):
+        result = invoke("verify", str(source))
+        assert result.exit_code == 1, result.output
+        assert "api/compliance.json" in result.output
+
+
+def test_a_fifo_in_out_or_as_the_source_never_hangs(baked: Path, tmp_path: Path) -> None:
+    path = baked / "registry" / "compliance-shadow.json"
+    path.unlink()
+    os.mkfifo(path)
+    result = invoke("verify", str(baked))
+    assert result.exit_code == 1
+    assert "FAIL registry/compliance-shadow.json" in result.output
+    fifo = tmp_path / "snapshot.json"
+    os.mkfifo(fifo)
+    single = invoke("verify", str(fifo))
+    assert single.exit_code == 2 and "not a regular file" in single.stderr

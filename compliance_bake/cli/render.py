@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
     from compliance_bake.bake import BakeResult
     from compliance_bake.inputs.models import Decision
-    from compliance_bake.verify.verifier import VerifyReport
+    from compliance_bake.verify.findings import VerifyReport
 
 MISMATCH_ROWS_SHOWN = 20
 
@@ -192,20 +192,71 @@ def audit_report(result: AuditResult) -> None:
 
 
 def verify_report(report: VerifyReport) -> None:
+    """The evidence first (one line per failure), then what applied, then the two verdicts."""
     from rich.markup import escape
 
     console = _out()
     for finding in report.failures:
         console.print(f"[bold red]FAIL[/bold red] {escape(finding.file)}: {escape(finding.what)}")
-    if not report.hmac_checked:
-        _err().print(
-            "note: no REPORT_SIGNING_SECRET available: digests checked, HMACs not "
-            "(pass --secret-file or set REPORT_SIGNING_SECRET to check them)"
+    console.print(f"applied ({report.source_kind}): {', '.join(report.applied)}")
+    if report.not_applied:
+        console.print(
+            f"not applied (a {report.source_kind} is not an out/ folder): "
+            + ", ".join(report.not_applied)
         )
+    for note in report.notes:
+        _err().print(f"note: {escape(note)}", soft_wrap=True)
+    for line in report.verdicts().values():
+        console.print(escape(line))
     passed = len(report.findings) - len(report.failures)
-    verdict = "[green]verified[/green]" if report.ok else "[bold red]verification failed[/bold red]"
+    if not report.ok:
+        verdict = "[bold red]verification failed[/bold red]"
+    elif not report.authentic:
+        verdict = "digests consistent, NOT authenticated"
+    elif not report.compliant:
+        verdict = "authentic; recorded failures accepted (--allow-recorded-failures)"
+    else:
+        verdict = "[green]verified[/green]"
     console.print(
-        f"{escape(report.out_dir)}: {passed}/{len(report.findings)} checks hold: {verdict}"
+        f"{escape(report.source)}: {passed}/{len(report.findings)} checks hold: {verdict}"
+    )
+
+
+def verify_json(report: VerifyReport) -> None:
+    verdicts = report.verdicts()
+    print(
+        json.dumps(
+            {
+                "ok": report.ok,
+                "source": report.source,
+                "sourceKind": report.source_kind,
+                "out": report.source,
+                "authentic": {
+                    "ok": report.authentic,
+                    "digestsConsistent": report.digests_consistent,
+                    "signers": report.signers,
+                    "verdict": verdicts["authentic"],
+                },
+                "compliant": {
+                    "ok": report.compliant,
+                    "ruleFailures": [f.rule for f in report.rule_failures],
+                    "recordedFailures": [f.what for f in report.recorded_failures],
+                    "recordedFailuresAccepted": report.allow_recorded_failures,
+                    "verdict": verdicts["compliant"],
+                },
+                "hmacChecked": report.hmac_checked,
+                "digestsOnly": report.digests_only,
+                "applied": report.applied,
+                "notApplied": report.not_applied,
+                "notes": report.notes,
+                "failures": [
+                    {"file": f.file, "kind": f.kind, "rule": f.rule, "what": f.what}
+                    for f in report.failures
+                ],
+                "checks": len(report.findings),
+            },
+            indent=2,
+        )
     )
 
 

@@ -1,4 +1,4 @@
-"""`compliance-bake verify [OUT]`."""
+"""`compliance-bake verify [SOURCE]`: an out/ folder, a snapshot file, or an http(s):// URL."""
 
 from __future__ import annotations
 
@@ -12,43 +12,84 @@ from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
 
 
 @click.command(context_settings=CONTEXT, epilog=EXIT_CODES)
-@click.argument("out_dir", metavar="[OUT]", type=click.Path(path_type=Path), default=Path("out"))
+@click.argument("source", metavar="[SOURCE]", default="out")
 @secret_file_option
+@click.option(
+    "--public-key",
+    "public_keys",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Ed25519 public key (PEM, from `signing-key mint`) to check "
+    "out/attestation/compliance.intoto.json with; repeat it for key rotation.  "
+    "[default: $COMPLIANCE_PUBLIC_KEY_FILE, several separated by ':']",
+)
+@click.option(
+    "--digests-only",
+    is_flag=True,
+    help="Without any key: check digests, rules and recorded checks, and say NOT authenticated.",
+)
+@click.option(
+    "--allow-recorded-failures",
+    is_flag=True,
+    help="Accept an authentic snapshot that records failed checks (to inspect a failed bake); "
+    "a broken rule still fails.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    help="Seconds to fetch a URL (redirects are never followed; 256 MiB at most).",
+)
 @json_option
-def verify(out_dir: Path, secret_file: Path | None, as_json: bool) -> None:
-    """Re-check a baked OUT folder offline (default: out).
+def verify(
+    source: str,
+    secret_file: Path | None,
+    public_keys: tuple[Path, ...],
+    digests_only: bool,
+    allow_recorded_failures: bool,
+    timeout: float,
+    as_json: bool,
+) -> None:
+    """Re-check a snapshot offline: SOURCE is an out/ folder (default: out), a snapshot file,
+    or the http(s):// URL of a published /api/compliance.
 
-    Checks each JSON file against its schema and the baked byte layout, that the registry copies
-    equal the snapshot's blocks, every digest, every HMAC (when a secret is available; without one
-    it checks digests only and says so), that the integrity checks follow from the content, and
-    that the portal page renders the snapshot. Each failure names the file and what failed.
+    Gives two verdicts. AUTHENTIC: every digest is recomputed and a key says who signed it
+    (HMAC-SHA3-256 with REPORT_SIGNING_SECRET, or the Ed25519 attestation with --public-key).
+    COMPLIANT: every rule of the specification that follows from the content holds (coverage
+    of the shadow matrix, licence rules, the 8 features and their expected values, geo
+    profiles, the 90-day window, timestamps, runtime, the secret nowhere in a file) and every
+    check the snapshot records holds. Exit 0 only when both hold.
+
+    For an out/ folder it also checks the byte layout, the registry copies, the portal page,
+    and that out/ holds no file the tool does not write. JSON whitespace and key order do not
+    matter for a file or a URL. With no key at all it refuses (exit 2) unless --digests-only.
 
     \b
     Examples:
       compliance-bake verify out
       REPORT_SIGNING_SECRET_FILE=/run/secrets/report-signing compliance-bake verify out --json
+      compliance-bake verify snapshot.json --secret-file report-signing.secret
+      compliance-bake verify https://compliance.example/api/compliance
+      compliance-bake verify out --public-key signing-key.pub.pem
+      compliance-bake verify out --digests-only
+      compliance-bake verify out --allow-recorded-failures
     """
-    import json
-
     from compliance_bake.cli import render
     from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
     from compliance_bake.signing.secret import resolve_secret
-    from compliance_bake.verify.verifier import verify_out
+    from compliance_bake.signing.signing_key import public_keys_from
+    from compliance_bake.verify.verifier import KeyMaterial, VerifyOptions, verify_source
 
-    report = verify_out(out_dir, resolve_secret(secret_file))
+    keys = KeyMaterial(resolve_secret(secret_file), tuple(public_keys_from(public_keys)))
+    options = VerifyOptions(
+        digests_only=digests_only,
+        allow_recorded_failures=allow_recorded_failures,
+        timeout=timeout,
+    )
+    report = verify_source(source, keys, options)
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "ok": report.ok,
-                    "out": report.out_dir,
-                    "hmacChecked": report.hmac_checked,
-                    "failures": [{"file": f.file, "what": f.what} for f in report.failures],
-                    "checks": len(report.findings),
-                },
-                indent=2,
-            )
-        )
+        render.verify_json(report)
     else:
         render.verify_report(report)
     sys.exit(EXIT_OK if report.ok else EXIT_CHECK_FAILED)

@@ -54,7 +54,12 @@ def run_shadow(
             )
         for index, rules in enumerate(states):
             state = rules.code
-            statuses = [partner.licences.get(state) for partner in partners]
+            # spec 2.3 and 3: `active`, else null (a suspended, revoked or expired licence is
+            # no active licence; the documented set has no other value).
+            statuses = [
+                LICENCE_ACTIVE if partner.licences.get(state) == LICENCE_ACTIVE else None
+                for partner in partners
+            ]
             reason = f"Partner not licensed in {state}"
             answers = real_allowed[index * width : (index + 1) * width]
             for node_id, status, real in zip(node_ids, statuses, answers, strict=True):

@@ -1,199 +1,244 @@
-"""Re-check a baked `out/` offline: schema, layout, registry copies, digests, HMACs, labels.
+"""Re-check a snapshot offline: an `out/` folder, a single snapshot file, or a published URL.
 
-Every finding names the file and what failed. A check that cannot run (a file that does not
-parse, say) is reported as a failure, never skipped as a pass. Without a secret the HMACs cannot
-be checked; the report says so and checks everything else.
+Two verdicts (findings.py): *authentic* (digests, HMACs with REPORT_SIGNING_SECRET, an Ed25519
+attestation with a public key; for a folder also the byte layout, the registry copies, the portal
+page and that no other file is there) and *compliant* (every rule of rules.py, every check the
+snapshot records). Without any key material `verify_source` refuses to run unless asked for
+digests only: a verifier never says "verified" about something it could not check.
+
+Digests, HMACs and rules are computed on the parsed JSON, so any whitespace and key order
+verifies; the byte-layout, registry-copy and portal checks need the folder a bake wrote.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from compliance_bake.errors import InputError
 from compliance_bake.inputs import schemas
-from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
+from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.report import layout
-from compliance_bake.report.deepequal import strict_equals
-from compliance_bake.report.portal import render_portal
 from compliance_bake.signing import proofs as signing
 from compliance_bake.signing.canon import same_mac
-from compliance_bake.signing.integrity import (
-    hmac_present,
-    integrity_checks,
-    zip_window_label,
-)
+from compliance_bake.signing.integrity import hmac_present
 from compliance_bake.signing.secret import Secret
+from compliance_bake.targets.fetch import DEFAULT_TIMEOUT, SNAPSHOT_MAX_BYTES, fetch_document
+from compliance_bake.verify import files
+from compliance_bake.verify.attestation import check_attestation
+from compliance_bake.verify.findings import DIGEST, HMAC, KEY, RECORDED, RULE, VerifyReport
+from compliance_bake.verify.rules import RuleContext, check_rules
+
+HMAC_METHOD = "HMAC-SHA3-256 with REPORT_SIGNING_SECRET"
+NO_KEY_HINT = (
+    "give a key: set REPORT_SIGNING_SECRET (or --secret-file / REPORT_SIGNING_SECRET_FILE), or "
+    "--public-key PEM for the Ed25519 attestation; or pass --digests-only to check digests and "
+    "rules without authenticating"
+)
+FOLDER_ONLY = ["byte layout", "registry copies", "portal page", "no unexpected files"]
+ANY_SOURCE = ["schema", "digests", "HMACs", "rules of the specification", "recorded checks"]
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
-    file: str
-    ok: bool
-    what: str
-
-
-@dataclass(slots=True)
-class VerifyReport:
-    out_dir: str
-    hmac_checked: bool
-    findings: list[Finding] = field(default_factory=list)
+class KeyMaterial:
+    secret: Secret | None = None
+    public_keys: tuple[bytes, ...] = ()  # PEM SubjectPublicKeyInfo, for the attestation
 
     @property
-    def ok(self) -> bool:
-        return all(f.ok for f in self.findings)
-
-    @property
-    def failures(self) -> list[Finding]:
-        return [f for f in self.findings if not f.ok]
-
-    def add(self, file: str, ok: bool, what: str) -> bool:
-        self.findings.append(Finding(file, ok, what))
-        return ok
+    def empty(self) -> bool:
+        return self.secret is None and not self.public_keys
 
 
-def _load(out_dir: Path, name: str, report: VerifyReport) -> Any | None:
-    try:
-        raw = (out_dir / name).read_bytes()
-    except OSError as exc:
-        report.add(name, False, f"cannot read: {exc.strerror}")
-        return None
-    try:
-        doc = loads_strict(raw)
-    except StrictJSONError as exc:
-        report.add(name, False, f"not strict JSON at {exc.where}: {exc}")
-        return None
-    problem = schemas.first_violation(layout.JSON_FILES[name], doc)
-    if problem is not None:
-        report.add(name, False, f"schema: {problem.path}: {problem.message}")
-        return None
-    report.add(name, True, "schema valid")
-    report.add(
-        name,
-        dumps_pretty(doc) == raw,
-        "bytes are in the baked layout"
-        if dumps_pretty(doc) == raw
-        else "bytes differ from the baked layout (the file was edited after the bake)",
+@dataclass(frozen=True, slots=True)
+class VerifyOptions:
+    digests_only: bool = False
+    allow_recorded_failures: bool = False
+    timeout: float = DEFAULT_TIMEOUT  # URLs only
+    max_bytes: int = SNAPSHOT_MAX_BYTES  # URLs only
+
+
+def is_url(source: str) -> bool:
+    return source.startswith(("http://", "https://"))
+
+
+def verify_source(
+    source: str, keys: KeyMaterial, options: VerifyOptions | None = None
+) -> VerifyReport:
+    opts = options or VerifyOptions()
+    if keys.empty and not opts.digests_only:
+        raise InputError("no key material: nothing can say who signed this snapshot", NO_KEY_HINT)
+    kind = "url" if is_url(source) else "folder" if Path(source).is_dir() else "file"
+    report = VerifyReport(
+        source,
+        kind,
+        hmac_checked=keys.secret is not None,
+        digests_only=opts.digests_only,
+        allow_recorded_failures=opts.allow_recorded_failures,
     )
-    return doc
+    if kind == "folder":
+        _verify_folder(Path(source), keys, report)
+        return report
+    if keys.public_keys and keys.secret is None:
+        raise InputError(
+            f"{source}: the Ed25519 attestation covers an out/ folder, not a single document",
+            "verify the folder with --public-key, or this document with REPORT_SIGNING_SECRET",
+        )
+    if kind == "url":
+        raw = fetch_document(source, timeout=opts.timeout, max_bytes=opts.max_bytes)
+    else:
+        try:
+            raw = read_regular_file(source, max_bytes=opts.max_bytes, what="snapshot")
+        except FileNotFoundError:
+            raise InputError(
+                f"{source}: no such file or folder",
+                "pass an out/ folder, a snapshot file or an http(s):// URL",
+            ) from None
+    report.applied, report.not_applied = _applied(keys), list(FOLDER_ONLY)
+    doc = files.parse_document(source, raw, report)
+    if doc is not None:
+        files.schema_valid(source, schemas.SNAPSHOT, doc, report)
+        _verify_snapshot(source, doc, keys, report, [(source, raw)])
+    return report
 
 
-def _check_board(report: VerifyReport, name: str, enh: dict[str, Any]) -> None:
-    rows = enh["rows"]
-    report.add(
-        name, enh["signature"] == signing.enhancements_signature(enh), "enhancements.signature"
-    )
-    consistent = all(
-        r["match"] is strict_equals(r["expectedState"], r["actualState"]) for r in rows
-    )
-    report.add(name, consistent, "every board row's match follows from expected vs actual")
-    counted = enh["passed"] == sum(r["match"] for r in rows) and enh["total"] == len(rows)
-    report.add(name, counted, "enhancements passed/total count the rows")
-
-
-def _check_shadow(report: VerifyReport, name: str, shadow: dict[str, Any]) -> None:
-    rows = shadow["rows"]
-    recomputed = signing.shadow_digest(shadow)
-    report.add(name, shadow["proof"]["digest"] == recomputed, "shadow.proof.digest")
-    report.add(name, shadow["signature"] == recomputed, "shadow.signature equals proof.digest")
-    report.add(
-        name,
-        all(r["match"] is (r["realAllowed"] is r["shadowAllowed"]) for r in rows),
-        "every shadow row's match follows from real vs shadow",
-    )
-    allow = sum(1 for r in rows if r["realAllowed"])
-    summary = {
-        "allow": allow,
-        "block": len(rows) - allow,
-        "mismatches": sum(not r["match"] for r in rows),
-    }
-    report.add(name, summary == shadow["summary"], "shadow.summary counts the rows")
-
-
-def _check_hmac(
-    report: VerifyReport, name: str, where: str, proof: dict[str, Any], secret: Secret | None
-) -> bool:
-    if not hmac_present(proof):
-        return report.add(name, False, f"{where}.hmac is missing or malformed")
-    if secret is None:
-        return True
-    ok = same_mac(proof["hmac"], signing.proof_hmac(proof, secret.value))
-    return report.add(
-        name, ok, f"{where}.hmac" + ("" if ok else " does not match (tampered, or another secret)")
-    )
+def _applied(keys: KeyMaterial) -> list[str]:
+    if keys.secret is not None:
+        return list(ANY_SOURCE)
+    return [("HMAC format only (no secret)" if c == "HMACs" else c) for c in ANY_SOURCE]
 
 
 def verify_out(out_dir: Path, secret: Secret | None) -> VerifyReport:
+    """The folder with the HMAC secret alone (or digests only without it): the old entry point."""
     if not out_dir.is_dir():
         raise InputError(
             f"{out_dir}: no such folder",
             "pass the out/ folder of a bake: compliance-bake verify OUT",
         )
-    report = VerifyReport(str(out_dir), hmac_checked=secret is not None)
-    docs = {name: _load(out_dir, name, report) for name in layout.JSON_FILES}
+    return verify_source(
+        str(out_dir), KeyMaterial(secret), VerifyOptions(digests_only=secret is None)
+    )
+
+
+def _verify_folder(out_dir: Path, keys: KeyMaterial, report: VerifyReport) -> None:
+    report.applied = [*_applied(keys), *FOLDER_ONLY]
+    files.unexpected_files(out_dir, report)
+    docs: dict[str, Any] = {}
+    raws: list[tuple[str, bytes]] = []
+    for name in layout.JSON_FILES:
+        docs[name], raw = files.load_folder_file(out_dir, name, report)
+        raws.append((name, raw))
+    files.registry_copies(docs, report)
+    if keys.public_keys:
+        _attestation(out_dir, keys.public_keys, report)
     snap = docs[layout.API_FILE]
-    for copy_name, block in (
-        (layout.ENHANCEMENTS_FILE, "enhancements"),
-        (layout.SHADOW_FILE, "shadow"),
-    ):
-        copy = docs[copy_name]
-        if copy is not None and snap is not None:
-            report.add(
-                copy_name,
-                strict_equals(copy, snap[block]),
-                f"registry copy equals the snapshot's {block}",
-            )
-    if snap is None:
-        report.add(
-            layout.API_FILE, False, "snapshot unreadable: digests, HMACs and labels not checked"
-        )
-        return report
-    name = layout.API_FILE
-    _check_board(report, name, snap["enhancements"])
-    _check_shadow(report, name, snap["shadow"])
-    report.add(
-        name,
-        snap["integrity"]["proof"]["digest"] == signing.integrity_digest(snap),
-        "integrity.proof.digest",
-    )
-    shadow_ok = _check_hmac(report, name, "shadow.proof", snap["shadow"]["proof"], secret)
-    _check_hmac(report, name, "integrity.proof", snap["integrity"]["proof"], secret)
-    deep_audit = snap.get("deepAudit")
-    zip_window = None if deep_audit is None else deep_audit["zipWindow"]
-    if deep_audit is not None:
-        report.add(
-            name,
-            snap["links"]["deepAudit"] == deep_audit["command"],
-            "links.deepAudit equals deepAudit.command",
-        )
-        window = deep_audit["zipWindow"]
-        report.add(
-            name,
-            window["label"]
-            == zip_window_label(window["days"], window["inWindowPlays"], window["totalPlays"])
-            and window["inWindowPlays"] <= window["totalPlays"],
-            "deepAudit.zipWindow label follows from its counts",
-        )
-    expected = integrity_checks(
-        snap["enhancements"], snap["shadow"], snap["geo"], shadow_ok, zip_window
-    )
-    report.add(
-        name,
-        strict_equals(expected, snap["integrity"]["checks"]),
-        "integrity checks follow from the content",
-    )
-    portal = out_dir / layout.PORTAL_FILE
+    if not isinstance(snap, dict):
+        report.add(layout.API_FILE, False, "snapshot unreadable: digests, HMACs, rules not checked")
+        return
+    raws.append((layout.PORTAL_FILE, files.portal_page(out_dir, snap, report)))
+    present = [x for x in (files.ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
+    raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
+    _verify_snapshot(layout.API_FILE, snap, keys, report, raws)
+
+
+def _attestation(out_dir: Path, public_keys: Sequence[bytes], report: VerifyReport) -> None:
+    result = check_attestation(out_dir, public_keys)
+    for file, what in result.failures:
+        report.add(file, False, f"attestation: {what}", KEY)
+    report.add(files.ATTESTATION_FILE, result.ok, "Ed25519 attestation", KEY)
+    signer = f"Ed25519 key {result.key_id}" if result.key_id else "Ed25519 (no given key verified)"
+    report.signers.append(signer)
+    report.applied.append("Ed25519 attestation")
+
+
+def _digest(report: VerifyReport, name: str, what: str, recorded: Any, compute: Any) -> None:
     try:
-        same = portal.read_bytes() == render_portal(snap)
-    except OSError as exc:
-        report.add(layout.PORTAL_FILE, False, f"cannot read: {exc.strerror}")
-    else:
-        report.add(
-            layout.PORTAL_FILE,
-            same,
-            "portal page renders the snapshot"
-            if same
-            else "portal page differs from the snapshot's rendering (edited after the bake)",
-        )
-    return report
+        ok = recorded() == compute()
+    except (KeyError, TypeError, AttributeError, ValueError, RecursionError):
+        ok = False
+    report.add(name, ok, what, DIGEST)
+
+
+def _hmac(report: VerifyReport, name: str, where: str, proof: Any, secret: Secret | None) -> bool:
+    if not (isinstance(proof, dict) and hmac_present(proof)):
+        return report.add(name, False, f"{where}.hmac is missing or malformed", HMAC)
+    if secret is None:
+        return True
+    try:
+        ok = same_mac(proof["hmac"], signing.proof_hmac(proof, secret.value))
+    except (TypeError, ValueError, RecursionError):
+        ok = False
+    return report.add(
+        name,
+        ok,
+        f"{where}.hmac" + ("" if ok else " does not match (tampered, or another secret)"),
+        HMAC,
+    )
+
+
+def _verify_snapshot(
+    name: str,
+    snap: Any,
+    keys: KeyMaterial,
+    report: VerifyReport,
+    raws: list[tuple[str, bytes]],
+) -> None:
+    if not isinstance(snap, dict):
+        report.add(name, False, "the snapshot is not a JSON object")
+        return
+    enh, shadow, integrity = (snap.get(k) or {} for k in ("enhancements", "shadow", "integrity"))
+    _digest(
+        report,
+        name,
+        "enhancements.signature",
+        lambda: enh["signature"],
+        lambda: signing.enhancements_signature(enh),
+    )
+    _digest(
+        report,
+        name,
+        "shadow.proof.digest",
+        lambda: shadow["proof"]["digest"],
+        lambda: signing.shadow_digest(shadow),
+    )
+    _digest(
+        report,
+        name,
+        "shadow.signature equals proof.digest",
+        lambda: shadow["signature"],
+        lambda: shadow["proof"]["digest"],
+    )
+    _digest(
+        report,
+        name,
+        "integrity.proof.digest",
+        lambda: integrity["proof"]["digest"],
+        lambda: signing.integrity_digest(snap),
+    )
+    shadow_ok = _hmac(report, name, "shadow.proof", shadow.get("proof"), keys.secret)
+    integrity_ok = _hmac(report, name, "integrity.proof", integrity.get("proof"), keys.secret)
+    if keys.secret is not None:
+        report.signers.append(f"{HMAC_METHOD} ({keys.secret.source})")
+        if not (shadow_ok and integrity_ok):
+            report.signers[-1] += ": does not match"
+    context = RuleContext(
+        hmac_ok=shadow_ok,
+        secret_value=None if keys.secret is None else keys.secret.value,
+        files=tuple(raws),
+    )
+    for result in check_rules(snap, context):
+        what = f"rule {result.rule.id}: {result.rule.message}"
+        if not result.ok:
+            what += ": " + "; ".join(result.places)
+        report.add(name, result.ok, what, RULE, result.rule.id)
+    checks = integrity.get("checks")
+    for check in checks if isinstance(checks, list) else []:
+        if isinstance(check, dict) and check.get("ok") is not True:
+            report.add(
+                name,
+                False,
+                f"recorded check {check.get('id')} failed: {check.get('label')}",
+                RECORDED,
+            )
+    report.add(name, True, "recorded checks read", RECORDED)

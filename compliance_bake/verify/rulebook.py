@@ -1,0 +1,58 @@
+"""The rule book: a rule is an id, a one-line message and a check over the snapshot.
+
+The checks live in rules_board.py and rules_shadow.py, registered here by `@rule`; rules.py runs
+them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+LICENCE_STATUSES = ("active", None)
+WINDOW_DAYS = 90
+SECRET_NAME = "REPORT_SIGNING_SECRET"
+MAX_PLACES = 5  # places listed per broken rule; the count says how many more
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class RuleResult:
+    rule: Rule
+    places: tuple[str, ...]  # empty when the rule holds
+
+    @property
+    def ok(self) -> bool:
+        return not self.places
+
+
+@dataclass(frozen=True, slots=True)
+class RuleContext:
+    """What a rule may need beyond the snapshot."""
+
+    hmac_ok: bool  # the shadow proof's HMAC holds (or, without a secret, is well-formed)
+    secret_value: str | None = None
+    files: tuple[tuple[str, bytes], ...] = ()  # (name, bytes) of every file read
+
+
+Check = Callable[[dict[str, Any], RuleContext], list[str]]
+RULES: list[tuple[Rule, Check]] = []
+
+
+def rule(rule_id: str, message: str) -> Callable[[Check], Check]:
+    def register(check: Check) -> Check:
+        RULES.append((Rule(rule_id, message), check))
+        return check
+
+    return register
+
+
+def health_states(snap: dict[str, Any]) -> list[str]:
+    rows = [r for r in snap["enhancements"]["rows"] if r["feature"] == "health.states"]
+    return list(rows[0]["expectedState"]["states"]) if rows else []

@@ -1,0 +1,40 @@
+"""The specification's rules (2.1-2.8, 8, 9) that follow from a snapshot's own content.
+
+Each rule has an id and a one-line message; `check_rules` runs every rule and returns, per rule,
+the places where it does not hold. A rule never trusts the document's shape: a rule that cannot
+run on a malformed document is reported as broken ("could not run"), never as holding.
+
+These rules are about meaning, not about results: a snapshot that honestly records a failed
+check (a board row with `match: false`, a shadow mismatch) still satisfies every rule; what it
+records is judged by the *compliant* verdict's recorded checks (verifier.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compliance_bake.verify import rules_board, rules_shadow
+from compliance_bake.verify.rulebook import (
+    MAX_PLACES,
+    RULES,
+    Rule,
+    RuleContext,
+    RuleResult,
+)
+
+# Importing the rule modules registers their rules, in this order.
+RULE_MODULES = (rules_board, rules_shadow)
+__all__ = ["RULES", "Rule", "RuleContext", "RuleResult", "check_rules"]
+
+
+def check_rules(snap: dict[str, Any], ctx: RuleContext) -> list[RuleResult]:
+    results = []
+    for spec_rule, check in RULES:
+        try:
+            places = check(snap, ctx)
+        except (KeyError, TypeError, IndexError, AttributeError, ValueError, RecursionError) as exc:
+            places = [f"could not run on this document ({type(exc).__name__})"]
+        if len(places) > MAX_PLACES:
+            places = [*places[:MAX_PLACES], f"... {len(places) - MAX_PLACES} more"]
+        results.append(RuleResult(spec_rule, tuple(places)))
+    return results

@@ -1,0 +1,183 @@
+"""Rules of the shadow matrix, geo, deepAudit, integrity and secrecy (spec 2.3-2.8, 5, 8)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import orjson
+
+from compliance_bake.report.deepequal import strict_equals
+from compliance_bake.signing.integrity import (
+    integrity_checks,
+    profile_discrete,
+    zip_window_label,
+)
+from compliance_bake.verify.rulebook import (
+    LICENCE_STATUSES,
+    SECRET_NAME,
+    WINDOW_DAYS,
+    RuleContext,
+    health_states,
+    rule,
+)
+
+
+@rule("shadow-coverage", "shadow rows: every regulated state x every partner, once (2.3 rule 1)")
+def _shadow_coverage(snap: dict[str, Any], _: RuleContext) -> list[str]:
+    states = health_states(snap)
+    if not states:
+        return ["no regulated states (the health.states row)"]
+    rows = snap["shadow"]["rows"]
+    partners = list(dict.fromkeys(r["partner"] for r in rows))
+    pairs = Counter((r["state"], r["partner"]) for r in rows)
+    bad = [
+        f"row for {s}, not a regulated state"
+        for s in dict.fromkeys(s for s, _ in pairs)
+        if s not in states
+    ]
+    bad += [f"{s} x {p} {n} times" for (s, p), n in pairs.items() if n > 1]
+    bad += [f"{s} x {p} missing" for s in states for p in partners if (s, p) not in pairs]
+    return bad
+
+
+@rule("shadow-roles", "with 2 states, the 4 demonstration partners' roles are there (2.3 rule 1)")
+def _shadow_roles(snap: dict[str, Any], _: RuleContext) -> list[str]:
+    states = health_states(snap)
+    if len(states) != 2:
+        return []
+    held: dict[str, set[str]] = {}
+    for r in snap["shadow"]["rows"]:
+        held.setdefault(r["partner"], set())
+        if r["licenseStatus"] == "active":
+            held[r["partner"]].add(r["state"])
+    first, second = states
+    roles = {
+        f"licensed in {first} only": {first},
+        f"licensed in {second} only": {second},
+        "licensed in both": {first, second},
+        "licensed in neither": set(),
+    }
+    found = list(held.values())
+    return [f"no partner {name}" for name, role in roles.items() if role not in found]
+
+
+@rule("shadow-licence-status", "licenseStatus is `active` or null (spec 2.3, 3)")
+def _licence_status(snap: dict[str, Any], _: RuleContext) -> list[str]:
+    return [
+        f"$.shadow.rows[{i}].licenseStatus {r['licenseStatus']!r}"
+        for i, r in enumerate(snap["shadow"]["rows"])
+        if r["licenseStatus"] not in LICENCE_STATUSES
+    ]
+
+
+@rule("shadow-licence-decides", "licenseStatus active allows, null blocks (spec 2.3 rule 2)")
+def _licence_decides(snap: dict[str, Any], _: RuleContext) -> list[str]:
+    # The shadow decision is the registry's: it must follow the licence. Whether the real
+    # decision agrees is what `match` records (the recorded shadow check).
+    return [
+        f"$.shadow.rows[{i}] {r['state']} x {r['partner']}"
+        for i, r in enumerate(snap["shadow"]["rows"])
+        if r["shadowAllowed"] is not (r["licenseStatus"] == "active")
+        or (r["realAllowed"] is r["shadowAllowed"]) is not r["match"]
+    ]
+
+
+@rule("shadow-reason", "a blocked row's reason is `Partner not licensed in <its state>` (2.3, 7)")
+def _shadow_reason(snap: dict[str, Any], _: RuleContext) -> list[str]:
+    bad = []
+    for i, r in enumerate(snap["shadow"]["rows"]):
+        want = None if r["realAllowed"] else f"Partner not licensed in {r['state']}"
+        if r.get("reason") != want:
+            bad.append(f"$.shadow.rows[{i}].reason {r.get('reason')!r}")
+    return bad
+
+
+@rule("shadow-summary", "shadow.summary counts the rows (spec 2.3)")
+def _shadow_summary(snap: dict[str, Any], _: RuleContext) -> list[str]:
+    rows = snap["shadow"]["rows"]
+    allow = sum(r["realAllowed"] is True for r in rows)
+    counted = {
+        "allow": allow,
+        "block": len(rows) - allow,
+        "mismatches": sum(r["match"] is not True for r in rows),
+    }
+    return [] if counted == snap["shadow"]["summary"] else [f"counted {counted}"]
+
+
+@rule("geo-profiles", "geo: one discrete profile per partner of the matrix, unique (spec 2.4)")
+def _geo_profiles(snap: dict[str, Any], _: RuleContext) -> list[str]:
+    partners = list(dict.fromkeys(r["partner"] for r in snap["shadow"]["rows"]))
+    profiles = snap["geo"]["partners"]
+    counts = Counter(p["nodeId"] for p in profiles)
+    bad = [f"no profile for {p}" for p in partners if counts[p] == 0]
+    bad += [f"{n} profiles for {p}" for p, n in counts.items() if n > 1]
+    bad += [f"profile for {p}, not a partner of the matrix" for p in counts if p not in partners]
+    bad += [
+        f"$.geo.partners[{i}] not discrete"
+        for i, p in enumerate(profiles)
+        if not profile_discrete(p)
+    ]
+    return bad
+
+
+@rule("deep-audit-window", "deepAudit.zipWindow: 90 days, counts <= total, label from counts (2.5)")
+def _deep_audit_window(snap: dict[str, Any], _: RuleContext) -> list[str]:
+    if "deepAudit" not in snap:
+        return []
+    window = snap["deepAudit"]["zipWindow"]
+    bad = [] if window["days"] == WINDOW_DAYS else [f"days {window['days']!r}"]
+    if not window["inWindowPlays"] <= window["totalPlays"]:
+        bad.append("inWindowPlays > totalPlays")
+    label = zip_window_label(window["days"], window["inWindowPlays"], window["totalPlays"])
+    if window["label"] != label:
+        bad.append(f"label {window['label']!r}")
+    return bad
+
+
+@rule("links-deep-audit", "links.deepAudit equals deepAudit.command (spec 2.7)")
+def _links_deep_audit(snap: dict[str, Any], _: RuleContext) -> list[str]:
+    if "deepAudit" not in snap:
+        return []
+    same = snap["links"]["deepAudit"] == snap["deepAudit"]["command"]
+    return [] if same else ["links.deepAudit differs from deepAudit.command"]
+
+
+def _label_free(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # spec 2.6: the hmac check's wording differs between snapshots; it must name the secret.
+    return [
+        {**c, "label": SECRET_NAME}
+        if c.get("id") == "hmac" and SECRET_NAME in str(c.get("label"))
+        else c
+        for c in checks
+    ]
+
+
+@rule("integrity-checks", "integrity.checks follow from the content (spec 2.6)")
+def _integrity_checks(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
+    deep = snap.get("deepAudit")
+    expected = integrity_checks(
+        snap["enhancements"],
+        snap["shadow"],
+        snap["geo"],
+        ctx.hmac_ok,
+        None if deep is None else deep["zipWindow"],
+    )
+    recorded = snap["integrity"]["checks"]
+    if strict_equals(_label_free(expected), _label_free(recorded)):
+        return []
+    by_id = {c.get("id"): c for c in _label_free(recorded)}
+    wrong = [c["id"] for c in _label_free(expected) if not strict_equals(by_id.get(c["id"]), c)]
+    return [f"check {name}" for name in wrong] or ["the list of checks"]
+
+
+@rule("secret-absent", "the signing secret's value appears in no file (spec 2.8, 5.2)")
+def _secret_absent(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
+    if not ctx.secret_value:
+        return []
+    needle = ctx.secret_value.encode("utf-8")
+    found = [name for name, data in ctx.files if needle in data]
+    # The decoded strings too: a JSON escape (\\u0041...) hides the value from a byte search.
+    if needle in orjson.dumps(snap):
+        found.append("the snapshot's decoded strings")
+    return found

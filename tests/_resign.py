@@ -1,0 +1,29 @@
+"""Re-sign an edited snapshot as its operator would, with compliance_bake.signing and a secret.
+
+A forger holding REPORT_SIGNING_SECRET recomputes every digest, the integrity checks and both
+HMACs; `verify` must still catch a semantic edit through the specification's rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compliance_bake.signing import proofs as signing
+from compliance_bake.signing.integrity import integrity_checks
+
+
+def resign(snap: dict[str, Any], secret: str, *, recheck: bool = True) -> dict[str, Any]:
+    enh, shadow = snap["enhancements"], snap["shadow"]
+    enh["signature"] = signing.enhancements_signature(enh)
+    digest = signing.shadow_digest(shadow)
+    shadow["signature"] = shadow["proof"]["digest"] = digest
+    shadow["proof"]["hmac"] = signing.proof_hmac(shadow["proof"], secret)
+    if recheck:
+        deep = snap.get("deepAudit")
+        snap["integrity"]["checks"] = integrity_checks(
+            enh, shadow, snap["geo"], True, None if deep is None else deep["zipWindow"]
+        )
+    proof = snap["integrity"]["proof"]
+    proof["digest"] = signing.integrity_digest(snap)
+    proof["hmac"] = signing.proof_hmac(proof, secret)
+    return snap
