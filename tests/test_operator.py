@@ -210,6 +210,7 @@ def test_a_bad_report_spec_is_usage() -> None:
         (("check", "--json", "--partner", "p", "--state", "ZZ", "--wager-type", "w"), 2),
         (("bake", "snapshot", "--json", "--target", "http://127.0.0.1:9", "--retries", "0"), 3),
         (("bake", "snapshot", "--json", "--console-depth", "99"), 2),
+        (("bake", "snapshot", "--no-such-option", "--json"), 2),
     ],
 )
 def test_json_errors_are_an_object_on_stdout(args: tuple[str, ...], code: int) -> None:

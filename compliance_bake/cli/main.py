@@ -37,9 +37,13 @@ class BakeGroup(click.Group):
         return None
 
 
-def json_error(ctx: click.Context | None, code: int, message: str, fix: str) -> None:
-    """Under --json, the error as one JSON object on stdout too: {code, message, fix}."""
-    if ctx is None or not ctx.meta.get("compliance_bake.json"):
+def json_error(
+    ctx: click.Context | None, code: int, message: str, fix: str, argv: list[str] | None = None
+) -> None:
+    """Under --json, the error as one JSON object on stdout too: {code, message, fix}. A usage
+    error can stop parsing before --json is seen: the console script passes its argv."""
+    asked = ctx is not None and ctx.meta.get("compliance_bake.json")
+    if not asked and "--json" not in (argv or []):
         return
     import json
 
@@ -119,7 +123,8 @@ def main() -> None:
         sys.exit(error.exit_code)
     except click.UsageError as error:
         where = error.ctx.command_path if error.ctx else "compliance-bake"
-        json_error(error.ctx, error.exit_code, error.format_message(), f"see `{where} --help`")
+        fix = f"see `{where} --help`"
+        json_error(error.ctx, error.exit_code, error.format_message(), fix, sys.argv[1:])
         click.echo(
             f"compliance-bake: error: {error.format_message()} (fix: see `{where} --help`)",
             err=True,
