@@ -13,19 +13,22 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 ## demo: set up, mint a local signing secret if there is none, bake the bundled fixtures (and the
-## ZIP-window audit of the demo plays, clean on any clock after 2026-11-22) into out/, verify it
+## ZIP-window audit of the demo plays) into out/ on the demo's own clock, verify it
+DEMO_NOW := 2026-11-22T04:06:00Z
 demo: $(STAMP)
 	@test -n "$$REPORT_SIGNING_SECRET$$REPORT_SIGNING_SECRET_FILE" || test -f .compliance-bake/report-signing.secret \
 	  || $(BIN)/compliance-bake secret mint
-	$(BIN)/compliance-bake bake snapshot --deep-audit fixtures/plays.csv
+	$(BIN)/compliance-bake bake snapshot --deep-audit fixtures/plays.csv --now $(DEMO_NOW)
 	$(BIN)/compliance-bake verify out
 
-## tools: jq and openssl, which the auditor recipe test runs (Debian: installed when missing)
+## tools: jq and openssl, which the auditor recipe test runs, and chromium, in which the portal
+## tests open the page (Debian: installed when missing; Playwright drives it, never downloads one)
 tools:
-	@command -v jq >/dev/null && command -v openssl >/dev/null || { \
-	  command -v apt-get >/dev/null || { echo "install jq and openssl, then re-run" >&2; exit 2; }; \
+	@command -v jq >/dev/null && command -v openssl >/dev/null && test -x /usr/bin/chromium || { \
+	  command -v apt-get >/dev/null || { echo "install jq, openssl and chromium, then re-run" >&2; exit 2; }; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq jq openssl >/dev/null; }
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq jq openssl chromium >/dev/null; }
 
 ## test: set up and run lint, types and the whole test suite
 test: $(STAMP) tools

@@ -20,7 +20,7 @@ from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_OK, Ba
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.inputs.models import Fixtures
-from compliance_bake.progress import ProgressSink
+from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
 from compliance_bake.report.publish import publish
 from compliance_bake.report.snapshot import BakeSettings, all_checks_hold, build_snapshot
@@ -44,6 +44,8 @@ class BakeResult:
     written: list[Path]
     out_dir: Path
     attestation_key_id: str | None = None
+    # With --deep-audit: violations by reason (every reason, zeros included), for the summaries.
+    violations_by_reason: dict[str, int] | None = None
 
     @property
     def ok(self) -> bool:
@@ -94,14 +96,16 @@ def validate_documents(snapshot: dict[str, Any]) -> None:
 
 def _deep_audit(
     plays: Path, fixtures: Fixtures, moment: datetime, fixtures_dir: Path
-) -> dict[str, Any]:
-    """The deepAudit block: the ZIP window over the plays, on the bake's clock and licences."""
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """The deepAudit block (the ZIP window over the plays, on the bake's clock and licences) and
+    its violations by reason."""
     from compliance_bake.audit.report import audit_command, deep_audit_block
     from compliance_bake.audit.zip_window import DEFAULT_DAYS, run_zip_window
 
     audit = run_zip_window(plays, fixtures.registry, moment, DEFAULT_DAYS)
     command = audit_command(str(plays), DEFAULT_DAYS, iso_millis(moment), fixtures_dir)
-    return deep_audit_block(audit, command)
+    by_reason = {reason.value: count for reason, count in audit.by_reason.items()}
+    return deep_audit_block(audit, command), by_reason
 
 
 def run_bake(
@@ -115,25 +119,32 @@ def run_bake(
     target: Target | None = None,
     deep_audit: Path | None = None,
     signing_key_file: Path | None = None,
+    phases: Phases = no_phases,
 ) -> BakeResult:
+    """Phases, in order: load (clock, secret, fixtures, the deep audit), matrix (the board and
+    the shadow matrix), sign, validate, write (render and publish)."""
+    phases("load")
     moment = resolve_now(now)
     secret = require_secret(secret_file)
     signing_key = resolve_signing_key(signing_key_file)
     fixtures = load_fixtures(fixtures_dir)
-    block = None
+    block = by_reason = None
     if deep_audit is not None:
-        block = _deep_audit(deep_audit, fixtures, moment, fixtures_dir)
+        block, by_reason = _deep_audit(deep_audit, fixtures, moment, fixtures_dir)
     settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
     target = target or InProcessTarget(Engine(fixtures.registry))
+    phases("matrix")
     try:
-        snapshot = build_snapshot(fixtures, target, secret, settings, progress)
+        snapshot = build_snapshot(fixtures, target, secret, settings, progress, phases)
     finally:
         target.close()
+    phases("validate")
     validate_documents(snapshot)
+    phases("write")
     files = layout.render_files(snapshot)
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE])
-        return BakeResult(snapshot=snapshot, written=written, out_dir=out_dir)
+        return BakeResult(snapshot, written, out_dir, None, by_reason)
     # Last in the dict, so renamed into place after the files it names.
     files[ATTESTATION_FILE] = render_attestation(files, snapshot, signing_key)
     return BakeResult(
@@ -141,4 +152,5 @@ def run_bake(
         written=publish(out_dir, files),
         out_dir=out_dir,
         attestation_key_id=signing_key.key_id,
+        violations_by_reason=by_reason,
     )

@@ -1,8 +1,17 @@
-"""How the core reports progress on long work without knowing about terminals."""
+"""How the core reports progress on long work without knowing about terminals.
+
+Two small channels: a `ProgressSink` for counted work (the shadow matrix, the audit's read), and
+a phase callback, `Phases`, called with the name of each phase as it starts (`load`, `matrix`,
+`sign`, `validate`, `write`; verify: `read`, `digests`, `rules`). The CLI turns them into a bar
+on a terminal and one plain line per phase elsewhere; the core never knows which.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
+
+Phases = Callable[[str], None]
 
 
 class ProgressSink(Protocol):
@@ -22,3 +31,8 @@ class NoProgress:
 
     def end(self) -> None:
         return None
+
+
+def no_phases(name: str) -> None:
+    """The phase callback that reports nothing."""
+    return None

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 
 from compliance_bake.cli.main import cli
 from compliance_bake.resources import demo_fixtures_dir
+from tests._phase_lines import diagnostics
 
 NOW = "2026-11-22T04:06:00Z"
 GOOD_SECRET = "inputs-test-secret-0123456789abcdef0123456789abcdef"
@@ -154,7 +155,7 @@ def assert_one_line_refusal(run: Run) -> str:
     assert run.code == 2, run
     assert "Traceback" not in run.text, run
     assert run.stdout == "", run
-    lines = run.stderr.splitlines()
+    lines = diagnostics(run.stderr).splitlines()
     assert len(lines) == 1 and run.stderr.endswith("\n"), run
     line = lines[0]
     assert line.startswith(ERROR_PREFIX), line

@@ -15,6 +15,7 @@ from hypothesis import settings
 
 from compliance_bake.cli.main import cli
 from compliance_bake.resources import demo_fixtures_dir
+from tests._phase_lines import diagnostics as diagnostics
 
 # Property tests are derandomised (a fixed seed per test) so `make test` gives the same cases on
 # every run; `make test-fuzz` runs them with fresh random cases to find new ones.

@@ -14,7 +14,7 @@ from compliance_bake.inputs.jsonio import loads_strict
 from compliance_bake.report.snapshot import DEEP_AUDIT_COMMAND
 from compliance_bake.resources import demo_fixtures_dir
 from tests._plays_helpers import play, write_csv, write_jsonl, write_parquet
-from tests.conftest import NOW, SECRET, invoke, run_cli, snapshot_tree
+from tests.conftest import NOW, SECRET, diagnostics, invoke, run_cli, snapshot_tree
 from tests.test_recipe import run_recipe
 
 DEMO_PLAYS = demo_fixtures_dir() / "plays.csv"
@@ -194,7 +194,7 @@ def test_bad_plays_exit_2_name_the_file_and_write_nothing(tmp_path: Path, case: 
     ):
         assert code == 2, stderr
         assert stdout == ""
-        lines = stderr.strip().splitlines()
+        lines = diagnostics(stderr).strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("compliance-bake: error: ")
         assert str(plays) in lines[0] and word in lines[0] and "fix:" in lines[0]
         assert "Traceback" not in stderr and SECRET not in stderr
@@ -210,7 +210,7 @@ def test_bad_days_and_now_are_usage_errors(tmp_path: Path) -> None:
     ):
         done = run_cli("audit", "deep", "--plays", str(DEMO_PLAYS), "--out", str(tmp_path), *extra)
         assert done.returncode == 2, extra
-        assert len(done.stderr.strip().splitlines()) == 1
+        assert len(diagnostics(done.stderr).strip().splitlines()) == 1
     assert not (tmp_path / "audit").exists()
 
 

@@ -18,7 +18,7 @@ import pytest
 from compliance_bake.audit import records
 from compliance_bake.audit.plays import COLUMNS
 from tests._plays_helpers import audit, play, report, write_csv, write_jsonl
-from tests.conftest import NOW
+from tests.conftest import NOW, diagnostics
 
 MIB = 1 << 20
 BIG = 50  # MiB: past the size DuckDB 2.0 silently drops with its default max_line_size
@@ -188,6 +188,6 @@ def test_a_fifo_or_a_device_as_plays_is_refused_at_once(tmp_path: Path, kind: st
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
+    lines = diagnostics(done.stderr).strip().splitlines()
     assert len(lines) == 1 and "not a regular file" in lines[0] and str(plays) in lines[0]
     assert not (tmp_path / "out").exists()

@@ -11,7 +11,7 @@ import pytest
 
 from compliance_bake import __version__
 from compliance_bake.cli.main import cli
-from tests.conftest import invoke, run_cli
+from tests.conftest import diagnostics, invoke, run_cli
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
@@ -136,7 +136,7 @@ def test_unexpected_errors_are_one_line_exit_4(
     monkeypatch.setattr(board, "FEATURES", (explode,))
     result = invoke("bake", "snapshot", "--out", f"{tmp_path}/out")
     assert result.exit_code == 4
-    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    assert diagnostics(result.stderr).count("\n") == 1 and "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize(

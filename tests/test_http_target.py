@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from compliance_bake.errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_TARGET_FAILED
-from tests.conftest import NOW, board_without_where, invoke, run_cli, snapshot_tree
+from tests.conftest import NOW, board_without_where, diagnostics, invoke, run_cli, snapshot_tree
 from tests.fault_server import AGENT_KEY, RUNTIME, FaultServer, free_port
 
 CHECK = "/api/compliance/check"
@@ -50,7 +50,7 @@ def _bake(url: str, out: Path, *extra: str, env: dict[str, str] | None = None) -
 
 
 def _one_line(stderr: str) -> str:
-    lines = stderr.splitlines()
+    lines = diagnostics(stderr).splitlines()
     assert len(lines) == 1, stderr
     assert "Traceback" not in stderr
     return lines[0]

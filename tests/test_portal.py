@@ -61,3 +61,35 @@ def test_a_large_matrix_shows_totals_instead_of_the_grid(baked: Path) -> None:
     ]
     page = render_portal(snap).decode("utf-8")
     assert "Totals by state" in page and "real allow / shadow allow" not in page
+
+
+def test_the_geo_table_is_capped_for_large_fixtures(baked: Path) -> None:
+    from compliance_bake.report.portal import GEO_LIMIT
+
+    snap = copy.deepcopy(_snapshot(baked))
+    first = snap["geo"]["partners"][0]
+    snap["geo"]["partners"] = [dict(first, nodeId=f"node-{i:05d}") for i in range(10_000)]
+    page = render_portal(snap).decode("utf-8")
+    assert f"node-{GEO_LIMIT - 1:05d}" in page and f"node-{GEO_LIMIT:05d}" not in page
+    assert f"The first {GEO_LIMIT:,} of 10,000 partners" in page
+
+
+def test_links_to_the_registry_and_api_files_are_relative_and_resolve(baked: Path) -> None:
+    page_path = baked / "portal" / "compliance" / "index.html"
+    hrefs = set(re.findall(r'href="([^"#]+)"', page_path.read_text(encoding="utf-8")))
+    assert hrefs == {
+        "../../api/compliance.json",
+        "../../registry/compliance-enhancements.json",
+        "../../registry/compliance-shadow.json",
+    }
+    for href in hrefs:
+        assert (page_path.parent / href).resolve().is_file(), href
+
+
+def test_the_banner_and_colours_follow_match_not_the_decision(baked: Path) -> None:
+    page = (baked / "portal" / "compliance" / "index.html").read_text(encoding="utf-8")
+    assert '<div class="banner pass" id="verdict"' in page
+    assert "cell-block" not in page and "cell-allow" not in page  # colour is by match
+    assert page.count('class="cell-match"') >= 8
+    assert "break-all" not in page
+    assert "prefers-color-scheme:dark" in page and "@media print" in page

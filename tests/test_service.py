@@ -259,3 +259,14 @@ def test_port_in_use_is_one_line_exit_2(service: Service) -> None:
     result = invoke("serve", "--port", str(service.port))
     assert result.exit_code == 2
     assert "cannot listen" in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_serve_warns_when_out_holds_no_bake(service: Service) -> None:
+    import time
+
+    deadline = time.monotonic() + 30  # generous: the line follows the address line at start-up
+    while not any("holds no bake" in line for line in service.live.log):
+        assert time.monotonic() < deadline, service.live.log
+        time.sleep(0.05)
+    (line,) = [line for line in service.live.log if "holds no bake" in line]
+    assert "warning" in line and "bake snapshot --out" in line

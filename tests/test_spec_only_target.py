@@ -17,7 +17,7 @@ import pytest
 
 from compliance_bake.errors import EXIT_TARGET_FAILED
 from compliance_bake.targets.contract import RUNTIME_UNKNOWN
-from tests.conftest import NOW, invoke
+from tests.conftest import NOW, diagnostics, invoke
 from tests.fault_server import AGENT_KEY, FaultServer
 
 CHECK = "/api/compliance/check"
@@ -90,7 +90,7 @@ def test_wrong_types_and_contradictions_still_exit_3(
     out = tmp_path / "out"
     result = _bake(server, out)
     assert result.exit_code == EXIT_TARGET_FAILED
-    line = result.stderr.strip()  # type: ignore[attr-defined]
+    line = diagnostics(result.stderr).strip()  # type: ignore[attr-defined]
     assert line.count("\n") == 0 and line.startswith(f"compliance-bake: error: GET {CHECK}: ")
     assert says in line
     assert not out.exists()

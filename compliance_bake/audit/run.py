@@ -16,7 +16,7 @@ from compliance_bake.audit.plays import PlaysFormat
 from compliance_bake.audit.zip_window import DEFAULT_DAYS, ZipWindow, run_zip_window
 from compliance_bake.clock import iso_millis, resolve_now
 from compliance_bake.inputs.fixtures import load_fixtures
-from compliance_bake.progress import ProgressSink
+from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report.publish import publish
 
 
@@ -47,11 +47,16 @@ def run_audit(
     days: int = DEFAULT_DAYS,
     progress: ProgressSink | None = None,
     plays_format: str | None = None,
+    phases: Phases = no_phases,
 ) -> AuditResult:
+    """Phases: load (clock, licences), audit (the query over the plays), write."""
+    phases("load")
     moment = resolve_now(now)
     registry = load_fixtures(fixtures_dir).registry
     fmt = None if plays_format is None else PlaysFormat(plays_format)
+    phases("audit")
     audit = run_zip_window(plays, registry, moment, days, progress, fmt)
     command = report.audit_command(str(plays), days, iso_millis(moment), fixtures_dir, fmt)
+    phases("write")
     written = publish(out_dir, {report.REPORT_FILE: report.report_bytes(audit, command)})
     return AuditResult(audit=audit, command=command, report_path=written[0])

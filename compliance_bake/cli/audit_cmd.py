@@ -8,26 +8,33 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import (
+    audit_now_option,
+    audit_out_option,
     fixtures_option,
     fixtures_path,
     json_option,
-    now_option,
-    out_option,
+    quiet_option,
 )
-from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
+from compliance_bake.cli.reporters import report_option
+from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 REASONS = """\b
 Violation reasons (a play counts under the first that applies):
-  malformed-row         wrong column count, NUL byte, unterminated quote, bad JSON line,
-                        a record over 64 MiB
-  malformed-timestamp   enriched_at not empty and not ISO 8601 with seconds and Z/offset
+  malformed-row         wrong column count, NUL byte, unterminated
+                        quote, bad JSON line, a record over 64 MiB
+  malformed-timestamp   enriched_at not empty and not ISO 8601 with
+                        seconds and Z/offset
   enriched-in-future    enriched_at after now
   malformed-zip         zip not five digits (four: a lost leading zero)
   unknown-state         state not a US jurisdiction code
   zip-not-real          in the window, zip not a real ZIP
   zip-in-other-state    in the window, zip of another state
   state-not-regulated   in the window, state not in licences.json
-  partner-not-licensed  in the window, no active licence of the partner in the state"""
+  partner-not-licensed  in the window, no active licence of the
+                        partner in the state"""
+
+
+FOOTER = exit_codes(0, 1, 2, 4, one="done, and a play violates the window")
 
 
 @click.group(context_settings=CONTEXT)
@@ -36,11 +43,12 @@ def audit() -> None:
 
     \b
     Example:
-      compliance-bake audit deep --plays fixtures/plays.csv --now 2026-11-22T04:06:00Z
+      compliance-bake audit deep --plays fixtures/plays.csv \\
+        --now 2026-11-22T04:06:00Z
     """
 
 
-@audit.command(context_settings=CONTEXT, epilog=REASONS + "\n\n" + EXIT_CODES)
+@audit.command(context_settings=CONTEXT, epilog=REASONS + "\n\n" + FOOTER)
 @click.option(
     "--plays",
     type=click.Path(path_type=Path, allow_dash=True),
@@ -63,10 +71,12 @@ def audit() -> None:
     show_default=True,
     help="Window length: a play is in the window when now - days <= enriched_at <= now.",
 )
-@now_option
+@audit_now_option
 @fixtures_option
-@out_option
+@audit_out_option
 @json_option
+@quiet_option
+@report_option
 def deep(
     plays: Path,
     plays_format: str | None,
@@ -75,6 +85,8 @@ def deep(
     fixtures_dir: Path | None,
     out_dir: Path,
     as_json: bool,
+    quiet: bool,
+    reports: tuple[tuple[str, str], ...],
 ) -> None:
     """The ZIP window: every recent play from a real ZIP of a state where its partner is licensed.
 
@@ -91,17 +103,20 @@ def deep(
 
     \b
     Examples:
-      compliance-bake audit deep --plays fixtures/plays.csv --now 2026-11-22T04:06:00Z
+      compliance-bake audit deep --plays fixtures/plays.csv \\
+        --now 2026-11-22T04:06:00Z
       compliance-bake audit deep --plays plays.parquet --days 90 --json
-      compliance-bake audit deep --plays plays.jsonl --fixtures my-fixtures --out out
+      compliance-bake audit deep --plays plays.jsonl --fixtures my-fixtures \\
+        --out out --report junit:out/audit-junit.xml
       zcat plays.csv.gz | compliance-bake audit deep --plays -
     """
     import json
 
     from compliance_bake.audit.run import run_audit
-    from compliance_bake.cli import render
+    from compliance_bake.cli import outcome, render, reporters
+    from compliance_bake.cli.phases import reporting
 
-    with render.progress_for(enabled=not as_json) as progress:
+    with reporting("audit", enabled=not (as_json or quiet)) as (progress, phases):
         result = run_audit(
             plays=plays,
             fixtures_dir=fixtures_path(fixtures_dir),
@@ -110,9 +125,11 @@ def deep(
             days=days,
             progress=progress,
             plays_format=plays_format,
+            phases=phases,
         )
     if as_json:
         click.echo(json.dumps(result.summary(), indent=2, ensure_ascii=False))
     else:
         render.audit_report(result)
+    reporters.write_reports(reports, outcome.of_audit(result))
     sys.exit(result.exit_code)

@@ -14,10 +14,12 @@ from compliance_bake.cli.options import (
     now_option,
     open_target,
     out_option,
+    quiet_option,
     secret_file_option,
     target_options,
 )
-from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
+from compliance_bake.cli.reporters import report_option
+from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 
 @click.group(context_settings=CONTEXT)
@@ -30,7 +32,7 @@ def bake() -> None:
     """
 
 
-@bake.command(context_settings=CONTEXT, epilog=EXIT_CODES)
+@bake.command(context_settings=CONTEXT, epilog=exit_codes(0, 1, 2, 3, 4))
 @fixtures_option
 @out_option
 @now_option
@@ -65,6 +67,8 @@ def bake() -> None:
 )
 @target_options
 @json_option
+@quiet_option
+@report_option
 def snapshot(
     fixtures_dir: Path | None,
     out_dir: Path,
@@ -79,6 +83,8 @@ def snapshot(
     concurrency: int,
     retries: int,
     as_json: bool,
+    quiet: bool,
+    reports: tuple[tuple[str, str], ...],
 ) -> None:
     """Run the self-check board and the shadow matrix, sign, validate and write OUT.
 
@@ -97,25 +103,34 @@ def snapshot(
     target (without a runtime on /health, bunVersion reads "unknown (the service did not report
     its runtime)"); the key-store self-check is always measured in this process.
 
+    Shows the phases (load, matrix, sign, validate, write) on stderr: a bar on a terminal, one
+    line per phase elsewhere (none under --quiet or --json). A run that fails ends with a short
+    summary of what failed. --report adds JSON, JUnit or GitHub reports beside the tables.
+
     \b
     Examples:
       compliance-bake bake snapshot
-      compliance-bake bake snapshot --fixtures fixtures --out out --now 2026-11-22T04:06:00Z
-      compliance-bake bake snapshot --deep-audit fixtures/plays.csv --now 2026-11-22T04:06:00Z
-      compliance-bake bake snapshot --signing-key .compliance-bake/signing-key.pem
+      compliance-bake bake snapshot --fixtures fixtures --out out \\
+        --now 2026-11-22T04:06:00Z
+      compliance-bake bake snapshot --deep-audit fixtures/plays.csv \\
+        --now 2026-11-22T04:06:00Z --report junit:out/junit.xml
+      compliance-bake bake snapshot --signing-key \\
+        .compliance-bake/signing-key.pem
       SOURCE_DATE_EPOCH=1795000000 compliance-bake bake snapshot --json
-      COMPLIANCE_AGENT_KEY=... compliance-bake bake snapshot --target http://127.0.0.1:8000
-      compliance-bake bake snapshot --target https://compliance.example --agent-key-file key \\
-        --timeout 5 --concurrency 64
+      COMPLIANCE_AGENT_KEY=... compliance-bake bake snapshot \\
+        --target http://127.0.0.1:8000
+      compliance-bake bake snapshot --target https://compliance.example \\
+        --agent-key-file key --timeout 5 --concurrency 64
     """
     import json
 
     from compliance_bake.bake import run_bake
-    from compliance_bake.cli import render
+    from compliance_bake.cli import outcome, render, reporters
+    from compliance_bake.cli.phases import reporting
 
     target = open_target(target_url, agent_key_file, timeout, concurrency, retries)
     try:
-        with render.progress_for(enabled=not as_json) as progress:
+        with reporting("bake", enabled=not (as_json or quiet)) as (progress, phases):
             result = run_bake(
                 fixtures_dir=fixtures_path(fixtures_dir),
                 out_dir=out_dir,
@@ -126,6 +141,7 @@ def snapshot(
                 target=target,
                 deep_audit=deep_audit,
                 signing_key_file=signing_key_file,
+                phases=phases,
             )
     finally:
         if target is not None:
@@ -134,4 +150,5 @@ def snapshot(
         click.echo(json.dumps(result.summary(), indent=2))
     else:
         render.bake_report(result, console_depth)
+    reporters.write_reports(reports, outcome.of_bake(result))
     sys.exit(result.exit_code)

@@ -13,12 +13,12 @@ from compliance_bake.cli.options import (
     open_target,
     target_options,
 )
-from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
+from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 
 @click.command(
     context_settings=CONTEXT,
-    epilog=EXIT_CODES,
+    epilog=exit_codes(0, 2, 3, 4, two="bad usage or bad input (option, fixture)"),
     short_help="One decision: may a partner take a wager in a state?",
 )
 @click.option("--partner", required=True, help="Partner node id, e.g. node-bay-01.")
@@ -44,14 +44,17 @@ def check(
     Answers allowed (status 200) or blocked (status 403, with the reason). A blocked decision is
     an answer, not a failure: the exit code is 0 either way. Asks the in-process engine over
     the fixtures, or with --target URL the live service (GET /api/compliance/check); the answer
-    names which one answered. A target that fails exits 3.
+    names which one answered. A target that fails exits 3. A partner that is not in the
+    fixtures gets a note on stderr (and "knownPartner": false under --json).
 
     \b
     Examples:
-      compliance-bake check --partner node-bay-01 --state MA --wager-type basketball.totals
-      compliance-bake check --json --partner node-offshore-04 --state NJ \
+      compliance-bake check --partner node-bay-01 --state MA \\
+        --wager-type basketball.totals
+      compliance-bake check --json --partner node-offshore-04 --state NJ \\
         --wager-type soccer.moneyline
-      COMPLIANCE_AGENT_KEY=... compliance-bake check --target http://127.0.0.1:8000 \\
+      COMPLIANCE_AGENT_KEY=... compliance-bake check \\
+        --target http://127.0.0.1:8000 \\
         --partner node-bay-01 --state MA --wager-type basketball.totals
     """
     import json
@@ -68,15 +71,18 @@ def check(
         raise InputError(
             f"--state: unknown state {state!r}", "use a two-letter US state code such as MA"
         )
+    registry = load_fixtures(fixtures_path(fixtures_dir)).registry
+    known = registry.partner(partner) is not None
     target = open_target(target_url, agent_key_file, timeout, concurrency, retries)
     if target is None:
-        target = InProcessTarget(Engine(load_fixtures(fixtures_path(fixtures_dir)).registry))
+        target = InProcessTarget(Engine(registry))
     try:
         decision = target.check(partner, code, wager_type)
     finally:
         target.close()
     if as_json:
         answer = {"partner": partner, "state": code, "wagerType": wager_type, **decision.as_json()}
-        click.echo(json.dumps({**answer, "target": target.base}, indent=2))
+        answer = {**answer, "target": target.base, "knownPartner": known}
+        click.echo(json.dumps(answer, indent=2))
     else:
-        render.decision_line(partner, code, wager_type, decision, target.base)
+        render.decision_line(partner, code, wager_type, decision, target.base, known)

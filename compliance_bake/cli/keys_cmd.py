@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import json_option, keys_file_option
-from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
+from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 
 @click.group(context_settings=CONTEXT, short_help="Mint, list and revoke agent API keys.")
@@ -20,7 +20,7 @@ def keys() -> None:
     """
 
 
-@keys.command(context_settings=CONTEXT, epilog=EXIT_CODES)
+@keys.command(context_settings=CONTEXT, epilog=exit_codes(0, 2, 4))
 @keys_file_option
 @click.option("--label", default="", help="A note to tell keys apart, e.g. the agent's name.")
 def mint(keys_file: Path, label: str) -> None:
@@ -41,7 +41,7 @@ def mint(keys_file: Path, label: str) -> None:
     click.echo(f"compliance-bake: key {key[:5]} stored (hash only) in {keys_file}", err=True)
 
 
-@keys.command(name="list", context_settings=CONTEXT, epilog=EXIT_CODES)
+@keys.command(name="list", context_settings=CONTEXT, epilog=exit_codes(0, 2, 4))
 @keys_file_option
 @json_option
 def list_keys(keys_file: Path, as_json: bool) -> None:
@@ -67,7 +67,7 @@ def list_keys(keys_file: Path, as_json: bool) -> None:
         click.echo(f"{row['prefix']}  {state:<7}  {row['label']}")
 
 
-@keys.command(context_settings=CONTEXT, epilog=EXIT_CODES)
+@keys.command(context_settings=CONTEXT, epilog=exit_codes(0, 2, 4))
 @keys_file_option
 @click.argument("prefix")
 def revoke(keys_file: Path, prefix: str) -> None:

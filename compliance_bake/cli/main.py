@@ -25,21 +25,41 @@ class BakeGroup(click.Group):
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except BakeError as error:
-            _explain(ctx, f"error: {error.one_line()}", error.exit_code)
+            _explain(ctx, "error", error.message, error.hint, error.exit_code)
         except Exception as error:  # noqa: BLE001 - the last line of defence, by design
             _explain(
                 ctx,
-                f"internal error: {type(error).__name__} (run with -v for the traceback)",
+                "internal error",
+                f"{type(error).__name__}",
+                "run with -v for the traceback, and please report it",
                 EXIT_INTERNAL,
             )
         return None
 
 
-def _explain(ctx: click.Context, line: str, code: int) -> None:
+def json_error(
+    ctx: click.Context | None, code: int, message: str, fix: str, argv: list[str] | None = None
+) -> None:
+    """Under --json, the error as one JSON object on stdout too: {code, message, fix}. A usage
+    error can stop parsing before --json is seen: the console script passes its argv."""
+    asked = ctx is not None and ctx.meta.get("compliance_bake.json")
+    if not asked and "--json" not in (argv or []):
+        return
+    import json
+
+    click.echo(json.dumps({"code": code, "message": message, "fix": fix}, ensure_ascii=False))
+
+
+def _explain(ctx: click.Context, kind: str, message: str, hint: str, code: int) -> None:
     if ctx.find_root().params.get("verbose"):
         import traceback
 
         traceback.print_exc(file=sys.stderr)
+    json_error(ctx, code, " ".join(message.split()), " ".join(hint.split()))
+    if kind == "internal error":
+        line = f"{kind}: {message} ({hint.replace(', and please report it', '')})"
+    else:
+        line = f"{kind}: {BakeError(message, hint).one_line()}"
     click.echo(f"compliance-bake: {line}", err=True)
     ctx.exit(code)
 
@@ -55,9 +75,11 @@ def cli(verbose: bool) -> None:
       compliance-bake secret mint
       compliance-bake signing-key mint
       compliance-bake bake snapshot --now 2026-11-22T04:06:00Z
-      compliance-bake verify out
-      compliance-bake audit deep --plays fixtures/plays.csv --now 2026-11-22T04:06:00Z
-      compliance-bake check --partner node-bay-01 --state MA --wager-type basketball.totals
+      compliance-bake verify out --report junit:out/verify-junit.xml
+      compliance-bake audit deep --plays fixtures/plays.csv \\
+        --now 2026-11-22T04:06:00Z
+      compliance-bake check --partner node-bay-01 --state MA \\
+        --wager-type basketball.totals
     """
 
 
@@ -101,6 +123,8 @@ def main() -> None:
         sys.exit(error.exit_code)
     except click.UsageError as error:
         where = error.ctx.command_path if error.ctx else "compliance-bake"
+        fix = f"see `{where} --help`"
+        json_error(error.ctx, error.exit_code, error.format_message(), fix, sys.argv[1:])
         click.echo(
             f"compliance-bake: error: {error.format_message()} (fix: see `{where} --help`)",
             err=True,

@@ -25,11 +25,26 @@ out_option = click.option(
     show_default=True,
     help="Folder to write the snapshot, registry files and portal page into.",
 )
+audit_out_option = click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("out"),
+    show_default=True,
+    help="Folder to write the audit report into (OUT/audit/zip-window.json).",
+)
 now_option = click.option(
     "--now",
     metavar="ISO8601",
     default=None,
     help="The bake's clock, e.g. 2026-11-22T04:06:00Z.  [default: $SOURCE_DATE_EPOCH, else now]",
+)
+audit_now_option = click.option(
+    "--now",
+    metavar="ISO8601",
+    default=None,
+    help="The audit's clock, the window's end, e.g. 2026-11-22T04:06:00Z.  "
+    "[default: $SOURCE_DATE_EPOCH, else now]",
 )
 secret_file_option = click.option(
     "--secret-file",
@@ -38,11 +53,26 @@ secret_file_option = click.option(
     help="File holding REPORT_SIGNING_SECRET (mode 0600). Else $REPORT_SIGNING_SECRET, "
     "$REPORT_SIGNING_SECRET_FILE, then the file `secret mint` made.",
 )
+def _remember_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    """Under --json, an error (exit 2/3/4) is also a JSON object on stdout (cli/main.py)."""
+    if value:
+        ctx.meta["compliance_bake.json"] = True
+    return value
+
+
 json_option = click.option(
     "--json",
     "as_json",
     is_flag=True,
-    help="Print machine-readable JSON on stdout instead of tables.",
+    is_eager=True,
+    callback=_remember_json,
+    help="Print machine-readable JSON on stdout instead of tables (errors too).",
+)
+quiet_option = click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="No progress bar and no phase lines on stderr.",
 )
 
 

@@ -1,6 +1,9 @@
 """Terminal output with rich: results on stdout, progress and diagnostics on stderr.
 
-rich honours NO_COLOR and turns colour off when the stream is not a terminal.
+rich honours NO_COLOR and turns colour off when the stream is not a terminal. Tables wrap to the
+terminal width ($COLUMNS) at spaces, never inside a word that fits; every value from a fixture
+or a target goes through `terminal.safe` (control characters escaped). A run that fails ends with
+a short summary of what failed (`failure_summary`), then one verdict line.
 """
 
 from __future__ import annotations
@@ -11,63 +14,33 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from compliance_bake.cli.phases import err_console
+from compliance_bake.cli.terminal import count, safe, width
+
 if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
     from compliance_bake.bake import BakeResult
+    from compliance_bake.cli.outcome import Outcome
     from compliance_bake.inputs.models import Decision
     from compliance_bake.verify.findings import VerifyReport
 
 MISMATCH_ROWS_SHOWN = 20
+SUMMARY_SHOWN = 10
 
 
 def _out() -> Any:
     from rich.console import Console
 
-    return Console(file=sys.stdout, highlight=False, soft_wrap=True)
-
-
-def _err() -> Any:
-    from rich.console import Console
-
-    return Console(file=sys.stderr, highlight=False)
-
-
-class _RichProgress:
-    def __init__(self, progress: Any) -> None:
-        self._progress = progress
-        self._task: Any = None
-
-    def begin(self, label: str, total: int) -> None:
-        self._task = self._progress.add_task(label, total=total)
-
-    def advance(self, amount: int) -> None:
-        if self._task is not None:
-            self._progress.advance(self._task, amount)
-
-    def end(self) -> None:
-        if self._task is not None:
-            self._progress.update(self._task, completed=self._progress.tasks[-1].total)
+    return Console(file=sys.stdout, highlight=False, width=width(), soft_wrap=True)
 
 
 @contextmanager
 def progress_for(enabled: bool) -> Iterator[Any]:
     """A progress bar on stderr when it is a terminal and output is for people; else none."""
-    from compliance_bake.progress import NoProgress
+    from compliance_bake.cli.phases import reporting
 
-    if not enabled or not sys.stderr.isatty():
-        yield NoProgress()
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=_err(),
-        transient=True,
-    ) as progress:
-        yield _RichProgress(progress)
+    with reporting("run", enabled=enabled) as (progress, _phases):
+        yield progress
 
 
 def to_depth(value: Any, depth: int) -> str:
@@ -82,122 +55,152 @@ def to_depth(value: Any, depth: int) -> str:
             return [cut(v, level + 1) for v in item]
         return item
 
-    return json.dumps(cut(value, 0), ensure_ascii=False)
+    return json.dumps(cut(value, 0), ensure_ascii=False, separators=(", ", ": "))
 
 
 def _mark(ok: bool) -> str:
     return "[green]✓[/green]" if ok else "[bold red]✗[/bold red]"
 
 
-def bake_report(result: BakeResult, depth: int) -> None:
-    from rich.markup import escape
+def _board(snap: dict[str, Any], depth: int) -> Any:
     from rich.table import Table
+
+    enh = snap["enhancements"]
+    board = Table(
+        title=f"Self-check board {enh['passed']}/{enh['total']}",
+        title_justify="left",
+        expand=False,
+    )
+    board.add_column("", no_wrap=True)
+    board.add_column("feature", overflow="fold")
+    board.add_column("state (expected = actual, else both)", overflow="fold")
+    for row in enh["rows"]:
+        expected = to_depth(row["expectedState"], depth)
+        actual = to_depth(row["actualState"], depth)
+        if row["match"] and expected == actual:
+            state = safe(expected)
+        else:
+            state = f"expected {safe(expected)}\n[red]actual[/red]   {safe(actual)}"
+        board.add_row(_mark(row["match"]), safe(row["feature"]), state)
+    return board
+
+
+def bake_report(result: BakeResult, depth: int) -> None:
+    from rich.table import Table
+
+    from compliance_bake.cli.outcome import of_bake, pair_text
 
     snap = result.snapshot
     console = _out()
-    enh = snap["enhancements"]
-    board = Table(title=f"Self-check board {enh['passed']}/{enh['total']}", title_justify="left")
-    board.add_column("")
-    board.add_column("feature", no_wrap=True)
-    board.add_column("expected", overflow="fold")
-    board.add_column("actual", overflow="fold")
-    for row in enh["rows"]:
-        board.add_row(
-            _mark(row["match"]),
-            escape(row["feature"]),
-            escape(to_depth(row["expectedState"], depth)),
-            escape(to_depth(row["actualState"], depth)),
-        )
-    console.print(board)
-
+    console.print(_board(snap, depth))
     shadow = snap["shadow"]
     summary = shadow["summary"]
-    count = summary["mismatches"]
-    mismatches = f"[bold red]{count}[/bold red]" if count else "[green]0[/green]"
+    n = summary["mismatches"]
+    mismatches = f"[bold red]{count(n)}[/bold red]" if n else "[green]0[/green]"
     console.print(
-        f"Shadow matrix: {len(shadow['rows'])} rows against {escape(shadow['base'])}: "
-        f"allow {summary['allow']}, block {summary['block']}, mismatches {mismatches}"
+        f"Shadow matrix: {count(len(shadow['rows']))} rows against {safe(shadow['base'])}: "
+        f"allow {count(summary['allow'])}, block {count(summary['block'])}, "
+        f"mismatches {mismatches}",
+        soft_wrap=False,
     )
     mismatched = [r for r in shadow["rows"] if not r["match"]]
     for row in mismatched[:MISMATCH_ROWS_SHOWN]:
-        console.print(
-            f"  [red]mismatch[/red] {row['state']} {escape(row['partner'])}: "
-            f"real {row['realAllowed']}, shadow {row['shadowAllowed']}, "
-            f"licence {row['licenseStatus']}"
-        )
+        console.print(f"  [red]mismatch[/red] {safe(pair_text(row))}")
     if len(mismatched) > MISMATCH_ROWS_SHOWN:
-        console.print(f"  … and {len(mismatched) - MISMATCH_ROWS_SHOWN} more in the registry file")
-
+        more = count(len(mismatched) - MISMATCH_ROWS_SHOWN)
+        console.print(f"  … and {more} more in the registry file")
     if "deepAudit" in snap:
         window = snap["deepAudit"]["zipWindow"]
-        console.print(
-            f"Deep audit: {_mark(window['ok'])} {escape(window['label'])}; every violation: "
-            f"{escape(snap['deepAudit']['command'])}"
-        )
+        violations = ""
+        if result.violations_by_reason is not None:
+            violations = f"; violations {count(sum(result.violations_by_reason.values()))}"
+        console.print(f"Deep audit: {_mark(window['ok'])} {safe(window['label'])}{violations}")
+        console.print(f"  every violation: {safe(snap['deepAudit']['command'])}", soft_wrap=False)
     checks = Table(title="Integrity", title_justify="left")
-    checks.add_column("")
-    checks.add_column("check")
+    checks.add_column("", no_wrap=True)
+    checks.add_column("check", no_wrap=True)
     checks.add_column("label")
     for check in snap["integrity"]["checks"]:
-        checks.add_row(_mark(check["ok"]), check["id"], escape(check["label"]))
+        checks.add_row(_mark(check["ok"]), safe(check["id"]), safe(check["label"]))
     console.print(checks)
     if result.attestation_key_id is not None:
-        console.print(f"Attestation signed with Ed25519 key {result.attestation_key_id}")
-    verdict = (
-        "[green]all checks hold[/green]" if result.ok else "[bold red]a check failed[/bold red]"
-    )
-    console.print(f"Wrote {len(result.written)} files to {escape(str(result.out_dir))}: {verdict}")
+        console.print(f"Attestation signed with Ed25519 key {safe(result.attestation_key_id)}")
+    console.print(f"Wrote {count(len(result.written))} files to {safe(result.out_dir)}")
+    failure_summary(of_bake(result), console)
+
+
+def failure_summary(outcome: Outcome, console: Any | None = None) -> None:
+    """The short summary: each failed case (at most SUMMARY_SHOWN a suite), then the verdict."""
+    console = console or _out()
+    failed = outcome.failed()
+    if failed:
+        rule = "=" * 8
+        console.print(f"[bold red]{rule} short summary: {count(len(failed))} failed {rule}[/]")
+        shown: dict[str, int] = {}
+        for suite, case in failed:
+            shown[suite] = shown.get(suite, 0) + 1
+            if shown[suite] <= SUMMARY_SHOWN:
+                console.print(
+                    f"[red]FAILED[/red] {safe(suite)} {safe(case.name)}: {safe(case.message)}",
+                    soft_wrap=False,
+                )
+        for suite, n in shown.items():
+            if n > SUMMARY_SHOWN:
+                console.print(f"… and {count(n - SUMMARY_SHOWN)} more {safe(suite)} failures")
+    style = "green" if outcome.ok else "bold red"
+    console.print(f"[{style}]{safe(outcome.verdict)}[/{style}]")
 
 
 def audit_report(result: AuditResult) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
     from compliance_bake.audit.report import FIRST_SHOWN
     from compliance_bake.audit.violations import Violation
+    from compliance_bake.cli.outcome import of_audit
     from compliance_bake.clock import iso_millis
 
     audit = result.audit
     console = _out()
     console.print(
-        f"{escape(audit.plays)} ({audit.format}): window {iso_millis(audit.since)} .. "
+        f"{safe(audit.plays)} ({audit.format}): window {iso_millis(audit.since)} .. "
         f"{iso_millis(audit.now)}"
     )
     console.print(
-        f"{_mark(audit.ok)} {escape(audit.label)}; not enriched {audit.not_enriched_plays}; "
-        f"violations {audit.violation_count}"
+        f"{_mark(audit.ok)} {safe(audit.label)}; not enriched "
+        f"{count(audit.not_enriched_plays)}; violations {count(audit.violation_count)}"
     )
     counts = Table(title="Violations by reason", title_justify="left")
-    counts.add_column("reason")
-    counts.add_column("plays", justify="right")
+    counts.add_column("reason", no_wrap=True)
+    counts.add_column("plays", justify="right", no_wrap=True)
     for reason in Violation:
         n = audit.by_reason[reason]
-        counts.add_row(reason.value, f"[bold red]{n}[/bold red]" if n else "0")
+        counts.add_row(reason.value, f"[bold red]{count(n)}[/bold red]" if n else "0")
     console.print(counts)
     if audit.violations:
-        first = Table(title=f"First violations (of {audit.violation_count})", title_justify="left")
+        first = Table(
+            title=f"First violations (of {count(audit.violation_count)})", title_justify="left"
+        )
         for name in ("reason", "play", "partner", "state", "zip", "enriched_at"):
             first.add_column(name, overflow="fold")
         for v in audit.violations[:FIRST_SHOWN]:
             play = v.play_id if v.play_id is not None else f"line {v.line or '?'}"
             first.add_row(
                 *(
-                    escape(repr(x)[1:-1] if isinstance(x, str) else "")
+                    safe(x) if isinstance(x, str) else ""
                     for x in (v.reason.value, play, v.partner, v.state, v.zip, v.enriched_at)
                 )
             )
         console.print(first)
-    verdict = "[green]ok[/green]" if audit.ok else "[bold red]violations found[/bold red]"
-    console.print(f"Wrote {escape(str(result.report_path))}: {verdict}")
+    console.print(f"Wrote {safe(result.report_path)}")
+    failure_summary(of_audit(result), console)
 
 
-def verify_report(report: VerifyReport) -> None:
-    """The evidence first (one line per failure), then what applied, then the two verdicts."""
-    from rich.markup import escape
-
+def verify_report(report: VerifyReport, outcome: Outcome | None = None) -> None:
+    """The evidence first (one line per failure), then what applied, then the two verdicts;
+    a failing run ends with the short summary and its verdict line."""
     console = _out()
     for finding in report.failures:
-        console.print(f"[bold red]FAIL[/bold red] {escape(finding.file)}: {escape(finding.what)}")
+        console.print(f"[bold red]FAIL[/bold red] {safe(finding.file)}: {safe(finding.what)}")
     console.print(f"applied ({report.source_kind}): {', '.join(report.applied)}")
     if report.not_applied:
         console.print(
@@ -205,9 +208,9 @@ def verify_report(report: VerifyReport) -> None:
             + ", ".join(report.not_applied)
         )
     for note in report.notes:
-        _err().print(f"note: {escape(note)}", soft_wrap=True)
+        err_console().print(f"note: {safe(note)}", soft_wrap=True)
     for line in report.verdicts().values():
-        console.print(escape(line))
+        console.print(safe(line))
     passed = len(report.findings) - len(report.failures)
     if not report.ok:
         verdict = "[bold red]verification failed[/bold red]"
@@ -218,54 +221,63 @@ def verify_report(report: VerifyReport) -> None:
     else:
         verdict = "[green]verified[/green]"
     console.print(
-        f"{escape(report.source)}: {passed}/{len(report.findings)} checks hold: {verdict}"
+        f"{safe(report.source)}: {count(passed)}/{count(len(report.findings))} checks hold: "
+        f"{verdict}"
     )
+    if outcome is not None and not outcome.ok:
+        failure_summary(outcome, console)
+
+
+def verify_summary(report: VerifyReport) -> dict[str, Any]:
+    """What `verify --json` prints (and the JSON report's details)."""
+    verdicts = report.verdicts()
+    return {
+        "ok": report.ok,
+        "source": report.source,
+        "sourceKind": report.source_kind,
+        "out": report.source,
+        "authentic": {
+            "ok": report.authentic,
+            "digestsConsistent": report.digests_consistent,
+            "signers": report.signers,
+            "verdict": verdicts["authentic"],
+        },
+        "compliant": {
+            "ok": report.compliant,
+            "ruleFailures": [f.rule for f in report.rule_failures],
+            "recordedFailures": [f.what for f in report.recorded_failures],
+            "recordedFailuresAccepted": report.allow_recorded_failures,
+            "verdict": verdicts["compliant"],
+        },
+        "hmacChecked": report.hmac_checked,
+        "digestsOnly": report.digests_only,
+        "applied": report.applied,
+        "notApplied": report.not_applied,
+        "notes": report.notes,
+        "failures": [
+            {"file": f.file, "kind": f.kind, "rule": f.rule, "what": f.what}
+            for f in report.failures
+        ],
+        "checks": len(report.findings),
+    }
 
 
 def verify_json(report: VerifyReport) -> None:
-    verdicts = report.verdicts()
-    print(
-        json.dumps(
-            {
-                "ok": report.ok,
-                "source": report.source,
-                "sourceKind": report.source_kind,
-                "out": report.source,
-                "authentic": {
-                    "ok": report.authentic,
-                    "digestsConsistent": report.digests_consistent,
-                    "signers": report.signers,
-                    "verdict": verdicts["authentic"],
-                },
-                "compliant": {
-                    "ok": report.compliant,
-                    "ruleFailures": [f.rule for f in report.rule_failures],
-                    "recordedFailures": [f.what for f in report.recorded_failures],
-                    "recordedFailuresAccepted": report.allow_recorded_failures,
-                    "verdict": verdicts["compliant"],
-                },
-                "hmacChecked": report.hmac_checked,
-                "digestsOnly": report.digests_only,
-                "applied": report.applied,
-                "notApplied": report.not_applied,
-                "notes": report.notes,
-                "failures": [
-                    {"file": f.file, "kind": f.kind, "rule": f.rule, "what": f.what}
-                    for f in report.failures
-                ],
-                "checks": len(report.findings),
-            },
-            indent=2,
-        )
-    )
+    print(json.dumps(verify_summary(report), indent=2))
 
 
-def decision_line(partner: str, state: str, wager_type: str, decision: Decision, base: str) -> None:
-    from rich.markup import escape
-
+def decision_line(
+    partner: str, state: str, wager_type: str, decision: Decision, base: str, known: bool = True
+) -> None:
     word = "[green]ALLOWED[/green]" if decision.allowed else "[bold red]BLOCKED[/bold red]"
-    reason = f": {escape(decision.reason)}" if decision.reason else ""
-    _out().print(
-        f"{word} ({decision.status}) {escape(partner)} in {state}, {escape(wager_type)}{reason}"
-        f" [dim](answered by {escape(base)})[/dim]"
+    reason = f": {safe(decision.reason)}" if decision.reason else ""
+    console = _out()
+    console.print(
+        f"{word} ({decision.status}) {safe(partner)} in {state}, {safe(wager_type)}{reason}"
+        f" [dim](answered by {safe(base)})[/dim]"
     )
+    if not known:
+        err_console().print(
+            f"note: partner {safe(partner)} is not in the fixtures (licences.json): check the "
+            "spelling; the answer is what the engine says of an unknown partner"
+        )

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
+from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 
 @click.group(context_settings=CONTEXT, short_help="Mint the local report signing secret.")
@@ -19,7 +19,7 @@ def secret() -> None:
     """
 
 
-@secret.command(context_settings=CONTEXT, epilog=EXIT_CODES)
+@secret.command(context_settings=CONTEXT, epilog=exit_codes(0, 2, 4))
 @click.option(
     "--path",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -44,6 +44,14 @@ def mint(path: Path | None, force: bool) -> None:
     from compliance_bake.signing.secret import LOCAL_FILE, mint_secret
 
     written = mint_secret(path or LOCAL_FILE, force=force)
+    where = written.resolve()
+    found_by = (
+        f"bake and verify find it when run in {where.parent.parent}"
+        if path is None
+        else f"pass --secret-file {written} or set REPORT_SIGNING_SECRET_FILE to use it"
+    )
     click.echo(
-        f"minted a report signing secret in {written} (mode 0600; its value is not shown)", err=True
+        f"minted a report signing secret in {where} (mode 0600; its value is not shown); "
+        f"{found_by}",
+        err=True,
     )

@@ -7,12 +7,12 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import fixtures_option, fixtures_path, keys_file_option
-from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
+from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 
 @click.command(
     context_settings=CONTEXT,
-    epilog=EXIT_CODES,
+    epilog=exit_codes(0, 2, 4),
     short_help="Run the compliance service (and the baked files, read-only).",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
@@ -80,6 +80,15 @@ def serve(
             click.echo(
                 "compliance-bake serve: warning: no agent keys, so every check and status "
                 "request is refused (fix: run `compliance-bake keys mint`)",
+                err=True,
+            )
+        from compliance_bake.report.layout import API_FILE
+
+        if not (out_dir / API_FILE).is_file():
+            click.echo(
+                f"compliance-bake serve: warning: {out_dir}/ holds no bake ({API_FILE} is "
+                "missing), so the snapshot routes answer 404 (fix: run `compliance-bake bake "
+                f"snapshot --out {out_dir}`, or pass --out FOLDER of a bake)",
                 err=True,
             )
 

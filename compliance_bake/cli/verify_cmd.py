@@ -7,11 +7,15 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.options import json_option, secret_file_option
-from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
+from compliance_bake.cli.options import json_option, quiet_option, secret_file_option
+from compliance_bake.cli.reporters import report_option
+from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 
-@click.command(context_settings=CONTEXT, epilog=EXIT_CODES)
+@click.command(
+    context_settings=CONTEXT,
+    epilog=exit_codes(0, 1, 2, 4, one="done, and a check failed: it does not verify"),
+)
 @click.argument("source", metavar="[SOURCE]", default="out")
 @secret_file_option
 @click.option(
@@ -42,6 +46,8 @@ from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
     help="Seconds to fetch a URL (redirects are never followed; 256 MiB at most).",
 )
 @json_option
+@quiet_option
+@report_option
 def verify(
     source: str,
     secret_file: Path | None,
@@ -50,6 +56,8 @@ def verify(
     allow_recorded_failures: bool,
     timeout: float,
     as_json: bool,
+    quiet: bool,
+    reports: tuple[tuple[str, str], ...],
 ) -> None:
     """Re-check a snapshot offline: SOURCE is an out/ folder (default: out), a snapshot file,
     or the http(s):// URL of a published /api/compliance.
@@ -68,28 +76,37 @@ def verify(
     \b
     Examples:
       compliance-bake verify out
-      REPORT_SIGNING_SECRET_FILE=/run/secrets/report-signing compliance-bake verify out --json
-      compliance-bake verify snapshot.json --secret-file report-signing.secret
+      compliance-bake verify out --report junit:verify.xml --report github:-
+      REPORT_SIGNING_SECRET_FILE=/run/secrets/report-signing \\
+        compliance-bake verify out --json
+      compliance-bake verify snapshot.json \\
+        --secret-file report-signing.secret
       compliance-bake verify https://compliance.example/api/compliance
       compliance-bake verify out --public-key signing-key.pub.pem
       compliance-bake verify out --digests-only
       compliance-bake verify out --allow-recorded-failures
     """
-    from compliance_bake.cli import render
+    from compliance_bake.cli import outcome, render, reporters
+    from compliance_bake.cli.phases import reporting
     from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
     from compliance_bake.signing.secret import resolve_secret
     from compliance_bake.signing.signing_key import public_keys_from
     from compliance_bake.verify.verifier import KeyMaterial, VerifyOptions, verify_source
 
     keys = KeyMaterial(resolve_secret(secret_file), tuple(public_keys_from(public_keys)))
-    options = VerifyOptions(
-        digests_only=digests_only,
-        allow_recorded_failures=allow_recorded_failures,
-        timeout=timeout,
-    )
-    report = verify_source(source, keys, options)
+    with reporting("verify", enabled=not (as_json or quiet)) as (_progress, phases):
+        options = VerifyOptions(
+            digests_only=digests_only,
+            allow_recorded_failures=allow_recorded_failures,
+            timeout=timeout,
+            phases=phases,
+        )
+        report = verify_source(source, keys, options)
+    code = EXIT_OK if report.ok else EXIT_CHECK_FAILED
+    result = outcome.of_verify(report, code, render.verify_summary(report))
     if as_json:
         render.verify_json(report)
     else:
-        render.verify_report(report)
-    sys.exit(EXIT_OK if report.ok else EXIT_CHECK_FAILED)
+        render.verify_report(report, result)
+    reporters.write_reports(reports, result)
+    sys.exit(code)

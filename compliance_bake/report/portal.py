@@ -4,9 +4,11 @@ Rendered by Jinja2 with autoescaping on; every cell also passes through `escape.
 (the function the `runtime.escapeHTML` self-check measures). The page loads nothing from the
 network: inline CSS, no scripts, and a Content-Security-Policy that forbids fetching anything.
 Large matrices (more than GRID_LIMIT rows) show per-state totals and the mismatched rows instead
-of the full grid; the registry JSON holds every row. The totals are counted with C-level
-iteration (`map`, `Counter`, `compress`): a Python loop over 500,000 rows costs more than the
-rest of the page.
+of the full grid, and the geo table shows its first GEO_LIMIT partners; the JSON holds them all.
+A verdict banner on top says PASS, or FAIL with each failed integrity check (the ZIP window
+included); grid cells are coloured by match (real = shadow), the decisions written as text.
+The totals are counted with C-level iteration (`map`, `Counter`, `compress`): a Python loop over
+500,000 rows costs more than the rest of the page.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from compliance_bake.resources import templates_dir
 
 GRID_LIMIT = 5_000
 MISMATCH_LIMIT = 500
+GEO_LIMIT = 500
 _STATE = itemgetter("state")
 _REAL = itemgetter("realAllowed")
 _MATCH = itemgetter("match")
@@ -84,7 +87,20 @@ def _grid(snapshot: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _verdict(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """The banner: PASS, or FAIL with the label of each integrity check that failed."""
+    failed = [c for c in snapshot["integrity"]["checks"] if not c["ok"]]
+    return {"ok": not failed, "failed": failed}
+
+
 def render_portal(snapshot: dict[str, Any]) -> bytes:
     template = _environment().get_template("portal.html.j2")
-    page: str = template.render(s=snapshot, grid=_grid(snapshot))
+    partners = snapshot["geo"]["partners"]
+    page: str = template.render(
+        s=snapshot,
+        grid=_grid(snapshot),
+        verdict=_verdict(snapshot),
+        geo=partners[:GEO_LIMIT],
+        geo_limit=GEO_LIMIT,
+    )
     return page.encode("utf-8")

@@ -14,7 +14,7 @@ from typing import Any
 from compliance_bake.clock import iso_millis
 from compliance_bake.inputs.fixtures import LICENCES_FILE
 from compliance_bake.inputs.models import Fixtures
-from compliance_bake.progress import ProgressSink
+from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report.board import run_board
 from compliance_bake.report.shadow import run_shadow
 from compliance_bake.signing import proofs as signing
@@ -64,6 +64,7 @@ def build_snapshot(
     secret: Secret,
     settings: BakeSettings,
     progress: ProgressSink | None = None,
+    phases: Phases = no_phases,
 ) -> dict[str, Any]:
     stamp = iso_millis(settings.now)
     runtime = target.runtime()
@@ -80,6 +81,7 @@ def build_snapshot(
     enhancements["signature"] = signing.enhancements_signature(enhancements)
 
     rows, summary = run_shadow(target, registry, progress)
+    phases("sign")
     shadow: dict[str, Any] = {
         "generatedAt": stamp,
         "base": target.base,

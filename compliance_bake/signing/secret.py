@@ -79,7 +79,14 @@ def require_secret(
 ) -> Secret:
     found = resolve_secret(secret_file, environ, cwd)
     if found is None:
-        raise SecretError("no report signing secret is configured", _FIX_MISSING)
+        local = (cwd or Path.cwd()) / LOCAL_FILE
+        raise SecretError(
+            "no report signing secret is configured: looked at --secret-file (not given), "
+            f"${ENV_VALUE} (unset), ${ENV_FILE} (unset) and {local} (no such file; the local "
+            "secret is read from the folder the command runs in)",
+            f"run `compliance-bake secret mint` in {local.parent.parent} (it writes {local}), "
+            f"or pass --secret-file, or set {ENV_VALUE} or {ENV_FILE}",
+        )
     return found
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from compliance_bake.errors import InputError
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
+from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
 from compliance_bake.signing import proofs as signing
 from compliance_bake.signing.canon import same_mac
@@ -57,6 +58,7 @@ class VerifyOptions:
     allow_recorded_failures: bool = False
     timeout: float = DEFAULT_TIMEOUT  # URLs only
     max_bytes: int = SNAPSHOT_MAX_BYTES  # URLs only
+    phases: Phases = no_phases  # called with read, digests, rules as each starts
 
 
 def is_url(source: str) -> bool:
@@ -67,6 +69,7 @@ def verify_source(
     source: str, keys: KeyMaterial, options: VerifyOptions | None = None
 ) -> VerifyReport:
     opts = options or VerifyOptions()
+    opts.phases("read")
     if keys.empty and not opts.digests_only:
         raise InputError("no key material: nothing can say who signed this snapshot", NO_KEY_HINT)
     kind = "url" if is_url(source) else "folder" if Path(source).is_dir() else "file"
@@ -78,7 +81,7 @@ def verify_source(
         allow_recorded_failures=opts.allow_recorded_failures,
     )
     if kind == "folder":
-        _verify_folder(Path(source), keys, report)
+        _verify_folder(Path(source), keys, report, opts.phases)
         return report
     if keys.public_keys and keys.secret is None:
         raise InputError(
@@ -99,7 +102,7 @@ def verify_source(
     doc = files.parse_document(source, raw, report)
     if doc is not None:
         files.schema_valid(source, schemas.SNAPSHOT, doc, report)
-        _verify_snapshot(source, doc, keys, report, [(source, raw)])
+        _verify_snapshot(source, doc, keys, report, [(source, raw)], opts.phases)
     return report
 
 
@@ -121,7 +124,9 @@ def verify_out(out_dir: Path, secret: Secret | None) -> VerifyReport:
     )
 
 
-def _verify_folder(out_dir: Path, keys: KeyMaterial, report: VerifyReport) -> None:
+def _verify_folder(
+    out_dir: Path, keys: KeyMaterial, report: VerifyReport, phases: Phases = no_phases
+) -> None:
     report.applied = [*_applied(keys), *FOLDER_ONLY]
     files.unexpected_files(out_dir, report)
     docs: dict[str, Any] = {}
@@ -139,7 +144,7 @@ def _verify_folder(out_dir: Path, keys: KeyMaterial, report: VerifyReport) -> No
     raws.append((layout.PORTAL_FILE, files.portal_page(out_dir, snap, report)))
     present = [x for x in (files.ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
     raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
-    _verify_snapshot(layout.API_FILE, snap, keys, report, raws)
+    _verify_snapshot(layout.API_FILE, snap, keys, report, raws, phases)
 
 
 def _attestation(out_dir: Path, public_keys: Sequence[bytes], report: VerifyReport) -> None:
@@ -183,7 +188,9 @@ def _verify_snapshot(
     keys: KeyMaterial,
     report: VerifyReport,
     raws: list[tuple[str, bytes]],
+    phases: Phases = no_phases,
 ) -> None:
+    phases("digests")
     if not isinstance(snap, dict):
         report.add(name, False, "the snapshot is not a JSON object")
         return
@@ -222,6 +229,7 @@ def _verify_snapshot(
         report.signers.append(f"{HMAC_METHOD} ({keys.secret.source})")
         if not (shadow_ok and integrity_ok):
             report.signers[-1] += ": does not match"
+    phases("rules")
     context = RuleContext(
         hmac_ok=shadow_ok,
         secret_value=None if keys.secret is None else keys.secret.value,

@@ -14,7 +14,7 @@ import pytest
 
 from compliance_bake.errors import EXIT_TARGET_FAILED
 from compliance_bake.inputs.jsonio import MAX_DEPTH
-from tests.conftest import NOW, invoke, run_cli, snapshot_tree
+from tests.conftest import NOW, diagnostics, invoke, run_cli, snapshot_tree
 from tests.fault_server import AGENT_KEY, FaultServer
 
 CHECK = "/api/compliance/check"
@@ -36,7 +36,7 @@ def out(tmp_path: Path) -> Path:
 
 
 def _line(stderr: str) -> str:
-    lines = stderr.splitlines()
+    lines = diagnostics(stderr).splitlines()
     assert len(lines) == 1 and "Traceback" not in stderr, stderr
     return lines[0]
 

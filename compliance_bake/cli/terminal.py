@@ -1,0 +1,48 @@
+"""Text for the terminal: control characters shown as escapes, numbers with separators, widths.
+
+Fixtures and targets are not trusted: a partner id or a runtime string with ESC or an OSC
+sequence must never reach the terminal raw, so every value printed goes through `safe`, which
+shows C0/C1 control characters (and DEL) as `\\xNN` and then escapes rich markup.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from typing import Any
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def plain(value: object) -> str:
+    """The text of value with control characters as visible escapes (no markup escaping)."""
+    text = "" if value is None else str(value)
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def safe(value: object) -> str:
+    """plain(value), escaped for rich markup."""
+    from rich.markup import escape
+
+    return escape(plain(value))
+
+
+def count(n: int) -> str:
+    """A count for people: thousands separators (1,234,567)."""
+    return f"{n:,}"
+
+
+def json_text(value: Any) -> str:
+    """A value as JSON text (true, null, "x"), never a Python repr."""
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def width() -> int:
+    """The terminal width: $COLUMNS, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = shutil.get_terminal_size((80, 24)).columns
+    return max(40, columns)

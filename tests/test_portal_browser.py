@@ -1,0 +1,124 @@
+"""The portal page in a real browser: Debian's chromium driven by Playwright (no download).
+
+`make test` installs chromium with apt-get (the Makefile's `tools` target), as it does jq.
+Screenshots at 1280 and 390 px go to test-artifacts/ (git-ignored) for people to look at.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from compliance_bake.inputs.jsonio import loads_strict
+from compliance_bake.report.portal import render_portal
+from tests.conftest import NOW, invoke
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+HOSTILE = '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script>'
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        chromium = driver.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def _page(browser: Any, path: Path, width: int) -> Any:
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.goto(path.resolve().as_uri())
+    return page
+
+
+def _portal(out: Path) -> Path:
+    return out / "portal" / "compliance" / "index.html"
+
+
+def test_a_passing_snapshot_says_pass_at_1280_and_390(browser: Any, baked: Path) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    for width in (1280, 390):
+        page = _page(browser, _portal(baked), width)
+        banner = page.locator("#verdict")
+        assert banner.inner_text().startswith("PASS")
+        overflow = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0, f"the page scrolls sideways by {overflow}px at {width}px"
+        page.screenshot(path=str(ARTIFACTS / f"portal-pass-{width}.png"), full_page=True)
+        page.context.close()
+
+
+def test_a_failing_snapshot_says_fail_and_names_the_zip_window(
+    browser: Any, tmp_path: Path
+) -> None:
+    plays = tmp_path / "plays.csv"
+    plays.write_text(
+        "play_id,partner,state,zip,placed_at,enriched_at,wager_type,stake\n"
+        "p1,node-bay-01,MA,07102,2026-11-01T00:00:00Z,2026-11-01T00:00:00Z,x,1\n"
+    )
+    out = tmp_path / "out"
+    baked = invoke("bake", "snapshot", "--out", str(out), "--now", NOW, "--deep-audit", str(plays))
+    assert baked.exit_code == 1
+    ARTIFACTS.mkdir(exist_ok=True)
+    for width in (1280, 390):
+        page = _page(browser, _portal(out), width)
+        text = page.locator("#verdict").inner_text()
+        assert text.startswith("FAIL") and "zip-window" in text
+        assert "(1/1 plays)" in text and "violate" in text
+        assert page.locator("#deep-audit").count() == 1
+        overflow = page.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0, f"the page scrolls sideways by {overflow}px at {width}px"
+        page.screenshot(path=str(ARTIFACTS / f"portal-fail-{width}.png"), full_page=True)
+        page.context.close()
+
+
+def test_a_hostile_runtime_string_runs_nothing(browser: Any, baked: Path, tmp_path: Path) -> None:
+    snap = copy.deepcopy(loads_strict((_portal(baked).parents[2] / "api" / "compliance.json")
+                                      .read_bytes()))  # fmt: skip
+    snap["shadow"]["proof"]["bunVersion"] = HOSTILE
+    snap["integrity"]["proof"]["bunVersion"] = HOSTILE
+    snap["shadow"]["base"] = HOSTILE
+    path = tmp_path / "hostile.html"
+    path.write_bytes(render_portal(snap))
+    page = _page(browser, path, 1280)
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    assert page.evaluate("window.__pwned === undefined")
+    assert page.locator("img").count() == 0 and page.locator("script").count() == 0
+    assert HOSTILE in page.locator("body").inner_text()  # shown as text
+    assert errors == []
+    page.context.close()
+
+
+def test_dark_mode_and_match_colours(browser: Any, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert invoke("bake", "snapshot", "--out", str(out), "--now", NOW).exit_code == 0
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="dark")
+    page = context.new_page()
+    page.goto(_portal(out).resolve().as_uri())
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(15, 18, 22)"
+    cells = page.locator("td.cell-match")
+    assert cells.count() == 8  # every grid cell agrees: all green, whatever the decision
+    assert "real block / shadow block" in page.locator("main").inner_text()
+    context.close()
