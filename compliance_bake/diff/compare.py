@@ -68,7 +68,8 @@ def _board(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     for feature, was in before.items():
         if feature not in after:
             view = {"match": was["match"], "actualState": was["actualState"]}
-            changes.append(Change(SELF_CHECK, "board-row-removed", {"feature": feature}, view, None))
+            concerns = {"feature": feature}
+            changes.append(Change(SELF_CHECK, "board-row-removed", concerns, view, None))
     return changes
 
 
@@ -129,9 +130,15 @@ def _deep_audit(old: dict[str, Any] | None, new: dict[str, Any] | None) -> list[
         return []
     if old is None or new is None:
         kind = "deep-audit-added" if old is None else "deep-audit-removed"
-        before = None if old is None else old["zipWindow"]
-        after = None if new is None else new["zipWindow"]
-        return [Change(COVERAGE, kind, concerns, before, after)]
+        return [
+            Change(
+                COVERAGE,
+                kind,
+                concerns,
+                None if old is None else old["zipWindow"],
+                None if new is None else new["zipWindow"],
+            )
+        ]
     was, now = old["zipWindow"], new["zipWindow"]
     changes: list[Change] = []
     if any(was.get(k) != now.get(k) for k in _COUNTS):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
@@ -12,7 +12,7 @@ SCHEMA_VERSION = 1
 DIFF_SCHEMA = "compliance-diff.schema.json"
 
 
-class ChangeClass(str, Enum):
+class ChangeClass(StrEnum):
     """What a change means to a reader, most serious first."""
 
     DECISION = "decision"  # what a wager would get changed
@@ -98,7 +98,7 @@ class DiffResult:
 
     def __post_init__(self) -> None:
         self.changes.sort(key=lambda c: CLASS_ORDER.index(c.cls))  # stable: keeps kind order
-        self.counts = {c: 0 for c in CLASS_ORDER}
+        self.counts = dict.fromkeys(CLASS_ORDER, 0)
         for change in self.changes:
             self.counts[change.cls] += 1
 

@@ -87,9 +87,7 @@ def _set_changes(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]])
     return changes
 
 
-def pair_changes(
-    old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]]
-) -> list[Change]:
+def pair_changes(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]]) -> list[Change]:
     """Every change of the shadow matrix: states, partners, then pairs in the new side's order."""
     if old_rows == new_rows:  # one C-level comparison: the common case of a quiet day
         return []

@@ -9,6 +9,7 @@ and last lines.
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any
 
 from compliance_bake.diff.model import (
@@ -69,9 +70,7 @@ def describe(change: Change) -> str:
     if kind in ("state-added", "state-removed", "partner-added", "partner-removed"):
         what, verb = kind.split("-")
         counts = after if before is None else before
-        return (
-            f"{what} {c[what]} {verb} ({counts['pairs']} pairs, {counts['allowed']} allowed)"
-        )
+        return f"{what} {c[what]} {verb} ({counts['pairs']} pairs, {counts['allowed']} allowed)"
     if kind.startswith("board-row"):
         if kind == "board-row-changed":
             moved = "; ".join(f"{k} {_flag(before[k])} -> {_flag(after[k])}" for k in before)
@@ -105,7 +104,15 @@ def describe(change: Change) -> str:
 
 
 def _fit(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
+    """A path or value kept to one line: its tail, which names the file, survives."""
+    return text if len(text) <= width else "..." + text[len(text) - width + 3 :]
+
+
+def _item(text: str) -> list[str]:
+    """One change: wrapped to the width, continuation lines indented under it."""
+    return textwrap.wrap(
+        text, WIDTH, initial_indent="  ", subsequent_indent="      ", break_on_hyphens=False
+    ) or ["  "]
 
 
 def _counts(result: DiffResult) -> str:
@@ -124,7 +131,7 @@ def verdict(result: DiffResult) -> str:
 def _side_line(name: str, side: SideInfo) -> list[str]:
     state = "authentic" if side.authentic else "NOT AUTHENTICATED"
     return [
-        _fit(f"{name}  {side.source}", WIDTH),
+        name + "  " + _fit(side.source, WIDTH - len(name) - 2),
         _fit(f"     generated {side.generated_at}, {side.pairs} pairs, {state}", WIDTH),
         _fit(f"     {side.checked}", WIDTH),
     ]
@@ -142,7 +149,8 @@ def text_report(result: DiffResult, limit: int = DEFAULT_LIMIT) -> str:
         if not changes:
             continue
         lines += ["", f"{cls.value} ({len(changes)})"]
-        lines += [_fit("  " + describe(c), WIDTH) for c in changes[:limit]]
+        for change in changes[:limit]:
+            lines += _item(describe(change))
         if len(changes) > limit:
             lines.append(f"  ... and {len(changes) - limit} more (--limit, or --json for all)")
     lines += ["", f"verdict: {verdict(result)}"]
@@ -152,8 +160,6 @@ def text_report(result: DiffResult, limit: int = DEFAULT_LIMIT) -> str:
 
 
 def _wrap(text: str) -> list[str]:
-    import textwrap
-
     return textwrap.wrap(text, WIDTH, subsequent_indent="   ")
 
 
