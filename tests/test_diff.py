@@ -106,7 +106,7 @@ def test_a_state_added_is_coverage_and_the_health_row(tmp_path: Path, base: Path
     ]
     assert doc["changes"][0]["after"] == {"pairs": 4, "allowed": 1}
     assert doc["changes"][1]["after"]["actualState"] == {"ok": True, "states": ["MA", "NJ", "NY"]}
-    assert doc["new"]["states"] == 3 and doc["old"]["states"] == 2
+    assert doc["new"]["pairs"] == 12 and doc["old"]["pairs"] == 8
     # Only decisions fail: a new state alone passes.
     assert invoke("diff", str(base), str(new), "--fail-on", "decision").exit_code == 0
 
@@ -306,3 +306,43 @@ def test_decisions_come_first(tmp_path: Path) -> None:
     new = bake(both, tmp_path / "new", now="2026-11-23T00:00:00Z")
     lines = invoke("diff", str(old), str(new)).stdout.splitlines()
     assert lines.index("decision (1)") < lines.index("cosmetic (1)")
+
+
+def _row(state: str, partner: str, real: bool, licence: str | None = "active") -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "state": state,
+        "partner": partner,
+        "licenseStatus": licence,
+        "realAllowed": real,
+        "shadowAllowed": licence == "active",
+        "match": real is (licence == "active"),
+    }
+    if not real:
+        row["reason"] = f"Partner not licensed in {state}"
+    return row
+
+
+def test_pair_classes_and_pairs_outside_a_full_matrix() -> None:
+    from compliance_bake.diff.pairs import pair_changes
+
+    old = [_row("MA", "a", True), _row("MA", "b", False, "suspended"), _row("NJ", "a", False, None)]
+    new = [_row("MA", "b", False, None), _row("MA", "a", True), _row("NJ", "b", False, None)]
+    changes = pair_changes(old, new)
+    assert [(c.cls.value, c.kind, c.concerns) for c in changes] == [
+        ("coverage", "pair-changed", {"state": "MA", "partner": "b"}),
+        ("coverage", "pair-added", {"state": "NJ", "partner": "b"}),
+        ("coverage", "pair-removed", {"state": "NJ", "partner": "a"}),
+    ]
+    assert (
+        changes[0].before["licenseStatus"] == "suspended"
+        and changes[0].after["licenseStatus"] is None
+    )
+    # Same positions: a reason alone is cosmetic, a shadow disagreement is a self-check.
+    worded = dict(old[2], reason="Partner not licensed in NJ (revoked)")
+    lying_shadow = dict(old[0], shadowAllowed=False, match=False)
+    changes = pair_changes(old, [lying_shadow, old[1], worded])
+    assert [(c.cls.value, c.concerns["partner"], c.concerns["state"]) for c in changes] == [
+        ("self-check", "a", "MA"),
+        ("cosmetic", "a", "NJ"),
+    ]
+    assert changes[1].before == {"reason": "Partner not licensed in NJ"}

@@ -73,8 +73,6 @@ class SideInfo:
     authentic: bool
     checked: str
     pairs: int
-    states: int
-    partners: int
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -83,8 +81,6 @@ class SideInfo:
             "authentic": self.authentic,
             "checked": self.checked,
             "pairs": self.pairs,
-            "states": self.states,
-            "partners": self.partners,
         }
 
 

@@ -4,20 +4,22 @@ The rows cover every regulated state times every partner (spec 2.3, rule 1), so 
 brings one new pair per partner. Those pairs are counted in the one `state-added` change (and a
 new partner's in `partner-added`), not listed one by one; a pair is listed on its own only when
 its state and its partner are on both sides. A pair whose real decision changed is a `decision`
-change; one whose shadow decision, licence status or match changed while the real decision held
-is a `self-check` change (the service and the registry now agree or disagree differently); a
+change; one whose shadow decision or match changed while the real decision held is a
+`self-check` change (the service and the registry now agree or disagree differently); one whose
+licence status alone changed (say `suspended` to none: blocked either way) is `coverage`; a
 change of the reason text alone is `cosmetic`.
 
 Speed matters (two 500,000-row matrices): equal row lists are recognised by one C-level
-comparison; rows in the same order are compared position by position; only otherwise are the
-rows indexed by key.
+comparison, and the rows that differ position by position are found by C-level iteration; when
+they all keep their (state, partner), those are the changes. Only otherwise are the rows indexed
+by key.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from itertools import compress
-from operator import itemgetter
+from operator import itemgetter, ne
 from typing import Any
 
 from compliance_bake.diff.model import Change, ChangeClass
@@ -37,8 +39,12 @@ def _view(row: dict[str, Any]) -> dict[str, Any]:
 def _pair_class(old: dict[str, Any], new: dict[str, Any]) -> ChangeClass | None:
     if old.get("realAllowed") is not new.get("realAllowed"):
         return ChangeClass.DECISION
-    if any(old.get(name) != new.get(name) for name in FIELDS):
+    if old.get("shadowAllowed") is not new.get("shadowAllowed") or old.get("match") is not new.get(
+        "match"
+    ):
         return ChangeClass.SELF_CHECK
+    if old.get("licenseStatus") != new.get("licenseStatus"):
+        return ChangeClass.COVERAGE
     if old != new:
         return ChangeClass.COSMETIC
     return None
@@ -48,9 +54,10 @@ def _pair_change(kind: str, key: tuple[str, str], before: Any, after: Any) -> Ch
     cls = ChangeClass.COVERAGE
     if before is not None and after is not None:
         cls = _pair_class(before, after) or ChangeClass.COSMETIC
-        before, after = _view(before), _view(after)
         if cls is ChangeClass.COSMETIC:
             before, after = {"reason": before.get("reason")}, {"reason": after.get("reason")}
+        else:
+            before, after = _view(before), _view(after)
     else:
         before = None if before is None else _view(before)
         after = None if after is None else _view(after)
@@ -91,15 +98,14 @@ def pair_changes(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]])
     """Every change of the shadow matrix: states, partners, then pairs in the new side's order."""
     if old_rows == new_rows:  # one C-level comparison: the common case of a quiet day
         return []
-    old_keys, new_keys = list(map(_KEY, old_rows)), list(map(_KEY, new_rows))
-    if old_keys == new_keys:
-        if len(set(new_keys)) != len(new_keys):
-            _index(new_rows, "NEW")
-        return [
-            _pair_change("pair-changed", key, old, new)
-            for key, old, new in zip(new_keys, old_rows, new_rows, strict=True)
-            if old != new
-        ]
+    if len(old_rows) == len(new_rows):
+        moved = list(compress(range(len(new_rows)), map(ne, old_rows, new_rows)))
+        keys = [(_KEY(old_rows[i]), _KEY(new_rows[i])) for i in moved]
+        if all(old_key == new_key for old_key, new_key in keys):
+            return [
+                _pair_change("pair-changed", key, old_rows[i], new_rows[i])
+                for i, (key, _) in zip(moved, keys, strict=True)
+            ]
     old_index, new_index = _index(old_rows, "OLD"), _index(new_rows, "NEW")
     changes = _set_changes(old_rows, new_rows)
     old_states, new_states = set(map(_STATE, old_rows)), set(map(_STATE, new_rows))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from operator import itemgetter
-
 from compliance_bake.diff.compare import compare
 from compliance_bake.diff.model import DEFAULT_FAIL_ON, ChangeClass, DiffResult, SideInfo
 from compliance_bake.diff.sides import Side, load_side
@@ -19,8 +17,6 @@ def side_info(side: Side) -> SideInfo:
         authentic=side.authenticity.authentic,
         checked=side.authenticity.checked,
         pairs=len(rows),
-        states=len(set(map(itemgetter("state"), rows))),
-        partners=len(set(map(itemgetter("partner"), rows))),
     )
 
 
