@@ -17,9 +17,8 @@ by key.
 
 from __future__ import annotations
 
-from collections import Counter
 from itertools import compress
-from operator import itemgetter, ne
+from operator import itemgetter, ne, not_
 from typing import Any
 
 from compliance_bake.diff.model import Change, ChangeClass
@@ -27,9 +26,8 @@ from compliance_bake.errors import InputError
 
 FIELDS = ("licenseStatus", "realAllowed", "shadowAllowed", "match")
 _KEY = itemgetter("state", "partner")
-_STATE = itemgetter("state")
-_PARTNER = itemgetter("partner")
-_REAL = itemgetter("realAllowed")
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
 
 
 def _view(row: dict[str, Any]) -> dict[str, Any]:
@@ -64,8 +62,10 @@ def _pair_change(kind: str, key: tuple[str, str], before: Any, after: Any) -> Ch
     return Change(cls, kind, {"state": key[0], "partner": key[1]}, before, after)
 
 
-def _index(rows: list[dict[str, Any]], side: str) -> dict[tuple[str, str], dict[str, Any]]:
-    index = dict(zip(map(_KEY, rows), rows, strict=True))
+def _index(
+    keys: list[tuple[str, str]], rows: list[dict[str, Any]], side: str
+) -> dict[tuple[str, str], dict[str, Any]]:
+    index = dict(zip(keys, rows, strict=True))
     if len(index) != len(rows):
         raise InputError(
             f"{side}: the shadow matrix lists a (state, partner) pair twice",
@@ -74,28 +74,44 @@ def _index(rows: list[dict[str, Any]], side: str) -> dict[tuple[str, str], dict[
     return index
 
 
-def _set_changes(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]]) -> list[Change]:
-    """States and partners added or removed, each with its count of pairs and allowed pairs."""
-    changes: list[Change] = []
-    for getter, what in ((_STATE, "state"), (_PARTNER, "partner")):
-        old_of, new_of = Counter(map(getter, old_rows)), Counter(map(getter, new_rows))
-        if old_of.keys() == new_of.keys():
+def _grouped(
+    kind: str,
+    keys: list[tuple[str, str]],
+    index: dict[tuple[str, str], dict[str, Any]],
+    other: list[tuple[str, str]],
+) -> list[Change]:
+    """Pairs only on one side: those of a state (else a partner) the other side lacks become
+    one `state-<kind>` (`partner-<kind>`) change each, with counts; the rest, pair changes."""
+    states, partners = set(map(_FIRST, other)), set(map(_SECOND, other))
+    groups: dict[tuple[str, str], dict[str, int]] = {}
+    single: list[Change] = []
+    for key in keys:
+        state, partner = key
+        what = ("state", state) if state not in states else None
+        what = what or (("partner", partner) if partner not in partners else None)
+        if what is None:
+            row = index[key]
+            pair = (None, row) if kind == "added" else (row, None)
+            single.append(_pair_change(f"pair-{kind}", key, *pair))
             continue
-        old_allowed = Counter(compress(map(getter, old_rows), map(_REAL, old_rows)))
-        new_allowed = Counter(compress(map(getter, new_rows), map(_REAL, new_rows)))
-        for name in sorted(new_of.keys() - old_of.keys()):
-            after = {"pairs": new_of[name], "allowed": new_allowed[name]}
-            changes.append(Change(ChangeClass.COVERAGE, f"{what}-added", {what: name}, None, after))
-        for name in sorted(old_of.keys() - new_of.keys()):
-            before = {"pairs": old_of[name], "allowed": old_allowed[name]}
-            changes.append(
-                Change(ChangeClass.COVERAGE, f"{what}-removed", {what: name}, before, None)
-            )
-    return changes
+        counts = groups.setdefault(what, {"pairs": 0, "allowed": 0})
+        counts["pairs"] += 1
+        counts["allowed"] += index[key].get("realAllowed") is True
+    grouped = [
+        Change(
+            ChangeClass.COVERAGE,
+            f"{what}-{kind}",
+            {what: name},
+            None if kind == "added" else counts,
+            counts if kind == "added" else None,
+        )
+        for (what, name), counts in sorted(groups.items())
+    ]
+    return grouped + single
 
 
 def pair_changes(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]]) -> list[Change]:
-    """Every change of the shadow matrix: states, partners, then pairs in the new side's order."""
+    """Every change of the shadow matrix: states and partners, then pairs."""
     if old_rows == new_rows:  # one C-level comparison: the common case of a quiet day
         return []
     if len(old_rows) == len(new_rows):
@@ -106,18 +122,19 @@ def pair_changes(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]])
                 _pair_change("pair-changed", key, old_rows[i], new_rows[i])
                 for i, (key, _) in zip(moved, keys, strict=True)
             ]
-    old_index, new_index = _index(old_rows, "OLD"), _index(new_rows, "NEW")
-    changes = _set_changes(old_rows, new_rows)
-    old_states, new_states = set(map(_STATE, old_rows)), set(map(_STATE, new_rows))
-    old_partners, new_partners = set(map(_PARTNER, old_rows)), set(map(_PARTNER, new_rows))
-    for key, new in new_index.items():
-        old = old_index.get(key)
-        if old is None:
-            if key[0] in old_states and key[1] in old_partners:
-                changes.append(_pair_change("pair-added", key, None, new))
-        elif old != new:
-            changes.append(_pair_change("pair-changed", key, old, new))
-    for key, old in old_index.items():
-        if key not in new_index and key[0] in new_states and key[1] in new_partners:
-            changes.append(_pair_change("pair-removed", key, old, None))
+    # Rows that do not line up: index both sides by key, and find in C-level passes the keys
+    # whose row differs or is missing on the other side.
+    old_keys, new_keys = list(map(_KEY, old_rows)), list(map(_KEY, new_rows))
+    old_index, new_index = _index(old_keys, old_rows, "OLD"), _index(new_keys, new_rows, "NEW")
+    differ = list(compress(new_keys, map(ne, map(old_index.get, new_keys), new_rows)))
+    removed = list(compress(old_keys, map(not_, map(new_index.__contains__, old_keys))))
+    added = [key for key in differ if key not in old_index]
+    changes = _grouped("added", added, new_index, old_keys) if added else []
+    if removed:
+        changes += _grouped("removed", removed, old_index, new_keys)
+    changes += [
+        _pair_change("pair-changed", key, old_index[key], new_index[key])
+        for key in differ
+        if key in old_index
+    ]
     return changes

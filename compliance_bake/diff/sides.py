@@ -101,13 +101,16 @@ def parse_snapshot(raw: bytes, label: str, source: str) -> dict[str, Any]:
     return snapshot  # type: ignore[no-any-return]
 
 
-def load_side(spec: str, label: str, secret: Secret | None, allow_unauthenticated: bool) -> Side:
-    """Read, parse, validate and authenticate one side; refuse it (exit 2) if not authentic,
-    unless `allow_unauthenticated`."""
+def refuse_unless(side: Side, allow_unauthenticated: bool) -> Side:
+    """The side, or exit 2 if it is not authentic and the caller did not allow that."""
+    if not side.authenticity.authentic and not allow_unauthenticated:
+        raise InputError(
+            f"{side.label} {side.source} is not authentic: {side.authenticity.checked}", _FIX_AUTH
+        )
+    return side
+
+
+def read_side(spec: str, label: str) -> tuple[str, dict[str, Any]]:
+    """Read, parse and schema-validate one side: (its source, its snapshot)."""
     source, raw = _read(spec, label)
-    snapshot = parse_snapshot(raw, label, source)
-    del raw
-    authenticity = authenticate(snapshot, secret)
-    if not authenticity.authentic and not allow_unauthenticated:
-        raise InputError(f"{label} {source} is not authentic: {authenticity.checked}", _FIX_AUTH)
-    return Side(label, source, snapshot, authenticity)
+    return source, parse_snapshot(raw, label, source)
