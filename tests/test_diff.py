@@ -344,3 +344,26 @@ def test_pair_classes_and_pairs_outside_a_full_matrix() -> None:
         ("cosmetic", "a", "NJ"),
     ]
     assert changes[1].before == {"reason": "Partner not licensed in NJ"}
+
+
+def test_forked_authentication_agrees_and_fails_closed(base: Path, tmp_path: Path) -> None:
+    """The large-side path (authentication in a forked child), forced on small sides."""
+    from compliance_bake.diff.run import run_diff
+    from compliance_bake.errors import InputError
+    from compliance_bake.signing.secret import Secret
+    from tests.conftest import SECRET
+
+    new = bake(fixtures_with(tmp_path, "revoked", _revoke), tmp_path / "new")
+    secret = Secret(SECRET, "test")
+    forked = run_diff(str(base), str(new), secret=secret, fork_min_rows=1)
+    inline = run_diff(str(base), str(new), secret=secret)
+    assert forked.as_json() == inline.as_json()
+    assert forked.authenticated and forked.counts[forked.changes[0].cls] == 1
+    with pytest.raises(InputError, match="OLD .* not authentic: .*another secret"):
+        run_diff(str(base), str(new), secret=Secret(OTHER_SECRET, "test"), fork_min_rows=1)
+    edited = tmp_path / "edited.json"
+    snapshot = json.loads((new / "api" / "compliance.json").read_text())
+    snapshot["geo"]["partners"][0]["age"] += 1
+    edited.write_text(json.dumps(snapshot))
+    with pytest.raises(InputError, match="NEW .* not authentic: integrity.proof.digest"):
+        run_diff(str(base), str(edited), secret=secret, fork_min_rows=1)
