@@ -355,15 +355,19 @@ def test_forked_authentication_agrees_and_fails_closed(base: Path, tmp_path: Pat
 
     new = bake(fixtures_with(tmp_path, "revoked", _revoke), tmp_path / "new")
     secret = Secret(SECRET, "test")
-    forked = run_diff(str(base), str(new), secret=secret, fork_min_rows=1)
+    forked = run_diff(str(base), str(new), secret=secret, fork_min_bytes=1)
     inline = run_diff(str(base), str(new), secret=secret)
     assert forked.as_json() == inline.as_json()
     assert forked.authenticated and forked.counts[forked.changes[0].cls] == 1
     with pytest.raises(InputError, match="OLD .* not authentic: .*another secret"):
-        run_diff(str(base), str(new), secret=Secret(OTHER_SECRET, "test"), fork_min_rows=1)
+        run_diff(str(base), str(new), secret=Secret(OTHER_SECRET, "test"), fork_min_bytes=1)
     edited = tmp_path / "edited.json"
     snapshot = json.loads((new / "api" / "compliance.json").read_text())
     snapshot["geo"]["partners"][0]["age"] += 1
     edited.write_text(json.dumps(snapshot))
     with pytest.raises(InputError, match="NEW .* not authentic: integrity.proof.digest"):
-        run_diff(str(base), str(edited), secret=secret, fork_min_rows=1)
+        run_diff(str(base), str(edited), secret=secret, fork_min_bytes=1)
+    not_a_snapshot = tmp_path / "not-a-snapshot.json"
+    not_a_snapshot.write_text('{"ok": true, "shadow": {"rows": []}}')
+    with pytest.raises(InputError, match="NEW .* not a snapshot: "):
+        run_diff(str(base), str(not_a_snapshot), secret=secret, fork_min_bytes=1)

@@ -1,8 +1,9 @@
 """The diff, end to end: both sides read, authenticated and compared.
 
-Each side's authentication runs beside the rest (parallel.py): the old one's beside reading the
-new one, the new one's beside the comparison. Both verdicts are in before anything is
-reported, and a side that is not authentic is refused (exit 2) unless the caller allowed it.
+Each side's schema validation and authentication run beside the rest (parallel.py): the old
+one's beside reading the new one, the new one's beside the comparison. Both outcomes are in
+before anything is reported: a side that is not a snapshot is refused (exit 2), and so is one
+that is not authentic unless the caller allowed it.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from compliance_bake.diff.model import (
     DiffResult,
     SideInfo,
 )
-from compliance_bake.diff.parallel import FORK_MIN_ROWS, Verdict, authenticate_beside
-from compliance_bake.diff.sides import Side, read_side, refuse_unless
-from compliance_bake.errors import BakeError
+from compliance_bake.diff.parallel import FORK_MIN_BYTES, Pending, check_beside
+from compliance_bake.diff.sides import Authenticity, Side, read_side, refuse_unless
+from compliance_bake.errors import InputError
 from compliance_bake.memory import gc_paused
 from compliance_bake.signing.secret import Secret
 
@@ -39,25 +40,32 @@ def run_diff(
     secret: Secret | None,
     allow_unauthenticated: bool = False,
     fail_on: tuple[ChangeClass, ...] = DEFAULT_FAIL_ON,
-    fork_min_rows: int = FORK_MIN_ROWS,
+    fork_min_bytes: int = FORK_MIN_BYTES,
 ) -> DiffResult:
-    verdicts: list[Verdict] = []
+    pending: list[Pending] = []
     changes: list[Change] = []
-    problem: BakeError | None = None
+    problem: Exception | None = None
     with gc_paused():
         try:
-            old_source, old_doc = read_side(old, "OLD")
-            verdicts.append(authenticate_beside(old_doc, secret, fork_min_rows))
-            new_source, new_doc = read_side(new, "NEW")
-            verdicts.append(authenticate_beside(new_doc, secret, fork_min_rows))
-            try:  # while the children authenticate; nothing is reported before their verdicts
+            old_source, old_doc, size = read_side(old, "OLD")
+            pending.append(check_beside(old_doc, "OLD", old_source, secret, size, fork_min_bytes))
+            new_source, new_doc, size = read_side(new, "NEW")
+            pending.append(check_beside(new_doc, "NEW", new_source, secret, size, fork_min_bytes))
+            try:  # while the children check; nothing is reported before their outcomes
                 changes = compare(old_doc, new_doc)
-            except BakeError as error:
+            except Exception as error:  # noqa: BLE001 - raised below, after the outcomes
                 problem = error
         finally:
-            found = [verdict() for verdict in verdicts]  # always reap the children
-        old_side = refuse_unless(Side("OLD", old_source, old_doc, found[0]), allow_unauthenticated)
-        new_side = refuse_unless(Side("NEW", new_source, new_doc, found[1]), allow_unauthenticated)
+            found = [outcome() for outcome in pending]  # always reap the children
+        authenticity: list[Authenticity] = []
+        for outcome in found:
+            if isinstance(outcome, InputError):
+                raise outcome  # not a snapshot: said before anything else
+            authenticity.append(outcome)
+        old_side = Side("OLD", old_source, old_doc, authenticity[0])
+        new_side = Side("NEW", new_source, new_doc, authenticity[1])
+        refuse_unless(old_side, allow_unauthenticated)
+        refuse_unless(new_side, allow_unauthenticated)
         if problem is not None:
             raise problem
         return DiffResult(side_info(old_side), side_info(new_side), changes, fail_on)

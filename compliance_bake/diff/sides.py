@@ -86,19 +86,32 @@ def _read(spec: str, label: str) -> tuple[str, bytes]:
 
 
 def parse_snapshot(raw: bytes, label: str, source: str) -> dict[str, Any]:
+    """JSON in, an object out; the schema is `check_side`'s (it runs beside the rest)."""
     try:
         snapshot = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise InputError(
             f"{label} {source}: not JSON: {exc}", "pass a snapshot baked by compliance-bake"
         ) from None
+    if not isinstance(snapshot, dict):
+        raise InputError(
+            f"{label} {source}: not a snapshot: the JSON is not an object",
+            "pass a snapshot baked by compliance-bake (out/api/compliance.json)",
+        )
+    return snapshot
+
+
+def check_side(
+    snapshot: dict[str, Any], label: str, source: str, secret: Secret | None
+) -> Authenticity:
+    """Schema-validate (InputError if it is not a snapshot), then authenticate."""
     problem = schemas.first_violation(schemas.SNAPSHOT, snapshot)
     if problem is not None:
         raise InputError(
             f"{label} {source}: not a snapshot: {problem.path}: {problem.message}",
             "pass a snapshot baked by compliance-bake (out/api/compliance.json)",
         )
-    return snapshot  # type: ignore[no-any-return]
+    return authenticate(snapshot, secret)
 
 
 def refuse_unless(side: Side, allow_unauthenticated: bool) -> Side:
@@ -110,7 +123,7 @@ def refuse_unless(side: Side, allow_unauthenticated: bool) -> Side:
     return side
 
 
-def read_side(spec: str, label: str) -> tuple[str, dict[str, Any]]:
-    """Read, parse and schema-validate one side: (its source, its snapshot)."""
+def read_side(spec: str, label: str) -> tuple[str, dict[str, Any], int]:
+    """Read and parse one side: (its source, its snapshot, its size in bytes)."""
     source, raw = _read(spec, label)
-    return source, parse_snapshot(raw, label, source)
+    return source, parse_snapshot(raw, label, source), len(raw)
