@@ -14,9 +14,11 @@ One run does everything:
    `orjson.loads` of the two files' bytes, read from disk.
 
 Timings on a shared machine vary by tens of percent from run to run, so each diff is compared
-with the baseline measured right after it in the same process; the ratio printed is the median
-of those paired ratios. Targets: the diff within 2 s and under 1 GiB peak RSS. Exits 1 if one is
-missed (the figures are printed either way).
+with the baseline measured right after it in the same process; the ratios printed are medians
+of those paired ratios, of wall time and of the CPU time of the diff's own process (the schema
+and authentication of each side run in a forked child beside it: their CPU is printed apart).
+Targets: the diff within 2 s and under 1 GiB peak RSS. Exits 1 if one is missed (the figures
+are printed either way).
 """
 
 from __future__ import annotations
@@ -54,14 +56,20 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _baseline(old: Path, new: Path) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _baseline(old: Path, new: Path) -> tuple[float, float]:
+    """Best wall time of loading both files with orjson, and the CPU time of that run."""
     import orjson
 
-    best = float("inf")
+    best = (float("inf"), 0.0)
     for _ in range(BASELINE_RUNS):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         documents = [orjson.loads(old.read_bytes()), orjson.loads(new.read_bytes())]
-        best = min(best, time.perf_counter() - start)
+        best = min(best, (time.perf_counter() - start, time.process_time() - cpu))
         del documents
     return best
 
@@ -73,18 +81,26 @@ def _child(old: Path, new: Path, result: Path) -> int:
     from compliance_bake.signing.secret import resolve_secret
 
     secret = resolve_secret(None)
-    start, cpu = time.perf_counter(), time.process_time()
+    start, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
     diff = run_diff(str(old), str(new), secret=secret)
     text = stdlib_json.dumps(diff.as_json())
     seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+    children_seconds = _children_cpu() - children
     peak = _peak_rss()
+    children_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    baseline, baseline_cpu = _baseline(
+        old / "api" / "compliance.json", new / "api" / "compliance.json"
+    )
     report = {
         "seconds": seconds,
         "cpu": cpu_seconds,
+        "children_cpu": children_seconds,
         "peak": peak,
+        "children_peak": children_peak,
         "counts": stdlib_json.loads(text)["counts"],
         "authenticated": diff.authenticated,
-        "baseline": _baseline(old / "api" / "compliance.json", new / "api" / "compliance.json"),
+        "baseline": baseline,
+        "baseline_cpu": baseline_cpu,
     }
     result.write_text(stdlib_json.dumps(report))
     return 0
@@ -146,13 +162,20 @@ def main(argv: list[str] | None = None) -> int:
         runs.append(json.loads(result.read_text()))
     best = min(runs, key=lambda r: r["seconds"])
     ratio = statistics.median(r["seconds"] / r["baseline"] for r in runs)
+    cpu_ratio = statistics.median(r["cpu"] / r["baseline_cpu"] for r in runs)
     peak = max(r["peak"] for r in runs)
+    children_peak = max(r["children_peak"] for r in runs)
     print(f"changes: {best['counts']} (authenticated: {best['authenticated']})")
     print(f"diff (wall, s):          {_seconds(runs, 'seconds')}")
-    print(f"diff (CPU, s):           {_seconds(runs, 'cpu')}")
-    print(f"orjson.loads x2 (s):     {_seconds(runs, 'baseline')}")
-    print(f"ratio diff/baseline:     {ratio:.2f}x (median of paired runs)")
-    print(f"peak RSS of a diff:      {peak / 1024**2:,.0f} MiB")
+    children_cpu = _seconds(runs, "children_cpu")
+    print(f"diff (CPU, s):           {_seconds(runs, 'cpu')} (+ children {children_cpu})")
+    baseline_cpu = _seconds(runs, "baseline_cpu")
+    print(f"orjson.loads x2 (s):     {_seconds(runs, 'baseline')} (CPU {baseline_cpu})")
+    print(f"ratio diff/baseline:     {ratio:.2f}x wall, {cpu_ratio:.2f}x CPU of the diff process")
+    print(
+        f"peak RSS of a diff:      {peak / 1024**2:,.0f} MiB (checking children: "
+        f"{children_peak / 1024**2:,.0f} MiB, mostly pages shared with it)"
+    )
     time_ok, memory_ok = best["seconds"] <= MAX_SECONDS, peak < MAX_MEMORY
     verdict = "met" if time_ok else "MISSED"
     print(f"target <= {MAX_SECONDS:.0f} s: {verdict} (best {best['seconds']:.2f} s)")

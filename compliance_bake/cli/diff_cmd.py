@@ -14,7 +14,7 @@ Exit codes:
   0  no change beyond the classes --fail-on leaves out (by default: cosmetic only)
   1  changes in a --fail-on class (the report names the classes)
   2  bad usage or bad input: a side unreadable, not a snapshot, or not authentic
-  3  a URL side failed to fetch
+  3  a URL side failed to fetch (URL sides are not in this build yet)
   4  internal error (a bug: please report it with the -v output)"""
 
 CLASSES = "decision,coverage,self-check,cosmetic"

@@ -132,8 +132,12 @@ def _side_line(name: str, side: SideInfo) -> list[str]:
     state = "authentic" if side.authentic else "NOT AUTHENTICATED"
     return [
         name + "  " + _fit(side.source, WIDTH - len(name) - 2),
-        _fit(f"     generated {side.generated_at}, {side.pairs} pairs, {state}", WIDTH),
-        _fit(f"     {side.checked}", WIDTH),
+        *textwrap.wrap(
+            f"generated {side.generated_at}, {side.pairs} pairs, {state}: {side.checked}",
+            WIDTH,
+            initial_indent="     ",
+            subsequent_indent="     ",
+        ),
     ]
 
 
