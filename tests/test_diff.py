@@ -371,3 +371,30 @@ def test_forked_authentication_agrees_and_fails_closed(base: Path, tmp_path: Pat
     not_a_snapshot.write_text('{"ok": true, "shadow": {"rows": []}}')
     with pytest.raises(InputError, match="NEW .* not a snapshot: "):
         run_diff(str(base), str(not_a_snapshot), secret=secret, fork_min_bytes=1)
+
+
+def test_a_public_key_authenticates_out_folders(tmp_path: Path) -> None:
+    from tests._attest_helpers import mint
+
+    key, stranger = mint(tmp_path), mint(tmp_path, "stranger.pem")
+    fixtures = fixtures_with(tmp_path, "fx")
+    signed = ("--signing-key", str(key.private))
+    old = bake(fixtures, tmp_path / "old", *signed)
+    new = bake(fixtures_with(tmp_path, "revoked", _revoke), tmp_path / "new", *signed)
+    no_secret: Any = {"REPORT_SIGNING_SECRET": None}
+    code, doc = diff_json(str(old), str(new), "--public-key", str(key.public), env=no_secret)
+    assert code == 1 and doc["counts"]["decision"] == 1 and doc["authenticated"] is True
+    assert doc["old"]["checked"] == (
+        f"Ed25519 attestation attestation/compliance.intoto.json, public key {key.key_id}"
+    )
+    # Another key, or a snapshot file (no attestation beside it): refused.
+    result = invoke("diff", str(old), str(new), "--public-key", str(stranger.public), env=no_secret)
+    assert result.exit_code == 2 and "OLD" in result.stderr and "public key" in result.stderr
+    file_side = str(old / "api" / "compliance.json")
+    result = invoke("diff", file_side, str(new), "--public-key", str(key.public), env=no_secret)
+    assert result.exit_code == 2 and "no attestation beside it" in result.stderr
+    # An edited file of the folder breaks the attestation.
+    portal = new / "portal" / "compliance" / "index.html"
+    portal.write_bytes(portal.read_bytes() + b" ")
+    result = invoke("diff", str(old), str(new), "--public-key", str(key.public), env=no_secret)
+    assert result.exit_code == 2 and "NEW" in result.stderr and "sha256 differs" in result.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -34,6 +35,16 @@ def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[ob
 @click.argument("new", metavar="NEW")
 @secret_file_option
 @click.option(
+    "--public-key",
+    "public_key",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="PEM",
+    help="Trusted Ed25519 public key (the .pub.pem of `signing-key mint`); repeat for rotation. "
+    "Else $COMPLIANCE_PUBLIC_KEY_FILE. An out/ folder side is then authentic when its "
+    "attestation verifies with one of them.",
+)
+@click.option(
     "--unauthenticated",
     is_flag=True,
     help="Compare even a side that is not authentic (no secret, or a wrong one); "
@@ -59,7 +70,8 @@ def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[ob
 def diff(
     old: str,
     new: str,
-    secret_file: object,
+    secret_file: Path | None,
+    public_key: tuple[Path, ...],
     unauthenticated: bool,
     fail_on: tuple[object, ...],
     limit: int,
@@ -69,8 +81,9 @@ def diff(
     """What changed between two snapshots OLD and NEW, each a baked out/ folder or a snapshot
     file (out/api/compliance.json).
 
-    Both sides are authenticated first with the report signing secret (as `verify` finds it);
-    a side that is not authentic is refused (exit 2) unless --unauthenticated. Changes are
+    Both sides are authenticated first: with the report signing secret (as `verify` finds it),
+    or with a trusted public key (--public-key) for an out/ folder's attestation. A side that
+    is not authentic is refused (exit 2) unless --unauthenticated. Changes are
     matched by meaning (state and partner, feature, check, node), not by position, and
     classified: decision (what a wager would get), coverage (states, partners, licences, geo
     profiles, audited plays), self-check (board rows, integrity checks, shadow agreement) and
@@ -81,18 +94,21 @@ def diff(
       compliance-bake diff yesterday/out out
       compliance-bake diff old.json out --json > changes.json
       compliance-bake diff old/out out --markdown --fail-on decision
+      compliance-bake diff old/out out --public-key signing-key.pub.pem
       compliance-bake diff a.json b.json --unauthenticated
     """
     from compliance_bake.diff import render
     from compliance_bake.diff.run import run_diff
     from compliance_bake.signing.secret import resolve_secret
+    from compliance_bake.signing.signing_key import public_keys_from
 
     if as_json and as_markdown:
         raise click.UsageError("--json and --markdown are exclusive: choose one")
     result = run_diff(
         old,
         new,
-        secret=resolve_secret(secret_file),  # type: ignore[arg-type]
+        secret=resolve_secret(secret_file),
+        public_keys=public_keys_from(public_key),
         allow_unauthenticated=unauthenticated,
         fail_on=fail_on,  # type: ignore[arg-type]
     )

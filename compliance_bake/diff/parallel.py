@@ -20,9 +20,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from compliance_bake.diff.sides import Authenticity, check_side
+from compliance_bake.diff.sides import Authenticity, Keys, SideSource, check_side
 from compliance_bake.errors import InputError
-from compliance_bake.signing.secret import Secret
 
 FORK_MIN_BYTES = 16 * 1024 * 1024
 
@@ -31,19 +30,17 @@ Outcome = Authenticity | InputError
 Pending = Callable[[], Outcome]
 
 
-def _outcome(snapshot: dict[str, Any], label: str, source: str, secret: Secret | None) -> Outcome:
+def _outcome(snapshot: dict[str, Any], side: SideSource, keys: Keys) -> Outcome:
     try:
-        return check_side(snapshot, label, source, secret)
+        return check_side(snapshot, side, keys)
     except InputError as error:
         return error
 
 
-def _in_child(
-    write_fd: int, snapshot: dict[str, Any], label: str, source: str, secret: Secret | None
-) -> None:
+def _in_child(write_fd: int, snapshot: dict[str, Any], side: SideSource, keys: Keys) -> None:
     code = 0
     try:
-        found = _outcome(snapshot, label, source, secret)
+        found = _outcome(snapshot, side, keys)
         message: list[object]
         if isinstance(found, InputError):
             message = ["bad", found.message, found.hint]
@@ -69,23 +66,18 @@ def _read_outcome(data: bytes, exit_code: int) -> Outcome:
 
 
 def check_beside(
-    snapshot: dict[str, Any],
-    label: str,
-    source: str,
-    secret: Secret | None,
-    size: int,
-    min_bytes: int = FORK_MIN_BYTES,
+    snapshot: dict[str, Any], side: SideSource, keys: Keys, min_bytes: int = FORK_MIN_BYTES
 ) -> Pending:
     """Start checking `snapshot`; the returned function waits for the outcome. Call it exactly
     once (it also reaps the child); it never raises."""
-    if not hasattr(os, "fork") or size < min_bytes:
-        found = _outcome(snapshot, label, source, secret)
+    if not hasattr(os, "fork") or side.size < min_bytes:
+        found = _outcome(snapshot, side, keys)
         return lambda: found
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child; its outcome is what the tests check
         os.close(read_fd)
-        _in_child(write_fd, snapshot, label, source, secret)
+        _in_child(write_fd, snapshot, side, keys)
     os.close(write_fd)
 
     def outcome() -> Outcome:

@@ -3,14 +3,17 @@
 A side is a baked `out/` folder (its `api/compliance.json`), a snapshot file, or (once
 `targets/fetch.py` lands) an http(s) URL of a published `/api/compliance`.
 
-`authenticate` is the one place a side's authenticity is decided. It recomputes
-`integrity.proof.digest` over the whole snapshot (which binds every other field, the shadow
-proof included) and checks `integrity.proof.hmac` and `shadow.proof.hmac` with the signing
-secret, using the same signing functions as `verify`. It does not re-run verify's compliance
-checks (board consistency, labels, the registry copies, the portal): those are what the diff
-reports as changes, and running them costs about 11 s on a 500,000-row out/ folder. Without a
-secret nothing is authentic: the diff refuses the side unless the caller asked for an
-unauthenticated comparison.
+`authenticate` is the one place a side's authenticity is decided, with the key material `verify`
+takes. With the signing secret it recomputes `integrity.proof.digest` over the whole snapshot
+(which binds every other field, the shadow proof included) and checks `integrity.proof.hmac` and
+`shadow.proof.hmac`, with the same signing functions as `verify`. With trusted Ed25519 public
+keys and an out/ folder, it runs `verify`'s `check_attestation` on the folder (the signed DSSE
+envelope, every file's SHA-256, the predicate). Either one that holds makes the side authentic.
+It does not re-run verify's compliance checks (board consistency, labels, the registry copies,
+the portal): those are what the diff reports as changes, and running them costs about 11 s on a
+500,000-row out/ folder. Without key material nothing is authentic: the diff refuses the side
+unless the caller asked for an unauthenticated comparison. (The attestation is checked on the
+folder as it is on disk; a writer racing the diff is out of scope, as it is for `verify`.)
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ from compliance_bake.errors import InputError
 from compliance_bake.inputs import schemas
 from compliance_bake.report import layout
 from compliance_bake.signing import proofs
+from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.canon import same_mac
 from compliance_bake.signing.integrity import hmac_present
 from compliance_bake.signing.secret import Secret
+from compliance_bake.verify.attestation import check_attestation
 
 URL_PREFIXES = ("http://", "https://")
 _FIX_AUTH = (
@@ -50,10 +55,15 @@ class Side:
     authenticity: Authenticity
 
 
-def authenticate(snapshot: dict[str, Any], secret: Secret | None) -> Authenticity:
-    """Is this snapshot the one the holder of `secret` baked? Fails closed."""
-    if secret is None:
-        return Authenticity(False, "not checked: no report signing secret configured")
+@dataclass(frozen=True, slots=True)
+class Keys:
+    """The key material `verify` takes: the HMAC secret and trusted Ed25519 public keys."""
+
+    secret: Secret | None = None
+    public_keys: tuple[bytes, ...] = ()
+
+
+def _by_secret(snapshot: dict[str, Any], secret: Secret) -> Authenticity:
     proof = snapshot["integrity"]["proof"]
     if proof["digest"] != proofs.integrity_digest(snapshot):
         return Authenticity(False, "integrity.proof.digest does not match the content (edited)")
@@ -67,17 +77,50 @@ def authenticate(snapshot: dict[str, Any], secret: Secret | None) -> Authenticit
     return Authenticity(True, f"HMAC-SHA3-256 with the report signing secret from {secret.source}")
 
 
-def _read(spec: str, label: str) -> tuple[str, bytes]:
+def _by_attestation(folder: Path | None, public_keys: tuple[bytes, ...]) -> Authenticity:
+    if folder is None:
+        return Authenticity(
+            False, "public key: a snapshot file has no attestation beside it (pass its out/ folder)"
+        )
+    result = check_attestation(folder, public_keys)
+    if result.ok:
+        return Authenticity(
+            True, f"Ed25519 attestation {ATTESTATION_FILE}, public key {result.key_id}"
+        )
+    file, what = result.failures[0] if result.failures else ("", "no public key verified it")
+    return Authenticity(False, f"public key: {file}: {what}")
+
+
+def authenticate(snapshot: dict[str, Any], keys: Keys, folder: Path | None) -> Authenticity:
+    """Is this snapshot the one its baker signed? Authentic when the secret's HMACs hold or
+    (for an out/ folder) its public attestation verifies with a trusted key. Fails closed."""
+    if keys.secret is None and not keys.public_keys:
+        return Authenticity(False, "not checked: no report signing secret or public key configured")
+    reasons: list[str] = []
+    if keys.secret is not None:
+        found = _by_secret(snapshot, keys.secret)
+        if found.authentic:
+            return found
+        reasons.append(found.checked)
+    if keys.public_keys:
+        found = _by_attestation(folder, keys.public_keys)
+        if found.authentic:
+            return found
+        reasons.append(found.checked)
+    return Authenticity(False, "; ".join(reasons))
+
+
+def _read(spec: str, label: str) -> tuple[str, bytes, Path | None]:
     if spec.startswith(URL_PREFIXES):
         raise InputError(
             f"{label} {spec}: URL sides are not available in this build",
             "download the snapshot (its /api/compliance) and pass the file",
         )
-    path = Path(spec)
+    path, folder = Path(spec), None
     if path.is_dir():
-        path = path / layout.API_FILE
+        path, folder = path / layout.API_FILE, path
     try:
-        return str(path), path.read_bytes()
+        return str(path), path.read_bytes(), folder
     except OSError as exc:
         raise InputError(
             f"{label} {path}: cannot read: {exc.strerror}",
@@ -101,17 +144,15 @@ def parse_snapshot(raw: bytes, label: str, source: str) -> dict[str, Any]:
     return snapshot
 
 
-def check_side(
-    snapshot: dict[str, Any], label: str, source: str, secret: Secret | None
-) -> Authenticity:
+def check_side(snapshot: dict[str, Any], side: SideSource, keys: Keys) -> Authenticity:
     """Schema-validate (InputError if it is not a snapshot), then authenticate."""
     problem = schemas.first_violation(schemas.SNAPSHOT, snapshot)
     if problem is not None:
         raise InputError(
-            f"{label} {source}: not a snapshot: {problem.path}: {problem.message}",
+            f"{side.label} {side.source}: not a snapshot: {problem.path}: {problem.message}",
             "pass a snapshot baked by compliance-bake (out/api/compliance.json)",
         )
-    return authenticate(snapshot, secret)
+    return authenticate(snapshot, keys, side.folder)
 
 
 def refuse_unless(side: Side, allow_unauthenticated: bool) -> Side:
@@ -123,7 +164,15 @@ def refuse_unless(side: Side, allow_unauthenticated: bool) -> Side:
     return side
 
 
-def read_side(spec: str, label: str) -> tuple[str, dict[str, Any], int]:
-    """Read and parse one side: (its source, its snapshot, its size in bytes)."""
-    source, raw = _read(spec, label)
-    return source, parse_snapshot(raw, label, source), len(raw)
+@dataclass(frozen=True, slots=True)
+class SideSource:
+    label: str  # OLD or NEW
+    source: str  # the snapshot file read
+    folder: Path | None  # the out/ folder, when the side is one
+    size: int  # bytes
+
+
+def read_side(spec: str, label: str) -> tuple[SideSource, dict[str, Any]]:
+    """Read and parse one side."""
+    source, raw, folder = _read(spec, label)
+    return SideSource(label, source, folder, len(raw)), parse_snapshot(raw, label, source)
