@@ -144,14 +144,19 @@ def parse_snapshot(raw: bytes, label: str, source: str) -> dict[str, Any]:
     return snapshot
 
 
-def check_side(snapshot: dict[str, Any], side: SideSource, keys: Keys) -> Authenticity:
-    """Schema-validate (InputError if it is not a snapshot), then authenticate."""
+def validate_side(snapshot: dict[str, Any], side: SideSource) -> None:
+    """InputError if the side is not a snapshot (by the snapshot schema)."""
     problem = schemas.first_violation(schemas.SNAPSHOT, snapshot)
     if problem is not None:
         raise InputError(
             f"{side.label} {side.source}: not a snapshot: {problem.path}: {problem.message}",
             "pass a snapshot baked by compliance-bake (out/api/compliance.json)",
         )
+
+
+def check_side(snapshot: dict[str, Any], side: SideSource, keys: Keys) -> Authenticity:
+    """Schema-validate (InputError if it is not a snapshot), then authenticate."""
+    validate_side(snapshot, side)
     return authenticate(snapshot, keys, side.folder)
 
 
