@@ -17,7 +17,7 @@ One run does everything:
 Timings on a shared machine vary by tens of percent from run to run, so each diff is compared
 with the baseline measured right after it in the same process; the ratios printed are medians
 of those paired ratios, of wall time and of the CPU time of the diff's own process (the schema
-and authentication of each side run in a forked child beside it: their CPU is printed apart).
+and authentication of each side run in forked children beside it: their CPU is printed apart).
 Targets: the diff within 2 s and under 1 GiB peak RSS. Exits 1 if one is missed (the figures
 are printed either way).
 """
