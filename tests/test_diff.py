@@ -263,7 +263,6 @@ def test_an_edited_snapshot_is_refused(base: Path, tmp_path: Path) -> None:
         ("missing-folder", "cannot read"),
         ("not-json.json", "not JSON"),
         ("not-snapshot.json", "not a snapshot"),
-        ("https://example.invalid/api/compliance", "URL sides"),
     ],
 )
 def test_bad_sides_are_one_line_exit_2(
@@ -271,8 +270,7 @@ def test_bad_sides_are_one_line_exit_2(
 ) -> None:
     (tmp_path / "not-json.json").write_text("{nope")
     (tmp_path / "not-snapshot.json").write_text('{"ok": true}')
-    where = side if side.startswith("https") else str(tmp_path / side)
-    result = invoke("diff", str(base), where)
+    result = invoke("diff", str(base), str(tmp_path / side))
     assert result.exit_code == 2, result.output
     assert result.stdout == "" and "Traceback" not in result.stderr
     assert expected in result.stderr and "(fix: " in result.stderr
@@ -398,3 +396,28 @@ def test_a_public_key_authenticates_out_folders(tmp_path: Path) -> None:
     portal.write_bytes(portal.read_bytes() + b" ")
     result = invoke("diff", str(old), str(new), "--public-key", str(key.public), env=no_secret)
     assert result.exit_code == 2 and "NEW" in result.stderr and "sha256 differs" in result.stderr
+
+
+def test_url_sides_against_serve_on_loopback(tmp_path: Path) -> None:
+    from bench.live_service import LiveService
+    from compliance_bake.identity.keyfile import mint_key
+
+    old = bake(fixtures_with(tmp_path, "fx"), tmp_path / "old")
+    served = bake(fixtures_with(tmp_path, "revoked", _revoke), tmp_path / "served")
+    keys_file = tmp_path / "agent-keys.json"
+    mint_key(keys_file, "test")
+    with LiveService(keys_file=keys_file, out_dir=served, cwd=tmp_path) as live:
+        url = f"{live.url}/api/compliance"
+        code, doc = diff_json(str(old), url)
+        assert code == 1 and doc["counts"] == _counts(decision=1)
+        assert doc["new"]["source"] == url and doc["new"]["authentic"] is True
+        # The served snapshot is the file on disk: no change between them.
+        code, doc = diff_json(url, str(served))
+        assert (code, doc["changes"]) == (0, [])
+        missing = invoke("diff", str(old), f"{live.url}/api/nothing-here")
+        assert missing.exit_code == 3 and missing.stdout == ""
+        assert "NEW " in missing.stderr and "404" in missing.stderr
+        port = live.url.rsplit(":", 1)[1]
+    gone = invoke("diff", f"http://127.0.0.1:{port}/api/compliance", str(old))
+    assert gone.exit_code == 3 and "OLD http://127.0.0.1:" in gone.stderr
+    assert "Traceback" not in gone.stderr

@@ -15,7 +15,7 @@ Exit codes:
   0  no change beyond the classes --fail-on leaves out (by default: cosmetic only)
   1  changes in a --fail-on class (the report names the classes)
   2  bad usage or bad input: a side unreadable, not a snapshot, or not authentic
-  3  a URL side failed to fetch (URL sides are not in this build yet)
+  3  a URL side failed to fetch (unreachable, timed out, not 200, a redirect, over the size cap)
   4  internal error (a bug: please report it with the -v output)"""
 
 CLASSES = "decision,coverage,self-check,cosmetic"
@@ -78,8 +78,9 @@ def diff(
     as_json: bool,
     as_markdown: bool,
 ) -> None:
-    """What changed between two snapshots OLD and NEW, each a baked out/ folder or a snapshot
-    file (out/api/compliance.json).
+    """What changed between two snapshots OLD and NEW, each a baked out/ folder, a snapshot
+    file (out/api/compliance.json) or the http(s):// URL of a published /api/compliance
+    (fetched as `verify` fetches one: timeouts, a size cap, no redirects).
 
     Both sides are authenticated first: with the report signing secret (as `verify` finds it),
     or with a trusted public key (--public-key) for an out/ folder's attestation. A side that
@@ -93,6 +94,7 @@ def diff(
     Examples:
       compliance-bake diff yesterday/out out
       compliance-bake diff old.json out --json > changes.json
+      compliance-bake diff https://registry.example/api/compliance out
       compliance-bake diff old/out out --markdown --fail-on decision
       compliance-bake diff old/out out --public-key signing-key.pub.pem
       compliance-bake diff a.json b.json --unauthenticated

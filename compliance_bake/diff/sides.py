@@ -1,7 +1,8 @@
 """A side of the diff: where it comes from, its snapshot, and whether it is authentic.
 
-A side is a baked `out/` folder (its `api/compliance.json`), a snapshot file, or (once
-`targets/fetch.py` lands) an http(s) URL of a published `/api/compliance`.
+A side is a baked `out/` folder (its `api/compliance.json`), a snapshot file (a regular file,
+size-capped), or an http(s) URL of a published `/api/compliance`, fetched with
+`targets/fetch.py` as `verify` fetches one.
 
 `authenticate` is the one place a side's authenticity is decided, with the key material `verify`
 takes. With the signing secret it recomputes `integrity.proof.digest` over the whole snapshot
@@ -24,14 +25,16 @@ from typing import Any
 
 import orjson
 
-from compliance_bake.errors import InputError
+from compliance_bake.errors import InputError, TargetError
 from compliance_bake.inputs import schemas
+from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.report import layout
 from compliance_bake.signing import proofs
 from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.canon import same_mac
 from compliance_bake.signing.integrity import hmac_present
 from compliance_bake.signing.secret import Secret
+from compliance_bake.targets.fetch import DEFAULT_TIMEOUT, SNAPSHOT_MAX_BYTES, fetch_document
 from compliance_bake.verify.attestation import check_attestation
 
 URL_PREFIXES = ("http://", "https://")
@@ -111,21 +114,29 @@ def authenticate(snapshot: dict[str, Any], keys: Keys, folder: Path | None) -> A
 
 
 def _read(spec: str, label: str) -> tuple[str, bytes, Path | None]:
+    """(source, bytes, the out/ folder or None). A URL is fetched as `verify` fetches one: the
+    HTTP target's timeouts, size cap and no redirects; a failure is a TargetError (exit 3)."""
     if spec.startswith(URL_PREFIXES):
-        raise InputError(
-            f"{label} {spec}: URL sides are not available in this build",
-            "download the snapshot (its /api/compliance) and pass the file",
-        )
+        try:
+            return (
+                spec,
+                fetch_document(spec, timeout=DEFAULT_TIMEOUT, max_bytes=SNAPSHOT_MAX_BYTES),
+                None,
+            )
+        except TargetError as error:
+            raise TargetError(f"{label} {error.message}", error.hint) from None
     path, folder = Path(spec), None
     if path.is_dir():
         path, folder = path / layout.API_FILE, path
     try:
-        return str(path), path.read_bytes(), folder
-    except OSError as exc:
+        raw = read_regular_file(path, max_bytes=SNAPSHOT_MAX_BYTES, what=f"{label} snapshot")
+    except FileNotFoundError:
         raise InputError(
-            f"{label} {path}: cannot read: {exc.strerror}",
-            "pass a baked out/ folder or a snapshot file (out/api/compliance.json)",
+            f"{label} {path}: cannot read: no such file",
+            "pass a baked out/ folder, a snapshot file (out/api/compliance.json) or an "
+            "http(s):// URL of a published /api/compliance",
         ) from None
+    return str(path), raw, folder
 
 
 def parse_snapshot(raw: bytes, label: str, source: str) -> dict[str, Any]:
