@@ -36,6 +36,7 @@ from compliance_bake.signing.integrity import hmac_present
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.fetch import DEFAULT_TIMEOUT, SNAPSHOT_MAX_BYTES, fetch_document
 from compliance_bake.verify.attestation import check_attestation
+from compliance_bake.verify.verifier import KeyMaterial
 
 URL_PREFIXES = ("http://", "https://")
 _FIX_AUTH = (
@@ -58,12 +59,8 @@ class Side:
     authenticity: Authenticity
 
 
-@dataclass(frozen=True, slots=True)
-class Keys:
-    """The key material `verify` takes: the HMAC secret and trusted Ed25519 public keys."""
-
-    secret: Secret | None = None
-    public_keys: tuple[bytes, ...] = ()
+# The key material `verify` takes (the HMAC secret, trusted Ed25519 public keys): its own type.
+Keys = KeyMaterial
 
 
 def _by_secret(snapshot: dict[str, Any], secret: Secret) -> Authenticity:
