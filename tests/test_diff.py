@@ -109,6 +109,8 @@ def test_a_state_added_is_coverage_and_the_health_row(tmp_path: Path, base: Path
     assert doc["new"]["pairs"] == 12 and doc["old"]["pairs"] == 8
     # Only decisions fail: a new state alone passes.
     assert invoke("diff", str(base), str(new), "--fail-on", "decision").exit_code == 0
+    never = invoke("diff", str(base), str(new), "--fail-on", "", "--json")
+    assert never.exit_code == 0 and json.loads(never.stdout)["failOn"] == []
 
 
 def test_a_partner_removed_is_coverage(tmp_path: Path, base: Path) -> None:

@@ -94,7 +94,7 @@ def _by_attestation(folder: Path | None, public_keys: tuple[bytes, ...]) -> Auth
 def authenticate(snapshot: dict[str, Any], keys: Keys, folder: Path | None) -> Authenticity:
     """Is this snapshot the one its baker signed? Authentic when the secret's HMACs hold or
     (for an out/ folder) its public attestation verifies with a trusted key. Fails closed."""
-    if keys.secret is None and not keys.public_keys:
+    if keys.empty:
         return Authenticity(False, "not checked: no report signing secret or public key configured")
     reasons: list[str] = []
     if keys.secret is not None:
