@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fuzz test-stress tools lint bench bench-startup bench-service bench-target bench-retry bench-audit bench-key-timing wrk clean
+.PHONY: demo test test-fuzz test-stress tools lint bench bench-startup bench-service bench-target bench-retry bench-audit bench-key-timing bench-diff wrk clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -84,6 +84,10 @@ bench-retry: $(STAMP)
 bench-audit: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python bench/audit_bench.py
+
+## bench-diff: `diff` of two 500,000-row snapshots against orjson.loads of the two files
+bench-diff: $(STAMP)
+	$(BIN)/python bench/diff_bench.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

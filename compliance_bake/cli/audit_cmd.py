@@ -107,7 +107,7 @@ def deep(
         --now 2026-11-22T04:06:00Z
       compliance-bake audit deep --plays plays.parquet --days 90 --json
       compliance-bake audit deep --plays plays.jsonl --fixtures my-fixtures \\
-        --out out --report junit:out/audit-junit.xml
+        --out out --report junit:reports/audit-junit.xml
       zcat plays.csv.gz | compliance-bake audit deep --plays -
     """
     import json

@@ -113,7 +113,7 @@ def snapshot(
       compliance-bake bake snapshot --fixtures fixtures --out out \\
         --now 2026-11-22T04:06:00Z
       compliance-bake bake snapshot --deep-audit fixtures/plays.csv \\
-        --now 2026-11-22T04:06:00Z --report junit:out/junit.xml
+        --now 2026-11-22T04:06:00Z --report junit:reports/junit.xml
       compliance-bake bake snapshot --signing-key \\
         .compliance-bake/signing-key.pem
       SOURCE_DATE_EPOCH=1795000000 compliance-bake bake snapshot --json

@@ -75,7 +75,8 @@ def cli(verbose: bool) -> None:
       compliance-bake secret mint
       compliance-bake signing-key mint
       compliance-bake bake snapshot --now 2026-11-22T04:06:00Z
-      compliance-bake verify out --report junit:out/verify-junit.xml
+      compliance-bake verify out --report junit:verify-junit.xml
+      compliance-bake diff yesterday/out out
       compliance-bake audit deep --plays fixtures/plays.csv \\
         --now 2026-11-22T04:06:00Z
       compliance-bake check --partner node-bay-01 --state MA \\
@@ -88,6 +89,7 @@ def _register() -> None:
         audit_cmd,
         bake_cmd,
         check_cmd,
+        diff_cmd,
         keys_cmd,
         secret_cmd,
         serve_cmd,
@@ -99,6 +101,7 @@ def _register() -> None:
     cli.add_command(audit_cmd.audit)
     cli.add_command(verify_cmd.verify)
     cli.add_command(check_cmd.check)
+    cli.add_command(diff_cmd.diff)
     cli.add_command(serve_cmd.serve)
     cli.add_command(keys_cmd.keys)
     cli.add_command(secret_cmd.secret)

@@ -36,7 +36,7 @@ class ReportSpec(click.ParamType):
         if not sep or kind not in FORMATS or not path:
             self.fail(
                 f"{value!r} is not FORMAT:PATH with FORMAT one of {', '.join(FORMATS)} "
-                "(e.g. junit:out/junit.xml, or github:- for stdout)",
+                "(e.g. junit:reports/junit.xml, or github:- for stdout)",
                 param,
                 ctx,
             )

@@ -1,0 +1,125 @@
+"""`compliance-bake diff OLD NEW`: what changed between two verified snapshots."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from compliance_bake.cli.options import json_option, secret_file_option
+from compliance_bake.cli.shared import CONTEXT
+
+DIFF_EXIT_CODES = """\b
+Exit codes:
+  0  no change beyond the classes --fail-on leaves out (by default: cosmetic only)
+  1  changes in a --fail-on class (the report names the classes)
+  2  bad usage or bad input: a side unreadable, not a snapshot, or not authentic
+  3  a URL side failed to fetch (unreachable, timed out, not 200, a redirect, over the size cap)
+  4  internal error (a bug: please report it with the -v output)"""
+
+CLASSES = "decision,coverage,self-check,cosmetic"
+
+
+def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[object, ...]:
+    from compliance_bake.diff.model import ChangeClass
+
+    try:
+        return ChangeClass.parse_list(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"unknown class {exc}; choose from {CLASSES}") from None
+
+
+@click.command(context_settings=CONTEXT, epilog=DIFF_EXIT_CODES)
+@click.argument("old", metavar="OLD")
+@click.argument("new", metavar="NEW")
+@secret_file_option
+@click.option(
+    "--public-key",
+    "public_key",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="PEM",
+    help="Trusted Ed25519 public key (the .pub.pem of `signing-key mint`); repeat for rotation. "
+    "Else $COMPLIANCE_PUBLIC_KEY_FILE. An out/ folder side is then authentic when its "
+    "attestation verifies with one of them.",
+)
+@click.option(
+    "--unauthenticated",
+    is_flag=True,
+    help="Compare even a side that is not authentic (no secret, or a wrong one); "
+    "every output then says so.",
+)
+@click.option(
+    "--fail-on",
+    default="decision,coverage,self-check",
+    show_default=True,
+    callback=_fail_on,
+    metavar="CLASSES",
+    help=f"Comma-separated classes that make exit 1 ({CLASSES}); empty: never.",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="Changes shown per class in the terminal and Markdown reports (the rest are counted).",
+)
+@json_option
+@click.option("--markdown", "as_markdown", is_flag=True, help="A short Markdown report.")
+def diff(
+    old: str,
+    new: str,
+    secret_file: Path | None,
+    public_key: tuple[Path, ...],
+    unauthenticated: bool,
+    fail_on: tuple[object, ...],
+    limit: int,
+    as_json: bool,
+    as_markdown: bool,
+) -> None:
+    """What changed between two snapshots OLD and NEW, each a baked out/ folder, a snapshot
+    file (out/api/compliance.json) or the http(s):// URL of a published /api/compliance
+    (fetched as `verify` fetches one: timeouts, a size cap, no redirects).
+
+    Both sides are authenticated first: with the report signing secret (as `verify` finds it),
+    or with a trusted public key (--public-key) for an out/ folder's attestation. A side that
+    is not authentic is refused (exit 2) unless --unauthenticated. Changes are
+    matched by meaning (state and partner, feature, check, node), not by position, and
+    classified: decision (what a wager would get), coverage (states, partners, licences, geo
+    profiles, audited plays), self-check (board rows, integrity checks, shadow agreement) and
+    cosmetic (timestamps, runtime string, wording).
+
+    \b
+    Examples:
+      compliance-bake diff yesterday/out out
+      compliance-bake diff old.json out --json > changes.json
+      compliance-bake diff https://registry.example/api/compliance out
+      compliance-bake diff old/out out --markdown --fail-on decision
+      compliance-bake diff old/out out --public-key signing-key.pub.pem
+      compliance-bake diff a.json b.json --unauthenticated
+    """
+    from compliance_bake.diff import render
+    from compliance_bake.diff.run import run_diff
+    from compliance_bake.signing.secret import resolve_secret
+    from compliance_bake.signing.signing_key import public_keys_from
+
+    if as_json and as_markdown:
+        raise click.UsageError("--json and --markdown are exclusive: choose one")
+    result = run_diff(
+        old,
+        new,
+        secret=resolve_secret(secret_file),
+        public_keys=public_keys_from(public_key),
+        allow_unauthenticated=unauthenticated,
+        fail_on=fail_on,  # type: ignore[arg-type]
+    )
+    if as_json:
+        import json
+
+        click.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+    elif as_markdown:
+        click.echo(render.markdown_report(result, limit), nl=False)
+    else:
+        click.echo(render.text_report(result, limit), nl=False)
+    sys.exit(result.exit_code)

@@ -1,0 +1,201 @@
+"""The diff as text people read: the terminal (80 columns) and Markdown. JSON is
+`DiffResult.as_json`. Renderers return strings; the CLI prints them.
+
+Decisions come first, then coverage, self-check and cosmetic changes; each class shows its
+first `limit` changes and counts the rest. An unauthenticated comparison says so on its first
+and last lines.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from typing import Any
+
+from compliance_bake.diff.model import (
+    CLASS_ORDER,
+    UNAUTHENTICATED_WARNING,
+    Change,
+    DiffResult,
+    SideInfo,
+)
+
+WIDTH = 80
+DEFAULT_LIMIT = 10
+_PAIR_WORDS = {
+    "realAllowed": "real",
+    "shadowAllowed": "shadow",
+    "licenseStatus": "licence",
+    "match": "match",
+}
+
+
+def _value(value: Any) -> str:
+    if value is True:
+        return "allow"
+    if value is False:
+        return "block"
+    if value is None:
+        return "none"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _flag(value: Any) -> str:
+    return "yes" if value is True else "no" if value is False else _value(value)
+
+
+def _pair_text(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:
+    if before is None or after is None:
+        row = after if before is None else before
+        assert row is not None
+        return f"real {_value(row['realAllowed'])}, licence {_value(row['licenseStatus'])}"
+    parts = []
+    for name, word in _PAIR_WORDS.items():
+        if name in before and before.get(name) != after.get(name):
+            show = _flag if name == "match" else _value
+            parts.append(f"{word} {show(before[name])} -> {show(after[name])}")
+    if "reason" in before:
+        parts.append(f"reason {_value(before['reason'])} -> {_value(after['reason'])}")
+    return ", ".join(parts)
+
+
+def describe(change: Change) -> str:
+    """One line (before truncation) saying what changed."""
+    c, kind, before, after = change.concerns, change.kind, change.before, change.after
+    if kind.startswith("pair-"):
+        verb = {"pair-added": " added:", "pair-removed": " removed:"}.get(kind, "")
+        return f"{c['state']} {c['partner']}{verb} {_pair_text(before, after)}"
+    if kind in ("state-added", "state-removed", "partner-added", "partner-removed"):
+        what, verb = kind.split("-")
+        counts = after if before is None else before
+        return f"{what} {c[what]} {verb} ({counts['pairs']} pairs, {counts['allowed']} allowed)"
+    if kind.startswith("board-row"):
+        if kind == "board-row-changed":
+            moved = "; ".join(f"{k} {_flag(before[k])} -> {_flag(after[k])}" for k in before)
+            return f"board {c['feature']}: {moved}"
+        return f"board {c['feature']} {kind.rsplit('-', 1)[1]}"
+    if kind.startswith("check-"):
+        if kind == "check-changed":
+            return f"check {c['check']}: ok {_flag(before['ok'])} -> {_flag(after['ok'])}" + (
+                f" ({after['label']})"
+            )
+        if kind == "check-label":
+            return f"check {c['check']} label: {before} -> {after}"
+        return f"check {c['check']} {kind.split('-')[1]}"
+    if kind.startswith("geo-"):
+        if kind == "geo-changed":
+            moved = ", ".join(f"{k} {_value(before[k])} -> {_value(after[k])}" for k in before)
+            return f"geo {c['nodeId']}: {moved}"
+        return f"geo {c['nodeId']} {kind.split('-')[1]}"
+    if kind == "deep-audit-counts":
+        delta = after["delta"]
+        return (
+            f"deepAudit in window {before['inWindowPlays']} -> {after['inWindowPlays']} "
+            f"({delta['inWindowPlays']:+d}), total {before['totalPlays']} -> "
+            f"{after['totalPlays']} ({delta['totalPlays']:+d})"
+        )
+    if kind == "deep-audit-verdict":
+        return f"deepAudit zip window ok {_flag(before)} -> {_flag(after)}"
+    if kind in ("deep-audit-added", "deep-audit-removed"):
+        return f"deepAudit {kind.rsplit('-', 1)[1]}"
+    return f"{c.get('field', kind)}: {_value(before)} -> {_value(after)}"
+
+
+def _fit(text: str, width: int) -> str:
+    """A path or value kept to one line: its tail, which names the file, survives."""
+    return text if len(text) <= width else "..." + text[len(text) - width + 3 :]
+
+
+def _item(text: str) -> list[str]:
+    """One change: wrapped to the width, continuation lines indented under it."""
+    return textwrap.wrap(
+        text, WIDTH, initial_indent="  ", subsequent_indent="      ", break_on_hyphens=False
+    ) or ["  "]
+
+
+def _counts(result: DiffResult) -> str:
+    return ", ".join(f"{cls.value} {result.counts[cls]}" for cls in CLASS_ORDER)
+
+
+def verdict(result: DiffResult) -> str:
+    failed = [c.value for c in result.failed_classes]
+    if failed:
+        return f"changed: {', '.join(failed)} (exit 1)"
+    others = [c.value for c in CLASS_ORDER if result.counts[c]]
+    tail = f" ({', '.join(others)} only)" if others else ""
+    return f"no change that fails{tail} (exit 0)"
+
+
+def _side_line(name: str, side: SideInfo) -> list[str]:
+    state = "authentic" if side.authentic else "NOT AUTHENTICATED"
+    return [
+        name + "  " + _fit(side.source, WIDTH - len(name) - 2),
+        *textwrap.wrap(
+            f"generated {side.generated_at}, {side.pairs} pairs, {state}: {side.checked}",
+            WIDTH,
+            initial_indent="     ",
+            subsequent_indent="     ",
+        ),
+    ]
+
+
+def text_report(result: DiffResult, limit: int = DEFAULT_LIMIT) -> str:
+    lines: list[str] = []
+    banner = "!! " + UNAUTHENTICATED_WARNING
+    if not result.authenticated:
+        lines += [_fit(part, WIDTH) for part in _wrap(banner)]
+    lines += _side_line("old", result.old) + _side_line("new", result.new)
+    lines.append(f"changes: {_counts(result)}")
+    for cls in CLASS_ORDER:
+        changes = result.of_class(cls)
+        if not changes:
+            continue
+        lines += ["", f"{cls.value} ({len(changes)})"]
+        for change in changes[:limit]:
+            lines += _item(describe(change))
+        if len(changes) > limit:
+            lines.append(f"  ... and {len(changes) - limit} more (--limit, or --json for all)")
+    lines += ["", f"verdict: {verdict(result)}"]
+    if not result.authenticated:
+        lines += [_fit(part, WIDTH) for part in _wrap(banner)]
+    return "\n".join(lines) + "\n"
+
+
+def _wrap(text: str) -> list[str]:
+    return textwrap.wrap(text, WIDTH, subsequent_indent="   ")
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("`", "'")
+
+
+def markdown_report(result: DiffResult, limit: int = DEFAULT_LIMIT) -> str:
+    lines: list[str] = []
+    if not result.authenticated:
+        lines += [f"> **{UNAUTHENTICATED_WARNING}**", ""]
+    lines += [
+        "### Compliance snapshot diff",
+        "",
+        f"- old: `{_md(result.old.source)}` generated {result.old.generated_at}"
+        f" ({'authentic' if result.old.authentic else 'not authenticated'})",
+        f"- new: `{_md(result.new.source)}` generated {result.new.generated_at}"
+        f" ({'authentic' if result.new.authentic else 'not authenticated'})",
+        f"- verdict: **{verdict(result)}**",
+        "",
+        "| class | changes |",
+        "|---|---:|",
+        *(f"| {cls.value} | {result.counts[cls]} |" for cls in CLASS_ORDER),
+    ]
+    for cls in CLASS_ORDER:
+        changes = result.of_class(cls)
+        if not changes:
+            continue
+        lines += ["", f"**{cls.value}** ({len(changes)})", ""]
+        lines += [f"- {_md(describe(c))}" for c in changes[:limit]]
+        if len(changes) > limit:
+            lines.append(f"- ... and {len(changes) - limit} more")
+    if not result.authenticated:
+        lines += ["", f"> **{UNAUTHENTICATED_WARNING}**"]
+    return "\n".join(lines) + "\n"
