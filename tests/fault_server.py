@@ -109,12 +109,23 @@ class FaultServer:
         return int(self._server.sockets[0].getsockname()[1])
 
     async def _close(self) -> None:
+        """Close the listener and every connection, and let their transports finish closing
+        before the loop stops: a transport left half-closed warns (ResourceWarning, an error
+        under pytest) in whichever later test the garbage collector happens to run."""
         assert self._server is not None
         self._server.close()
-        for task in list(self._handlers):
-            task.cancel()
-        await asyncio.gather(*self._handlers, return_exceptions=True)
+        # A connection accepted just before the close starts its handler a turn later: repeat
+        # until no handler is left (bounded; each round lets pending handlers start).
+        for _ in range(10):
+            await asyncio.sleep(0)
+            if not self._handlers:
+                break
+            for task in list(self._handlers):
+                task.cancel()
+            await asyncio.gather(*self._handlers, return_exceptions=True)
         await self._server.wait_closed()
+        for _ in range(3):  # the transports' connection_lost callbacks run on these turns
+            await asyncio.sleep(0)
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
