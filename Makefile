@@ -30,11 +30,12 @@ tools:
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq jq openssl chromium >/dev/null; }
 
-## test: set up and run lint, types and the whole test suite
+## test: set up and run lint, types and the whole test suite (in parallel: one worker per core,
+## at most 4; the tests share nothing but the machine)
 test: $(STAMP) tools
 	$(BIN)/ruff check compliance_bake tests bench
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4
 
 ## test-fuzz: the property tests with fresh random cases (make test runs them derandomised)
 test-fuzz: $(STAMP)
