@@ -8,15 +8,19 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import json_option, secret_file_option
-from compliance_bake.cli.shared import CONTEXT
+from compliance_bake.cli.shared import CONTEXT, exit_codes
 
-DIFF_EXIT_CODES = """\b
-Exit codes:
-  0  no change beyond the classes --fail-on leaves out (by default: cosmetic only)
-  1  changes in a --fail-on class (the report names the classes)
-  2  bad usage or bad input: a side unreadable, not a snapshot, or not authentic
-  3  a URL side failed to fetch (unreachable, timed out, not 200, a redirect, over the size cap)
-  4  internal error (a bug: please report it with the -v output)"""
+DIFF_EXIT_CODES = exit_codes(
+    0,
+    1,
+    2,
+    3,
+    4,
+    zero="no change beyond the classes --fail-on leaves out (default: cosmetic)",
+    one="changes in a --fail-on class (the report names the classes)",
+    two="bad usage or input: a side unreadable, not a snapshot, not authentic",
+    three="a URL side failed to fetch (unreachable, timeout, redirect, too big)",
+)
 
 CLASSES = "decision,coverage,self-check,cosmetic"
 

@@ -19,13 +19,12 @@ _MEANINGS = {
 }
 
 
-def exit_codes(*codes: int, one: str = "", two: str = "") -> str:
-    """The footer for a command that can exit with codes; `one`/`two` refine what 1/2 mean."""
-    meanings = dict(_MEANINGS)
-    if one:
-        meanings[1] = one
-    if two:
-        meanings[2] = two
+def exit_codes(
+    *codes: int, zero: str = "", one: str = "", two: str = "", three: str = ""
+) -> str:
+    """The footer for a command that can exit with codes; `zero`..`three` refine what they mean."""
+    refined = {code: text for code, text in enumerate((zero, one, two, three)) if text}
+    meanings = _MEANINGS | refined
     lines = [f"  {code}  {meanings[code]}" for code in codes]
     return "\b\nExit codes:\n" + "\n".join(lines)
 
