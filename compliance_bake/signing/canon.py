@@ -22,6 +22,15 @@ NaN and the infinities are not JSON: orjson writes them as null where rfc8785 ra
 holding one must not reach `canon` (reports are built from integers, and `loads_strict` refuses
 them at the door). String escaping is identical; tests/test_canon.py proves the fast path equals
 `rfc8785` under property tests.
+
+Two faster ways in, for the bake's own data (issue 14):
+- `canon_floatless(value)` takes a `FloatFree` value: a type that cannot hold a float (mypy
+  strict refuses one at the call site: `float` is not an `int`), so the float scan is skipped;
+  the key-order check stays. tests/test_canon.py holds it to `rfc8785` under property tests.
+- `canon_members(members)` assembles an object from the canonical bytes of its members. RFC 8785
+  is compositional (an object is its members' canonical forms, keys sorted by UTF-16 code units,
+  joined), so a block canonicalised once can be spliced into every larger form that holds it
+  instead of being serialised again.
 """
 
 from __future__ import annotations
@@ -29,7 +38,8 @@ from __future__ import annotations
 import hashlib
 import hmac as _hmac
 import re
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeAlias
 
 import orjson
 import rfc8785
@@ -52,6 +62,12 @@ _MINUS = 0x2D
 _MAX_CANDIDATES = 1_000
 
 
+# JSON built from these types holds no float: `float` is not assignable to `int` under mypy.
+FloatFree: TypeAlias = (
+    "str | int | bool | None | Sequence[FloatFree] | Mapping[str, FloatFree]"
+)
+
+
 def canon(value: Any) -> bytes:
     try:
         fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER)
@@ -60,6 +76,27 @@ def canon(value: Any) -> bytes:
     if type(value) is float or _has_float_token(fast) or _has_high_char(fast):
         return rfc8785.dumps(value)
     return fast
+
+
+def canon_floatless(value: FloatFree) -> bytes:
+    """`canon(value)` for a value whose type cannot hold a float: no float scan."""
+    try:
+        fast = orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER)
+    except orjson.JSONEncodeError:
+        return rfc8785.dumps(value)
+    if _has_high_char(fast):
+        return rfc8785.dumps(value)
+    return fast
+
+
+def _utf16_order(key: str) -> bytes:
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+def canon_members(members: Mapping[str, bytes]) -> bytes:
+    """The canonical bytes of an object whose members' canonical bytes are `members`."""
+    parts = [canon(key) + b":" + members[key] for key in sorted(members, key=_utf16_order)]
+    return b"{" + b",".join(parts) + b"}"
 
 
 def _has_high_char(data: bytes) -> bool:
