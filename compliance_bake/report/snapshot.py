@@ -20,10 +20,8 @@ from compliance_bake.inputs.models import Fixtures
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report.board import run_board
 from compliance_bake.report.shadow import run_shadow
-from compliance_bake.signing import proofs as signing
 from compliance_bake.signing import seal
-from compliance_bake.signing.canon import same_mac
-from compliance_bake.signing.integrity import hmac_present, integrity_checks
+from compliance_bake.signing.integrity import integrity_checks, proof_hmac_holds
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.interface import Target
 
@@ -99,9 +97,7 @@ def build_snapshot(
 
     # Check the signatures once, from the content (the functions `verify` runs): the outcome
     # is part of the signed snapshot.
-    hmac_ok = hmac_present(shadow["proof"]) and same_mac(
-        shadow["proof"]["hmac"], signing.proof_hmac(shadow["proof"], secret.value)
-    )
+    hmac_ok = proof_hmac_holds(shadow["proof"], secret.value)
     deep_audit = settings.deep_audit
     snapshot: dict[str, Any] = {
         "ok": True,
