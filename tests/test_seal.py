@@ -59,7 +59,7 @@ def test_the_shadow_seal_returns_the_signed_blocks_canonical_bytes(
     shadow = copy.deepcopy(shadow)
     signed = seal.seal_shadow(shadow, shadow["rows"], "python", "x", SECRET)
 
-    assert signed == canon(shadow)
+    assert b"".join(signed) == canon(shadow)
     with pytest.raises(ValueError):
         seal.seal_shadow(shadow, list(shadow["rows"]), "python", "x", SECRET)
 
@@ -96,6 +96,6 @@ def test_stale_shadow_bytes_give_an_integrity_digest_the_scheme_refuses(
     # The integrity seal splices the shadow's bytes; bytes that no longer match the block give a
     # digest that a from-scratch recomputation (what `verify` runs) does not reproduce.
     broken = copy.deepcopy(snapshot)
-    seal.seal_snapshot(broken, b'{"stale":true}', "python", "x", SECRET)
+    seal.seal_snapshot(broken, [b'{"stale":true}'], "python", "x", SECRET)
     assert broken["integrity"]["proof"]["digest"] != proofs.integrity_digest(broken)
     assert digests_consistent(broken["enhancements"], broken["shadow"])

@@ -93,10 +93,20 @@ def _utf16_order(key: str) -> bytes:
     return key.encode("utf-16-be", "surrogatepass")
 
 
+def canon_parts(members: Mapping[str, Sequence[bytes]]) -> list[bytes]:
+    """The canonical bytes of an object, as pieces to hash or join (nothing large is copied),
+    from the pieces of its members' canonical bytes."""
+    parts = [b"{"]
+    for position, key in enumerate(sorted(members, key=_utf16_order)):
+        parts.append((b"," if position else b"") + canon(key) + b":")
+        parts.extend(members[key])
+    parts.append(b"}")
+    return parts
+
+
 def canon_members(members: Mapping[str, bytes]) -> bytes:
     """The canonical bytes of an object whose members' canonical bytes are `members`."""
-    parts = [canon(key) + b":" + members[key] for key in sorted(members, key=_utf16_order)]
-    return b"{" + b",".join(parts) + b"}"
+    return b"".join(canon_parts({key: (value,) for key, value in members.items()}))
 
 
 def _has_high_char(data: bytes) -> bool:
@@ -143,6 +153,14 @@ def canon_reference(value: Any) -> bytes:
 def digest(data: bytes) -> str:
     """H(b): lowercase hex SHA3-256."""
     return hashlib.sha3_256(data).hexdigest()
+
+
+def digest_parts(parts: Sequence[bytes]) -> str:
+    """H of the parts joined, without joining them."""
+    hasher = hashlib.sha3_256()
+    for part in parts:
+        hasher.update(part)
+    return hasher.hexdigest()
 
 
 def mac(data: bytes, secret: str) -> str:

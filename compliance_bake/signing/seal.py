@@ -16,7 +16,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from compliance_bake.signing import proofs
-from compliance_bake.signing.canon import FloatFree, canon, canon_floatless, canon_members, digest
+from compliance_bake.signing.canon import (
+    FloatFree,
+    canon,
+    canon_floatless,
+    canon_parts,
+    digest_parts,
+)
 
 SHADOW_UNSIGNED = ("signature", "proof", "rows")
 
@@ -31,23 +37,29 @@ def seal_shadow(
     runtime: str,
     generated_at: str,
     secret: str,
-) -> bytes:
+) -> list[bytes]:
     """Add signature and proof to `shadow` (whose "rows" are `rows`); return the canonical bytes
-    of the signed block."""
+    of the signed block, as pieces (the rows' bytes are made once and never copied)."""
     if shadow.get("rows") is not rows:
         raise ValueError("seal_shadow: rows must be the block's own rows")
-    members = {key: canon(value) for key, value in shadow.items() if key not in SHADOW_UNSIGNED}
-    members["rows"] = canon_floatless(rows)
-    shadow_digest = digest(canon_members(members))
+    members = {
+        key: (canon(value),) for key, value in shadow.items() if key not in SHADOW_UNSIGNED
+    }
+    members["rows"] = (canon_floatless(rows),)
+    shadow_digest = digest_parts(canon_parts(members))
     shadow["signature"] = shadow_digest
     shadow["proof"] = proofs.make_proof(shadow_digest, runtime, generated_at, secret)
-    members["signature"] = canon(shadow_digest)
-    members["proof"] = canon(shadow["proof"])
-    return canon_members(members)
+    members["signature"] = (canon(shadow_digest),)
+    members["proof"] = (canon(shadow["proof"]),)
+    return canon_parts(members)
 
 
 def seal_snapshot(
-    snapshot: dict[str, Any], shadow_bytes: bytes, runtime: str, generated_at: str, secret: str
+    snapshot: dict[str, Any],
+    shadow_bytes: Sequence[bytes],
+    runtime: str,
+    generated_at: str,
+    secret: str,
 ) -> None:
     """Set integrity.proof (placed before the checks, the specification's order)."""
     content_digest = proofs.integrity_digest(snapshot, {"shadow": shadow_bytes})
