@@ -1,0 +1,77 @@
+"""Benchmark: cost as work grows. The bake at 50,000, 500,000 and 2,000,000 shadow rows.
+
+    python bench/scale_bench.py [--sizes 1000,10000,40000] [--states 50]
+
+For each size (partners; rows = 50 states x partners) the fixtures are generated
+(bench/gen_fixtures.py, cached in bench/.data/) and the real command line runs once in a fresh
+child, `python -m compliance_bake bake snapshot --fixtures F --out O --now ...`, measured by
+bench/peak.py (that child's own wall time and peak RSS). Printed: seconds and microseconds per
+row, peak RSS and bytes per row, and each per-row figure as a multiple of the smallest size's.
+A straight line (no step growing faster than linearly) keeps the per-row multiples near 1; the
+fixed start-up (imports, the ZIP database) makes the smallest size's per-row figures the highest.
+Information only: no target, exit 0 unless a bake fails. The machine is shared: rerun if noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR.parent))
+from bench.gen_fixtures import generate, write_fixtures  # noqa: E402
+from bench.peak import measure  # noqa: E402
+
+DATA_DIR = BENCH_DIR / ".data"
+NOW = "2026-11-22T04:06:00Z"
+BENCH_SECRET = "bench-only-signing-secret-0123456789abcd"
+
+
+def _fixtures(states: int, partners: int) -> Path:
+    folder = DATA_DIR / f"fixtures-{states}x{partners}-seed0"
+    if not (folder / "geo.json").exists():
+        write_fixtures(folder, *generate(states, partners, 0))
+    return folder
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,40000", help="partners per size")
+    parser.add_argument("--states", type=int, default=50)
+    args = parser.parse_args()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPORT_SIGNING_SECRET")}
+    env["REPORT_SIGNING_SECRET"] = BENCH_SECRET
+    env.pop("SOURCE_DATE_EPOCH", None)
+    out = DATA_DIR / "scale-out"
+    rows_of: list[int] = []
+    figures: list[tuple[float, int]] = []
+    header = ("rows", "seconds", "us/row", "x", "peak MiB", "B/row", "x")
+    print("{:>10} {:>8} {:>7} {:>5} {:>9} {:>6} {:>5}".format(*header))
+    for partners in (int(size) for size in args.sizes.split(",")):
+        fixtures = _fixtures(args.states, partners)
+        shutil.rmtree(out, ignore_errors=True)
+        command = [sys.executable, "-m", "compliance_bake", "bake", "snapshot"]
+        command += ["--fixtures", str(fixtures), "--out", str(out), "--now", NOW, "--json"]
+        result = measure(command, env)
+        if result.exit_code != 0:
+            print(f"the bake of {partners} partners exited {result.exit_code}: {result.stderr}")
+            return 1
+        rows = args.states * partners
+        rows_of.append(rows)
+        figures.append((result.wall_s, result.peak_bytes))
+        base_rows, (base_s, base_peak) = rows_of[0], figures[0]
+        per_row_s, per_row_b = result.wall_s / rows, result.peak_bytes / rows
+        print(
+            f"{rows:>10,} {result.wall_s:>8.2f} {per_row_s * 1e6:>7.2f} "
+            f"{per_row_s / (base_s / base_rows):>5.2f} {result.peak_bytes / 1024**2:>9,.0f} "
+            f"{per_row_b:>6.0f} {per_row_b / (base_peak / base_rows):>5.2f}"
+        )
+    shutil.rmtree(out, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
