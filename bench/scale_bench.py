@@ -1,6 +1,6 @@
-"""Benchmark: cost as work grows. The bake at 50,000, 500,000 and 2,000,000 shadow rows.
+"""Benchmark: cost as work grows. The bake at 50k, 500k and 2M rows; the audit at 1M and 10M plays.
 
-    python bench/scale_bench.py [--sizes 1000,10000,40000] [--states 50]
+    python bench/scale_bench.py [--sizes 1000,10000,40000] [--states 50] [--plays 1000000,10000000]
 
 For each size (partners; rows = 50 states x partners) the fixtures are generated
 (bench/gen_fixtures.py, cached in bench/.data/) and the real command line runs once in a fresh
@@ -9,6 +9,8 @@ bench/peak.py (that child's own wall time and peak RSS). Printed: seconds and mi
 row, peak RSS and bytes per row, and each per-row figure as a multiple of the smallest size's.
 A straight line (no step growing faster than linearly) keeps the per-row multiples near 1; the
 fixed start-up (imports, the ZIP database) makes the smallest size's per-row figures the highest.
+Then `audit deep` over CSV plays of each --plays size (bench/gen_plays.py, generated once in a
+child of its own and cached in bench/.data/), the same way (`--plays none` skips it).
 Information only: no target, exit 0 unless a bake fails. The machine is shared: rerun if noisy.
 """
 
@@ -17,7 +19,9 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -41,6 +45,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,40000", help="partners per size")
     parser.add_argument("--states", type=int, default=50)
+    parser.add_argument("--plays", default="1000000,10000000", help="plays per audit size")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if not k.startswith("REPORT_SIGNING_SECRET")}
     env["REPORT_SIGNING_SECRET"] = BENCH_SECRET
@@ -70,6 +75,40 @@ def main() -> int:
             f"{per_row_b:>6.0f} {per_row_b / (base_peak / base_rows):>5.2f}"
         )
     shutil.rmtree(out, ignore_errors=True)
+    if args.plays != "none":
+        return _audits([int(size) for size in args.plays.split(",")], env)
+    return 0
+
+
+def _plays(rows: int) -> Path:
+    path = DATA_DIR / f"plays-{rows}.csv"
+    if not path.exists():
+        partial = path.with_name(f".{path.name}.partial.csv")
+        generator = [sys.executable, str(BENCH_DIR / "gen_plays.py"), "--rows", str(rows)]
+        subprocess.run([*generator, "--out", str(partial), "--now", NOW], check=True)
+        partial.replace(path)
+    return path
+
+
+def _audits(sizes: list[int], env: dict[str, str]) -> int:
+    header = ("plays", "seconds", "us/play", "x", "peak MiB", "B/play", "x")
+    print("\n{:>10} {:>8} {:>7} {:>5} {:>9} {:>6} {:>5}".format(*header))
+    base: tuple[int, float, int] | None = None
+    with tempfile.TemporaryDirectory() as tmp:
+        for rows in sizes:
+            command = [sys.executable, "-m", "compliance_bake", "audit", "deep"]
+            command += ["--plays", str(_plays(rows)), "--now", NOW, "--out", tmp, "--json"]
+            result = measure(command, env)
+            if result.exit_code != 0:
+                print(f"the audit of {rows} plays exited {result.exit_code}: {result.stderr}")
+                return 1
+            base = base or (rows, result.wall_s, result.peak_bytes)
+            per_s, per_b = result.wall_s / rows, result.peak_bytes / rows
+            print(
+                f"{rows:>10,} {result.wall_s:>8.2f} {per_s * 1e6:>7.3f} "
+                f"{per_s / (base[1] / base[0]):>5.2f} {result.peak_bytes / 1024**2:>9,.0f} "
+                f"{per_b:>6.0f} {per_b / (base[2] / base[0]):>5.2f}"
+            )
     return 0
 
 
