@@ -54,7 +54,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bake_bench.py
 
-## bench-scale: the bake at 50,000, 500,000 and 2,000,000 rows: time and peak RSS per row
+## bench-scale: the bake at 50k, 500k and 2M rows, the audit at 1M and 10M plays: time and peak per row
 bench-scale: $(STAMP)
 	$(BIN)/python bench/scale_bench.py
 
