@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fuzz test-stress tools lint bench bench-startup bench-service bench-target bench-retry bench-audit bench-key-timing bench-diff wrk clean
+.PHONY: demo test test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-key-timing bench-diff wrk clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -49,9 +49,14 @@ lint: $(STAMP)
 	$(BIN)/ruff check compliance_bake tests bench
 	$(BIN)/mypy
 
-## bench: the 500,000-row in-process bake against its json.dumps+sha3 baseline
+## bench: the 500,000-row in-process bake against its floor (orjson+sha3+writes), json.dumps+sha3,
+## and verify of the same output
 bench: $(STAMP)
 	$(BIN)/python bench/bake_bench.py
+
+## bench-scale: the bake at 50k, 500k and 2M rows, the audit at 1M and 10M plays: time and peak per row
+bench-scale: $(STAMP)
+	$(BIN)/python bench/scale_bench.py
 
 ## bench-startup: `compliance-bake --help` against `python -c "import click"`
 bench-startup: $(STAMP)

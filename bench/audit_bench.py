@@ -13,8 +13,11 @@ One run does everything:
      LEFT JOIN zips` with `enriched_at` cast to TIMESTAMPTZ and nothing checked;
    - `pandas` (first round only, it is slow): read every column as text, `to_datetime(utc=True)`,
      merge with the ZIPs, count the same three numbers;
-   the wall time is measured around each child and its peak RSS read from `os.wait4`, so each
-   figure is one process alone. All three must agree on the counts.
+   the wall time is measured around each child and its peak RSS read from `os.wait4`, through a
+   fresh launcher (bench/peak.py), so each figure is one process alone: not the peak it would
+   inherit from this process. The plays are generated in a child of their own for the same
+   reason (before, every figure of a first run read the generator's 3.2 GiB).
+   All three must agree on the counts.
 3. prints the medians and the ratios to `bare`, measured in the same run.
 
 Targets: `audit` within 1.5x `bare` on both formats, its peak memory under 1 GiB. Exits 1 if
@@ -30,9 +33,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.peak import measure  # noqa: E402
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
@@ -92,31 +97,22 @@ def _data(rows: int, fmt: str) -> Path:
     path = DATA_DIR / f"plays-{rows}.{fmt}"
     if not path.exists():
         print(f"generating {path.name} (once; cached in bench/.data/) ...", flush=True)
-        sys.path.insert(0, str(ROOT))
-        from bench.gen_plays import generate
-
         partial = path.with_name(f".{path.name}.partial{path.suffix}")
-        generate(rows, partial, NOW)
+        # In a child of its own: the generator's peak must not become this process's, which
+        # every later child would inherit (bench/peak.py).
+        generator = [sys.executable, str(BENCH_DIR / "gen_plays.py"), "--rows", str(rows)]
+        subprocess.run([*generator, "--out", str(partial), "--now", NOW], check=True)
         partial.replace(path)
     return path
 
 
 def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS in bytes and stdout of one child process alone."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        child = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
-        # wait4 reaps this child alone and gives its own resource usage (peak RSS).
-        _, status, usage = os.wait4(child.pid, 0)
-        elapsed = time.perf_counter() - start
-        child.returncode = code = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        if code != 0:
-            raise SystemExit(f"{argv[:4]} exited {code}: {err.read().decode(errors='replace')}")
-        text = out.read().decode()
-    peak = usage.ru_maxrss if sys.platform == "darwin" else usage.ru_maxrss * 1024
-    return elapsed, peak, text
+    """Wall seconds, peak RSS in bytes and stdout of one child process alone (bench/peak.py:
+    through a fresh launcher, so no peak is inherited from this process)."""
+    result = measure(argv, env)
+    if result.exit_code != 0:
+        raise SystemExit(f"{argv[:4]} exited {result.exit_code}: {result.stderr}")
+    return result.wall_s, result.peak_bytes, result.stdout
 
 
 def _window() -> tuple[str, str]:

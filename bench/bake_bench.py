@@ -13,13 +13,19 @@ One run does everything:
    SHA3-256 of its UTF-8 bytes. The first child also times `canon()` (the orjson fast path)
    against `rfc8785.dumps` (the reference) on the snapshot and checks that they give the same
    bytes (information; a difference fails the run);
+   Right after the baseline, in the same child, the floor of this very report (issue 14), best
+   of three: orjson bytes of the snapshot and of both registry blocks, one SHA3-256 pass over
+   them, and writing the four files (those three and the portal page the bake wrote, each
+   written with one call and fsynced, as publish does); then `verify` of the bake's own out/
+   (`verify_out`, in-process, with the bench secret);
 3. in one more child process: the same bake under tracemalloc, for the peak of Python
    allocations (tracemalloc slows the bake down, so that run is not a timed one).
 
 Timings on a shared machine vary by tens of percent from run to run, so each bake is compared
 with the baseline measured right after it in the same process (the best of its three runs: noise
 only adds time), and the ratio checked is the median of these paired ratios. Targets: the bake
-within 5x the baseline, peak memory (RSS and tracemalloc) under 2 GiB. Exits 1 if one is missed.
+within 5x the baseline, peak memory (RSS and tracemalloc) under 2 GiB; and (issue 14) the bake
+within 3x its floor, peak RSS under 1 GiB, verify within 1x the bake. Exits 1 if one is missed.
 """
 
 from __future__ import annotations
@@ -44,6 +50,9 @@ NOW = "2026-11-22T04:06:00Z"
 BENCH_SECRET = "bench-only-signing-secret-0123456789abcd"
 MAX_RATIO = 5.0
 MAX_MEMORY = 2 * 1024**3
+MAX_FLOOR_RATIO = 3.0
+MAX_RSS = 1024**3
+MAX_VERIFY_RATIO = 1.0
 BASELINE_RUNS = 3
 OUT_FILES = (
     "api/compliance.json",
@@ -81,6 +90,60 @@ def _out_digest(out: Path) -> str:
     return hasher.hexdigest()
 
 
+def _floor(snapshot: dict[str, Any], out: Path) -> tuple[list[float], int]:
+    """What a signed bake of this report cannot avoid: serialise it (orjson), hash it once
+    (SHA3-256), write the four files. Best-of-three timings and the bytes serialised."""
+    import orjson
+
+    portal = (out / OUT_FILES[3]).read_bytes()
+    folder = DATA_DIR / "floor"
+    (folder / "api").mkdir(parents=True, exist_ok=True)
+    (folder / "registry").mkdir(parents=True, exist_ok=True)
+    (folder / "portal" / "compliance").mkdir(parents=True, exist_ok=True)
+    times: list[float] = []
+    size = 0
+    for _ in range(BASELINE_RUNS):
+        start = time.perf_counter()
+        blobs = [
+            orjson.dumps(snapshot),
+            orjson.dumps(snapshot["enhancements"]),
+            orjson.dumps(snapshot["shadow"]),
+        ]
+        hasher = hashlib.sha3_256()
+        for blob in blobs:
+            hasher.update(blob)
+        hasher.hexdigest()
+        for name, blob in zip(OUT_FILES, [*blobs, portal], strict=True):
+            with open(folder / name, "wb") as handle:
+                handle.write(blob)
+                handle.flush()
+                os.fsync(handle.fileno())
+        times.append(time.perf_counter() - start)
+        size = sum(len(blob) for blob in blobs)
+        del blobs
+    return times, size
+
+
+def _verify(out: Path) -> float:
+    """`verify` of the bake's own output: verify_out in-process if it is there, else the CLI."""
+    try:
+        from compliance_bake.signing.secret import Secret
+        from compliance_bake.verify.verifier import verify_out
+    except ImportError:
+        verify_out = None
+    start = time.perf_counter()
+    if verify_out is not None:
+        report = verify_out(out, Secret(BENCH_SECRET, "bench"))
+        ok = bool(getattr(report, "ok", True))
+    else:
+        command = [sys.executable, "-m", "compliance_bake", "verify", str(out)]
+        ok = subprocess.run(command, capture_output=True, check=False).returncode == 0
+    elapsed = time.perf_counter() - start
+    if not ok:
+        raise SystemExit("verify refused the bake's own output")
+    return elapsed
+
+
 def _child_timed(fixtures: Path, out: Path, reference: bool) -> dict[str, Any]:
     import compliance_bake.bake  # noqa: F401 - imported before the clock starts, as a CLI has
 
@@ -95,7 +158,11 @@ def _child_timed(fixtures: Path, out: Path, reference: bool) -> dict[str, Any]:
         baseline.append(time.perf_counter() - start)
         size = len(text)
         del text
+    floor, floor_bytes = _floor(snapshot, out)
     report: dict[str, Any] = {
+        "floor_s": floor,
+        "floor_bytes": floor_bytes,
+        "verify_s": _verify(out),
         "bake_s": bake_s,
         "rss_bytes": rss,
         "baseline_s": baseline,
@@ -213,6 +280,11 @@ def main(argv: list[str] | None = None) -> int:
     # Each bake against the baseline measured right after it, in the same process.
     ratios = [bake / baseline for bake, baseline in zip(bakes, baselines, strict=True)]
     ratio = statistics.median(ratios)
+    floors = [min(run["floor_s"]) for run in timed]
+    floor_ratios = [bake / floor for bake, floor in zip(bakes, floors, strict=True)]
+    floor_ratio = statistics.median(floor_ratios)
+    verify_ratios = [run["verify_s"] / run["bake_s"] for run in timed]
+    verify_ratio = statistics.median(verify_ratios)
     rss = max(run["rss_bytes"] for run in timed)
     peak = traced["traced_peak_bytes"]
     first = timed[0]
@@ -231,6 +303,22 @@ def main(argv: list[str] | None = None) -> int:
         f"(runs: {', '.join(f'{r:.2f}x' for r in ratios)}; target <= {MAX_RATIO:g}x)"
     )
     print(
+        f"floor (orjson of the snapshot and both registry blocks, {_mib(first['floor_bytes'])}; "
+        f"one sha3-256 pass; the four files written and fsynced; best of {BASELINE_RUNS}): "
+        f"median {statistics.median(floors):.2f} s (runs: {_seconds(floors)})"
+    )
+    print(
+        f"ratio bake/floor: {floor_ratio:.2f}x, median of {len(floor_ratios)} "
+        f"(runs: {', '.join(f'{r:.2f}x' for r in floor_ratios)}; target <= {MAX_FLOOR_RATIO:g}x)"
+    )
+    verifies = [run["verify_s"] for run in timed]
+    print(
+        f"verify of the same out/: median {statistics.median(verifies):.2f} s "
+        f"(runs: {_seconds(verifies)}); ratio verify/bake {verify_ratio:.2f}x, median of "
+        f"{len(verify_ratios)} (runs: {', '.join(f'{r:.2f}x' for r in verify_ratios)}; "
+        f"target <= {MAX_VERIFY_RATIO:g}x)"
+    )
+    print(
         f"peak memory: RSS {_mib(rss)} (getrusage, bake child, before the baseline); "
         f"tracemalloc peak {_mib(peak)} (traced child, bake {traced['traced_bake_s']:.2f} s)"
     )
@@ -244,6 +332,12 @@ def main(argv: list[str] | None = None) -> int:
     failures = []
     if ratio > MAX_RATIO:
         failures.append(f"bake is {ratio:.2f}x the baseline (target <= {MAX_RATIO:g}x)")
+    if floor_ratio > MAX_FLOOR_RATIO:
+        failures.append(f"bake is {floor_ratio:.2f}x its floor (target <= {MAX_FLOOR_RATIO:g}x)")
+    if rss >= MAX_RSS:
+        failures.append(f"peak RSS {_mib(rss)} (target < {_mib(MAX_RSS)})")
+    if verify_ratio > MAX_VERIFY_RATIO:
+        failures.append(f"verify is {verify_ratio:.2f}x the bake (target <= {MAX_VERIFY_RATIO:g}x)")
     if max(rss, peak) >= MAX_MEMORY:
         failures.append(f"peak memory {_mib(max(rss, peak))} (target < {_mib(MAX_MEMORY)})")
     if "canon_identical" in first and not first["canon_identical"]:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from compliance_bake.inputs.jsonio import loads_strict
 from compliance_bake.signing import canon as canon_module
-from compliance_bake.signing.canon import canon, digest, mac
+from compliance_bake.signing.canon import canon, canon_floatless, canon_members, digest, mac
 
 # Strings without lone surrogates (not JSON-encodable as UTF-8), over the whole of Unicode,
 # with extra weight on the ranges where JCS and code-point order disagree.
@@ -95,3 +95,26 @@ def test_the_fast_float_check_never_misses_what_the_regex_finds(data: bytes) -> 
 def test_floats_take_the_reference_path(value: Any) -> None:
     # [1, 2.0] and 3.0 are where orjson ("2.0") and JCS ("2") differ.
     assert canon(value) == rfc8785.dumps(value)
+
+
+float_free_scalars = st.one_of(st.none(), st.booleans(), ints, text)
+float_free_values = st.recursive(
+    float_free_scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=5), st.dictionaries(text, children, max_size=5)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(float_free_values)
+def test_canon_floatless_equals_rfc8785(value: Any) -> None:
+    assert canon_floatless(value) == rfc8785.dumps(value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(text, json_values, max_size=6))
+def test_an_object_assembled_from_its_members_bytes_equals_rfc8785(value: dict[str, Any]) -> None:
+    members = {key: rfc8785.dumps(child) for key, child in value.items()}
+    assert canon_members(members) == rfc8785.dumps(value)

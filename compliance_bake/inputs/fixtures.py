@@ -23,7 +23,7 @@ from compliance_bake.inputs.models import (
     Partner,
     StateRules,
 )
-from compliance_bake.inputs.zipindex import zip_index
+from compliance_bake.inputs.zipindex import is_jurisdiction, load_states, state_places, zip_index
 from compliance_bake.memory import gc_paused
 
 LICENCES_FILE = "licences.json"
@@ -81,13 +81,13 @@ def _validate(path: Path, schema_name: str, document: Any) -> None:
 
 
 def _registry(path: Path, doc: dict[str, Any]) -> LicenceRegistry:
-    jurisdictions = zip_index().jurisdictions
     states: list[StateRules] = []
     seen_states: set[str] = set()
+    load_states([raw["code"] for raw in doc["states"]])
     for i, raw in enumerate(doc["states"]):
         code = raw["code"]
         where = f"{path}: $.states[{i}].code"
-        if code not in jurisdictions:
+        if not is_jurisdiction(code):
             raise FixtureError(f"{where}: unknown state {code!r}", "use a two-letter US state code")
         if code in seen_states:
             raise FixtureError(f"{where}: state {code} is listed twice", "list each state once")
@@ -114,7 +114,7 @@ def _registry(path: Path, doc: dict[str, Any]) -> LicenceRegistry:
         for j, licence in enumerate(raw["licences"]):
             where = f"{path}: $.partners[{i}].licences[{j}].state"
             state = licence["state"]
-            if state not in jurisdictions:
+            if not is_jurisdiction(state):
                 raise FixtureError(
                     f"{where}: unknown state {state!r}", "use a two-letter US state code"
                 )
@@ -133,7 +133,6 @@ def _registry(path: Path, doc: dict[str, Any]) -> LicenceRegistry:
 
 
 def _geo(path: Path, doc: dict[str, Any], registry: LicenceRegistry) -> tuple[GeoProfile, ...]:
-    index = zip_index()
     profiles: list[GeoProfile] = []
     seen: set[str] = set()
     for i, raw in enumerate(doc["partners"]):
@@ -154,11 +153,13 @@ def _geo(path: Path, doc: dict[str, Any], registry: LicenceRegistry) -> tuple[Ge
                 f"{where}.nodeId: a second profile for {node_id!r}", "keep one profile per partner"
             )
         seen.add(node_id)
-        if state not in index.jurisdictions:
+        if not is_jurisdiction(state):
             raise FixtureError(
                 f"{where}.stateCode: unknown state {state!r}", "use a two-letter US state code"
             )
-        place = index.lookup(zip_code)
+        # The profile's state's ZIPs first (loaded once, for the states present); the whole
+        # index only to tell a ZIP of another state from no ZIP at all.
+        place = state_places(state).get(zip_code) or zip_index().lookup(zip_code)
         if place is None:
             raise FixtureError(
                 f"{where}.zipCode: {zip_code} is not a US ZIP code",

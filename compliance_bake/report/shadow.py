@@ -12,13 +12,17 @@ row is kept, so its passes would free nothing and cost about a second).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypeAlias
 
 from compliance_bake.errors import TargetError
 from compliance_bake.inputs.models import LICENCE_ACTIVE, LicenceRegistry
 from compliance_bake.memory import gc_paused
 from compliance_bake.progress import NoProgress, ProgressSink
 from compliance_bake.targets.interface import CheckRequest, Target
+
+# A row's values are strings, booleans and null: the type holds no float, so the row list is
+# canonicalised without a float scan (signing.canon.canon_floatless).
+ShadowRow: TypeAlias = dict[str, str | bool | None]
 
 
 def matrix_size(registry: LicenceRegistry) -> int:
@@ -27,7 +31,7 @@ def matrix_size(registry: LicenceRegistry) -> int:
 
 def run_shadow(
     target: Target, registry: LicenceRegistry, progress: ProgressSink | None = None
-) -> tuple[list[dict[str, Any]], dict[str, int]]:
+) -> tuple[list[ShadowRow], dict[str, int]]:
     """The rows (states outer, partners inner) and the summary; the caller adds timestamps,
     base and proof. The shadow decision of a pair is: the partner's licence in the state is
     `active` (the wager type, the state's first, is permitted by construction)."""
@@ -42,7 +46,7 @@ def run_shadow(
     )
     total = matrix_size(registry)
     sink.begin("shadow matrix", total)
-    rows: list[dict[str, Any]] = []
+    rows: list[ShadowRow] = []
     append = rows.append
     allow = mismatches = 0
     with gc_paused():
@@ -64,7 +68,7 @@ def run_shadow(
             answers = real_allowed[index * width : (index + 1) * width]
             for node_id, status, real in zip(node_ids, statuses, answers, strict=True):
                 shadow = status == LICENCE_ACTIVE
-                row: dict[str, Any] = {
+                row: ShadowRow = {
                     "state": state,
                     "partner": node_id,
                     "licenseStatus": status,

@@ -1,7 +1,10 @@
 """Assemble the signed snapshot (spec 2.1-2.8) from fixtures, a target, a secret and a clock.
 
 `build_snapshot` is the whole bake short of writing: it returns the snapshot as plain data in the
-specification's field order. Nothing here reads or writes files.
+specification's field order. Nothing here reads or writes files. One walk through the data:
+build the blocks, sign them (`signing.seal`, each block canonicalised once), check the signatures
+once (`signing.integrity`, the checks `verify` also runs; their outcome is signed content), then
+seal the whole snapshot.
 """
 
 from __future__ import annotations
@@ -17,9 +20,8 @@ from compliance_bake.inputs.models import Fixtures
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report.board import run_board
 from compliance_bake.report.shadow import run_shadow
-from compliance_bake.signing import proofs as signing
-from compliance_bake.signing.canon import same_mac
-from compliance_bake.signing.integrity import hmac_present, integrity_checks
+from compliance_bake.signing import seal
+from compliance_bake.signing.integrity import integrity_checks, proof_hmac_holds
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.interface import Target
 
@@ -70,6 +72,7 @@ def build_snapshot(
     runtime = target.runtime()
     registry = fixtures.registry
 
+    # Build.
     board = run_board(target, registry, str(Path(fixtures.source) / LICENCES_FILE))
     enhancements: dict[str, Any] = {
         "generatedAt": stamp,
@@ -78,8 +81,6 @@ def build_snapshot(
         "passed": sum(row.match for row in board),
         "total": len(board),
     }
-    enhancements["signature"] = signing.enhancements_signature(enhancements)
-
     rows, summary = run_shadow(target, registry, progress)
     phases("sign")
     shadow: dict[str, Any] = {
@@ -88,14 +89,15 @@ def build_snapshot(
         "rows": rows,
         "summary": summary,
     }
-    shadow_digest = signing.shadow_digest(shadow)
-    shadow["signature"] = shadow_digest
-    shadow["proof"] = signing.make_proof(shadow_digest, runtime, stamp, secret.value)
-
     geo = {"partners": [profile.as_json() for profile in fixtures.geo]}
-    hmac_ok = hmac_present(shadow["proof"]) and same_mac(
-        shadow["proof"]["hmac"], signing.proof_hmac(shadow["proof"], secret.value)
-    )
+
+    # Sign the blocks, each canonicalised once.
+    seal.seal_enhancements(enhancements)
+    shadow_bytes = seal.seal_shadow(shadow, rows, runtime, stamp, secret.value)
+
+    # Check the signatures once, from the content (the functions `verify` runs): the outcome
+    # is part of the signed snapshot.
+    hmac_ok = proof_hmac_holds(shadow["proof"], secret.value)
     deep_audit = settings.deep_audit
     snapshot: dict[str, Any] = {
         "ok": True,
@@ -122,7 +124,7 @@ def build_snapshot(
     command = DEEP_AUDIT_COMMAND if deep_audit is None else deep_audit["command"]
     snapshot["links"] = {**LINKS, "deepAudit": command}
     snapshot["proton"] = dict(PROTON)
-    proof = signing.make_proof(signing.integrity_digest(snapshot), runtime, stamp, secret.value)
-    checks = snapshot["integrity"]["checks"]
-    snapshot["integrity"] = {"scoreHint": "integrity+hmac", "proof": proof, "checks": checks}
+
+    # Seal the whole, the shadow's canonical bytes reused.
+    seal.seal_snapshot(snapshot, shadow_bytes, runtime, stamp, secret.value)
     return snapshot

@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from compliance_bake.signing import proofs as signing
+from compliance_bake.signing.canon import same_mac
 
 HMAC_LABEL = "Proof HMAC-SHA3-256 keyed by REPORT_SIGNING_SECRET"
 SHA3_LABEL = "Board integrity sha3-256"
@@ -32,6 +33,11 @@ def digests_consistent(enhancements: dict[str, Any], shadow: dict[str, Any]) -> 
 def hmac_present(proof: dict[str, Any]) -> bool:
     value = proof.get("hmac")
     return isinstance(value, str) and bool(_HEX64.match(value))
+
+
+def proof_hmac_holds(proof: dict[str, Any], secret: str) -> bool:
+    """The proof carries an HMAC, and it is M(canon(proof without hmac)) under `secret`."""
+    return hmac_present(proof) and same_mac(proof["hmac"], signing.proof_hmac(proof, secret))
 
 
 def profile_discrete(profile: dict[str, Any]) -> bool:

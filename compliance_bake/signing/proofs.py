@@ -8,9 +8,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from compliance_bake.signing.canon import canon, digest, mac
+from compliance_bake.signing.canon import canon, canon_parts, digest, digest_parts, mac
 
 ALGORITHM = "sha3-256"
 
@@ -27,10 +28,19 @@ def shadow_digest(shadow: dict[str, Any]) -> str:
     return digest(canon(without(shadow, "signature", "proof")))
 
 
-def integrity_digest(snapshot: dict[str, Any]) -> str:
-    unsigned = dict(snapshot)
-    unsigned["integrity"] = without(snapshot["integrity"], "proof")
-    return digest(canon(unsigned))
+def integrity_digest(
+    snapshot: dict[str, Any], known: Mapping[str, Sequence[bytes]] | None = None
+) -> str:
+    """H(canon(t)); `known` holds members' canonical bytes already made, as pieces (the bake
+    passes the shadow block's), spliced in instead of serialising those members again."""
+    known = known or {}
+    members = {
+        key: known[key] if key in known else (canon(value),)
+        for key, value in snapshot.items()
+        if key != "integrity"
+    }
+    members["integrity"] = (canon(without(snapshot["integrity"], "proof")),)
+    return digest_parts(canon_parts(members))
 
 
 def proof_hmac(proof: dict[str, Any], secret: str) -> str:

@@ -1,0 +1,31 @@
+"""The benchmarks' child measurement reads each child's own peak, not its parent's."""
+
+from __future__ import annotations
+
+import sys
+
+from bench.peak import measure
+
+MIB = 1024**2
+ALLOCATE = "b = bytearray({n} * 2**20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint('done')"
+
+
+def test_a_child_of_known_size_reads_its_own_peak() -> None:
+    result = measure([sys.executable, "-c", ALLOCATE.format(n=200)])
+    assert result.exit_code == 0 and result.stdout.strip() == "done"
+    assert 200 * MIB <= result.peak_bytes <= 300 * MIB
+
+
+def test_a_small_child_of_a_large_parent_reads_small() -> None:
+    held = bytearray(400 * MIB)  # this process's peak is now over 400 MiB
+    for i in range(0, len(held), 4096):
+        held[i] = 1
+    result = measure([sys.executable, "-c", "print('small')"])
+    assert result.exit_code == 0 and result.stdout.strip() == "small"
+    assert result.peak_bytes < 100 * MIB
+    del held
+
+
+def test_the_exit_code_and_stderr_are_the_childs() -> None:
+    result = measure([sys.executable, "-c", "import sys; sys.stderr.write('no'); sys.exit(3)"])
+    assert result.exit_code == 3 and result.stderr == "no"
