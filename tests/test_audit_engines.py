@@ -241,3 +241,50 @@ def test_without_pyspark_engine_spark_is_exit_2_with_the_install_line(tmp_path: 
     assert result.returncode == 2, result.stderr
     assert "pip install 'compliance-bake[spark]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@SPARK
+def test_spark_conf_applies_and_a_static_one_is_refused_on_a_running_session(
+    tmp_path: Path, spark_session: object
+) -> None:
+    plays = write_csv(tmp_path / "plays.csv", [play("a")])
+    ok, summary = audit(plays, tmp_path / "a", "--spark-conf", "spark.sql.shuffle.partitions=1",
+                        engine="spark")  # fmt: skip
+    assert ok.exit_code == 0 and summary["zipWindow"]["totalPlays"] == 1
+    refused = invoke(
+        "audit", "deep", "--plays", str(plays), "--now", NOW, "--out", str(tmp_path / "b"),
+        *engine_args("spark"), "--spark-conf", "spark.sql.warehouse.dir=/nonexistent/warehouse",
+    )  # fmt: skip
+    assert refused.exit_code == 2
+    assert not (tmp_path / "b").exists()
+
+
+@SPARK
+def test_spark_progress_reaches_the_sink(tmp_path: Path, spark_session: object) -> None:
+    from compliance_bake.audit.engines.interface import EngineOptions
+    from compliance_bake.clock import parse_instant
+    from compliance_bake.inputs.fixtures import load_fixtures
+    from compliance_bake.resources import demo_fixtures_dir
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+
+        def begin(self, label: str, total: int) -> None:
+            self.calls.append(f"begin {label}")
+
+        def advance(self, amount: int) -> None:
+            self.calls.append("advance")
+
+        def end(self) -> None:
+            self.calls.append("end")
+
+    sink = Recorder()
+    registry = load_fixtures(demo_fixtures_dir()).registry
+    plays = write_csv(tmp_path / "plays.csv", _mixed())
+    moment = parse_instant(NOW, source="test")
+    result = zip_window.run_zip_window(
+        plays, registry, moment, 90, sink, engine=EngineOptions("spark", "local[1]")
+    )
+    assert result.total_plays == len(_mixed())
+    assert sink.calls[0] == "begin Auditing plays on Spark (tasks)" and sink.calls[-1] == "end"

@@ -98,6 +98,7 @@ class SparkEngine:
                 f"--spark-master {master}: not a Spark master URL",
                 "pass local[N], local[*], sc://HOST:PORT (Spark Connect), spark://, yarn or k8s://",
             )
+        wanted = {**SESSION_CONF, **dict(options.spark_conf)}
         if remote:
             builder = SparkSession.builder.remote(master)
             active = None
@@ -109,6 +110,8 @@ class SparkEngine:
             for key, value in LOCAL_CONF.items():
                 builder = builder.config(key, value)
             active = SparkSession.getActiveSession()
+        for key, value in wanted.items():  # static settings (memory, jars) take effect only here
+            builder = builder.config(key, value)
         try:
             spark = builder.getOrCreate()
         except Exception as exc:  # Py4J, gRPC: whatever the cause, one line and exit 2
@@ -117,8 +120,15 @@ class SparkEngine:
                 f"--spark-master {master}: cannot start a Spark session: {first}",
                 "check the master URL (a Connect server listening there) and Java 17+",
             ) from None
-        for key, value in {**SESSION_CONF, **dict(options.spark_conf)}.items():
-            spark.conf.set(key, value)
+        for key, value in wanted.items():  # a session that was already running takes them here
+            try:
+                spark.conf.set(key, value)
+            except Exception:  # a static setting: fine if the running session already has it
+                if spark.conf.get(key, None) != value:
+                    raise InputError(
+                        f"--spark-conf {key}={value}: the running Spark session cannot change it",
+                        "set it where the session starts (spark-defaults.conf, the cluster)",
+                    ) from None
         return cls(spark, owned=active is None, remote=remote)
 
     def load_relations(self, relations: Relations) -> None:
