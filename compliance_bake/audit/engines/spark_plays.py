@@ -54,10 +54,13 @@ def _csv(spark: Any, spec: PlaysSpec) -> Any:
     from pyspark.sql import functions as F  # noqa: N812
 
     schema = ", ".join(f"{_q(c)} STRING" for c in spec.header) + f", {_q(CORRUPT)} STRING"
+    unpaired, quoted_newlines = _quotes(spark, spec)
     frame = (
         spark.read.options(
             header="true",
-            multiLine="true",
+            # Only a file with a quoted line end needs multiLine, which reads each file whole in
+            # one task; without, the files split into tasks across the cores.
+            multiLine=str(quoted_newlines).lower(),
             mode="PERMISSIVE",
             columnNameOfCorruptRecord=CORRUPT,
             quote='"',
@@ -71,7 +74,6 @@ def _csv(spark: Any, spec: PlaysSpec) -> Any:
     frame = frame.withColumn("_file", F.input_file_name()).withColumn(
         "_seq", F.monotonically_increasing_id()
     )
-    unpaired = _unpaired_quote_files(spark, spec)
     last = F.lit(False)
     if unpaired:
         from pyspark.sql import Window
@@ -88,14 +90,19 @@ def _csv(spark: Any, spec: PlaysSpec) -> Any:
     )
 
 
-def _unpaired_quote_files(spark: Any, spec: PlaysSpec) -> list[str]:
-    """The files whose count of `"` is odd: each ends inside a quoted value."""
+def _quotes(spark: Any, spec: PlaysSpec) -> tuple[list[str], bool]:
+    """One pass over the lines: the files whose count of `"` is odd (each ends inside a quoted
+    value), and whether any line holds an odd count (a quoted line end may follow it)."""
     from pyspark.sql import functions as F  # noqa: N812
 
     lines = spark.read.text(_paths(spec)).withColumn("_file", F.input_file_name())
     quotes = F.length("value") - F.length(F.regexp_replace("value", '"', ""))
-    odd = lines.groupBy("_file").agg(F.sum(quotes).alias("q")).where("q % 2 = 1")
-    return [row[0] for row in odd.collect()]
+    per_file = lines.groupBy("_file").agg(
+        F.sum(quotes).alias("q"), F.max(quotes % 2).alias("odd_line")
+    )
+    rows = per_file.where("q % 2 = 1 OR odd_line = 1").collect()
+    unpaired = [row["_file"] for row in rows if row["q"] % 2 == 1]
+    return unpaired, bool(rows)
 
 
 def _jsonl(spark: Any, spec: PlaysSpec) -> Any:
