@@ -288,3 +288,24 @@ def test_spark_progress_reaches_the_sink(tmp_path: Path, spark_session: object) 
     )
     assert result.total_plays == len(_mixed())
     assert sink.calls[0] == "begin Auditing plays on Spark (tasks)" and sink.calls[-1] == "end"
+
+
+@SPARK
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_bytes_not_utf8_count_alike_and_only_their_text_differs(
+    tmp_path: Path, fmt: str, spark_session: object
+) -> None:
+    """Pinned (README, "Differences that remain"): the counts and reasons agree. A JSON line
+    with bytes that are not UTF-8 is malformed on both; a CSV value with them is read on both
+    (its text then differs: Spark shows U+FFFD). A valid U+FFFD is a plain character on both."""
+    good = play("good")
+    valid_fffd = play("repl\ufffdchar")
+    rows = [good, play("badutf"), valid_fffd]
+    plays = write_plays(tmp_path, rows, fmt)
+    plays.write_bytes(plays.read_bytes().replace(b"badutf", b"bad\xffutf"))
+    (duck, duck_out), (spark, spark_out) = _both(plays, tmp_path)
+    assert _counts(spark) == _counts(duck)
+    if fmt == "jsonl":  # the line with the invalid byte is malformed on both, the rest read
+        assert duck["byReason"]["malformed-row"] == 1 and duck["zipWindow"]["inWindowPlays"] == 2
+    else:  # read as plays on both: every play is in the window, none malformed
+        assert duck["violations"] == 0 and duck["zipWindow"]["inWindowPlays"] == 3

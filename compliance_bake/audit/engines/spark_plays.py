@@ -7,9 +7,10 @@
 - JSON Lines: each line read whole and parsed strictly (no single quotes, no NaN); a blank line
   is no row; a line that is not an object with the eight keys is malformed.
 - Parquet: every column cast to text; an instant written as `2026-11-20T10:00:01.000000Z`.
-- Every format: a value holding a NUL byte makes its row malformed, as on DuckDB; so does one
-  holding U+FFFD, which is how Spark's reader shows bytes that are not UTF-8 (README, "Audit
-  engines", lists what still differs: Spark gives no line numbers).
+- Every format: a value holding a NUL byte makes its row malformed, as on DuckDB. Bytes that
+  are not UTF-8 make a JSON line malformed (as DuckDB's reader rejects it); in a CSV value they
+  are read, as DuckDB reads them, but Spark's reader shows them as U+FFFD (README, "Audit
+  engines", lists what still differs: that text, and line numbers).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def _paths(spec: PlaysSpec) -> list[str]:
     return [str(p.resolve()) for p in spec.files]
 
 
-NUL, REPLACEMENT = "\x00", "\ufffd"
+NUL = "\x00"
 
 
 def _holding(char: str, columns: tuple[str, ...] = COLUMNS) -> Any:
@@ -81,7 +82,7 @@ def _csv(spark: Any, spec: PlaysSpec) -> Any:
         by_file = Window.partitionBy("_file")
         last = F.col("_file").isin(unpaired) & (F.col("_seq") == F.max("_seq").over(by_file))
     # Rejected as DuckDB's reader rejects them: the values are dropped, the text kept.
-    bad = F.col(CORRUPT).isNotNull() | last | _holding(REPLACEMENT)
+    bad = F.col(CORRUPT).isNotNull() | last
     return frame.select(
         F.lit(None).cast("bigint").alias("line"),
         *[F.when(~bad, F.col(c)).alias(c) for c in COLUMNS],
@@ -113,7 +114,7 @@ def _jsonl(spark: Any, spec: PlaysSpec) -> Any:
     parsed = lines.select("value", F.from_json("value", "MAP<STRING,STRING>", options).alias("m"))
     has_all = " AND ".join(f"map_contains_key(m, '{c}')" for c in COLUMNS)
     bad = F.expr(f"m IS NULL OR NOT ({has_all})") | _holding(NUL, ("value",))
-    bad = bad | _holding(REPLACEMENT, ("value",))
+    bad = bad | ~F.expr("is_valid_utf8(value)")  # the text reader keeps the bytes as they are
     return parsed.select(
         F.lit(None).cast("bigint").alias("line"),
         *[F.when(~bad, F.col("m").getItem(c)).alias(c) for c in COLUMNS],
