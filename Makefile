@@ -4,12 +4,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-key-timing bench-diff wrk clean
+.PHONY: demo test test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-key-timing bench-diff wrk clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
 	touch $(STAMP)
 
 ## demo: set up, mint a local signing secret if there is none, bake the bundled fixtures (and the
@@ -21,14 +21,19 @@ demo: $(STAMP)
 	$(BIN)/compliance-bake bake snapshot --deep-audit fixtures/plays.csv --now $(DEMO_NOW)
 	$(BIN)/compliance-bake verify out
 
-## tools: jq and openssl, which the auditor recipe test runs, and chromium, in which the portal
-## tests open the page (Debian: installed when missing; Playwright drives it, never downloads one)
+## tools: jq and openssl, which the auditor recipe test runs, chromium, in which the portal
+## tests open the page (Debian: installed when missing; Playwright drives it, never downloads one),
+## and Java (17+) for the Spark tests (without it they skip and say why)
 tools:
 	@command -v jq >/dev/null && command -v openssl >/dev/null && test -x /usr/bin/chromium || { \
 	  command -v apt-get >/dev/null || { echo "install jq, openssl and chromium, then re-run" >&2; exit 2; }; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq jq openssl chromium >/dev/null; }
+	@command -v java >/dev/null || [ -n "$$JAVA_HOME" ] || ! command -v apt-get >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null \
+	  || echo "no Java 17 installed: the Spark tests will skip" >&2; }
 
 ## test: set up and run lint, types and the whole test suite (in parallel: one worker per core,
 ## at most 4; the tests share nothing but the machine)
@@ -94,6 +99,11 @@ bench-audit: $(STAMP)
 ## bench-diff: `diff` of two 500,000-row snapshots against orjson.loads of the two files
 bench-diff: $(STAMP)
 	$(BIN)/python bench/diff_bench.py
+
+## bench-audit-spark: the audit on Spark local[1] and local[2] vs DuckDB, 10,000,000 plays
+bench-audit-spark: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,spark,bench]'
+	$(BIN)/python bench/audit_spark_bench.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

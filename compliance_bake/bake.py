@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compliance_bake.clock import iso_millis, resolve_now
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_OK, BakeError
@@ -30,6 +30,9 @@ from compliance_bake.signing.signing_key import resolve_signing_key
 from compliance_bake.targets.engine import Engine
 from compliance_bake.targets.inprocess import InProcessTarget
 from compliance_bake.targets.interface import Target
+
+if TYPE_CHECKING:
+    from compliance_bake.audit.engines.interface import EngineOptions
 
 
 class ReportInvalid(BakeError):
@@ -95,14 +98,18 @@ def validate_documents(snapshot: dict[str, Any]) -> None:
 
 
 def _deep_audit(
-    plays: Path, fixtures: Fixtures, moment: datetime, fixtures_dir: Path
+    plays: Path | str,
+    fixtures: Fixtures,
+    moment: datetime,
+    fixtures_dir: Path,
+    engine: EngineOptions | None,
 ) -> tuple[dict[str, Any], dict[str, int]]:
     """The deepAudit block (the ZIP window over the plays, on the bake's clock and licences) and
     its violations by reason."""
     from compliance_bake.audit.report import audit_command, deep_audit_block
     from compliance_bake.audit.zip_window import DEFAULT_DAYS, run_zip_window
 
-    audit = run_zip_window(plays, fixtures.registry, moment, DEFAULT_DAYS)
+    audit = run_zip_window(plays, fixtures.registry, moment, DEFAULT_DAYS, engine=engine)
     command = audit_command(str(plays), DEFAULT_DAYS, iso_millis(moment), fixtures_dir)
     by_reason = {reason.value: count for reason, count in audit.by_reason.items()}
     return deep_audit_block(audit, command), by_reason
@@ -117,9 +124,10 @@ def run_bake(
     console_depth: int,
     progress: ProgressSink | None = None,
     target: Target | None = None,
-    deep_audit: Path | None = None,
+    deep_audit: Path | str | None = None,
     signing_key_file: Path | None = None,
     phases: Phases = no_phases,
+    engine: EngineOptions | None = None,
 ) -> BakeResult:
     """Phases, in order: load (clock, secret, fixtures, the deep audit), matrix (the board and
     the shadow matrix), sign, validate, write (render and publish)."""
@@ -130,7 +138,7 @@ def run_bake(
     fixtures = load_fixtures(fixtures_dir)
     block = by_reason = None
     if deep_audit is not None:
-        block, by_reason = _deep_audit(deep_audit, fixtures, moment, fixtures_dir)
+        block, by_reason = _deep_audit(deep_audit, fixtures, moment, fixtures_dir, engine)
     settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
     target = target or InProcessTarget(Engine(fixtures.registry))
     phases("matrix")

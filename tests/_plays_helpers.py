@@ -70,11 +70,19 @@ def write_plays(folder: Path, rows: list[dict[str, Any]], fmt: str, name: str = 
     return writer(folder / f"{name}.{fmt}", rows)
 
 
-def audit(plays: Path, out: Path, *extra: str) -> tuple[Result, dict[str, Any]]:
+def engine_args(engine: str) -> tuple[str, ...]:
+    """The options that run an audit on the engine (Spark: the run's shared local[1] session)."""
+    return () if engine == "duckdb" else ("--engine", "spark", "--spark-master", "local[1]")
+
+
+def audit(
+    plays: Path, out: Path, *extra: str, engine: str = "duckdb"
+) -> tuple[Result, dict[str, Any]]:
     """`audit deep --json` through the real CLI; returns the result and the parsed summary."""
     result = invoke(
-        "audit", "deep", "--plays", str(plays), "--now", NOW, "--out", str(out), "--json", *extra
-    )
+        "audit", "deep", "--plays", str(plays), "--now", NOW, "--out", str(out), "--json",
+        *engine_args(engine), *extra,
+    )  # fmt: skip
     summary = json.loads(result.output) if result.exit_code in (0, 1) else {}
     return result, summary
 

@@ -104,3 +104,25 @@ def board_without_where(rows: list[dict[str, object]]) -> list[dict[str, object]
             row = {**row, "notes": notes[: notes.index(WHERE_MEASURED)]}
         out.append(row)
     return out
+
+
+@pytest.fixture(scope="session")
+def spark_session() -> Iterator[object]:
+    """One local[1] SparkSession for the whole run; skipped with the reason when Spark cannot
+    run here (no pyspark, no Java 17+)."""
+    from tests._spark_helpers import start_session, why_no_spark
+
+    reason = why_no_spark()
+    if reason is not None:
+        pytest.skip(reason)
+    spark = start_session()
+    yield spark
+    spark.stop()
+
+
+@pytest.fixture(params=["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def engine(request: pytest.FixtureRequest) -> str:
+    """The audit engine a test runs on: every audit case runs on both."""
+    if request.param == "spark":
+        request.getfixturevalue("spark_session")
+    return str(request.param)

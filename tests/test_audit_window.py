@@ -1,6 +1,7 @@
 """`audit deep`: the window's edges, violations by reason, the three formats, the demo plays.
 
-Every test runs the real CLI on real files with real DuckDB.
+Every test runs the real CLI on real files with real DuckDB; those taking the `engine` fixture
+run again on Spark (local[1], the `spark` marker) and must give the same results.
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ BOUNDARIES = [
         False,
     ),
     (play("placed-not-a-time", placed_at="whenever"), True, None, False),
+    # Offsets up to +-18:00 (java.time's bound, made the rule on every engine: sql.py).
+    (play("offset-plus18", enriched_at="2026-11-20T10:00:00+18:00"), True, None, False),
+    (play("offset-minus18", enriched_at="2026-11-20T10:00:00.5-18:00"), True, None, False),
 ]
 
 
@@ -89,10 +93,12 @@ def _summary_counts(summary: dict[str, object]) -> dict[str, object]:
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_window_edges_offsets_future_empty_and_placed_at(tmp_path: Path, fmt: str) -> None:
+def test_window_edges_offsets_future_empty_and_placed_at(
+    tmp_path: Path, fmt: str, engine: str
+) -> None:
     rows = [case[0] for case in BOUNDARIES]
     plays = write_plays(tmp_path, rows, fmt)
-    result, summary = audit(plays, tmp_path / "out")
+    result, summary = audit(plays, tmp_path / "out", engine=engine)
     inside = [c[0]["play_id"] for c in BOUNDARIES if c[1]]
     expected_reasons = {c[0]["play_id"]: c[2] for c in BOUNDARIES if c[2]}
     assert summary["zipWindow"]["totalPlays"] == len(rows)
@@ -156,15 +162,20 @@ VIOLATIONS = [
     (play("fast-blank-millis", enriched_at="2026-11-20T10:00:00.00 Z"), "malformed-timestamp"),
     (play("fast-lower-z", enriched_at="2026-11-20T10:00:00.000z"), "malformed-timestamp"),
     (play("fast-space-t", enriched_at="2026-11-20 10:00:00.000Z"), "malformed-timestamp"),
+    (play("fast-lower-t", enriched_at="2026-11-20t10:00:00.000Z"), "malformed-timestamp"),
+    # Beyond +-18:00: malformed on every engine (DuckDB would read them, java.time would not).
+    (play("offset-plus1801", enriched_at="2026-11-20T10:00:00+18:01"), "malformed-timestamp"),
+    (play("offset-minus2359", enriched_at="2026-11-20T10:00:00-23:59"), "malformed-timestamp"),
+    (play("offset-plus19", enriched_at="2026-11-20T10:00:00.000+19:00"), "malformed-timestamp"),
 ]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_every_violation_is_named_in_the_report(tmp_path: Path, fmt: str) -> None:
+def test_every_violation_is_named_in_the_report(tmp_path: Path, fmt: str, engine: str) -> None:
     rows = [play("clean")] + [row for row, _ in VIOLATIONS]
     plays = write_plays(tmp_path, rows, fmt)
     out = tmp_path / "out"
-    result, summary = audit(plays, out)
+    result, summary = audit(plays, out, engine=engine)
     assert result.exit_code == 1 and summary["ok"] is False
     assert reasons_by_play(out) == {row["play_id"]: reason for row, reason in VIOLATIONS}
     assert summary["violations"] == len(VIOLATIONS) == report(out)["violationCount"]
@@ -201,7 +212,7 @@ def test_one_bad_play_fails_the_audit_and_the_bake(
     assert checks["zip-window"]["label"] == "ZIP 90d window via enriched_at (2/2 plays)"
 
 
-def test_relational_checks_apply_in_the_window_only(tmp_path: Path) -> None:
+def test_relational_checks_apply_in_the_window_only(tmp_path: Path, engine: str) -> None:
     old = "2026-01-01T00:00:00Z"
     rows = [
         play("old-offshore", partner="node-offshore-04", enriched_at=old),
@@ -214,7 +225,7 @@ def test_relational_checks_apply_in_the_window_only(tmp_path: Path) -> None:
         play("unenriched-xx", state="XX", enriched_at=""),
     ]
     plays = write_csv(tmp_path / "plays.csv", rows)
-    result, _ = audit(plays, tmp_path / "out")
+    result, _ = audit(plays, tmp_path / "out", engine=engine)
     assert result.exit_code == 1
     assert reasons_by_play(tmp_path / "out") == {
         "old-lost-zero": "malformed-zip",
@@ -222,7 +233,7 @@ def test_relational_checks_apply_in_the_window_only(tmp_path: Path) -> None:
     }
 
 
-def test_malformed_rows_are_counted_never_dropped(tmp_path: Path) -> None:
+def test_malformed_rows_are_counted_never_dropped(tmp_path: Path, engine: str) -> None:
     plays = write_csv(tmp_path / "plays.csv", [play("a"), play("b")])
     with plays.open("a", encoding="utf-8", newline="") as handle:
         handle.write("too-few,node-bay-01,MA,02108\n")
@@ -231,19 +242,21 @@ def test_malformed_rows_are_counted_never_dropped(tmp_path: Path) -> None:
         handle.write('quoted,"node,bay",MA,02108,x,2026-11-20T10:00:01Z,b.t,1\n')
         handle.write('open-quote,node-bay-01,MA,02108,x,2026-11-20T10:00:01Z,b.t,"1\n')
     out = tmp_path / "out"
-    result, summary = audit(plays, out)
+    result, summary = audit(plays, out, engine=engine)
     assert result.exit_code == 1
     assert summary["zipWindow"]["totalPlays"] == 7
     assert summary["byReason"]["malformed-row"] == 4
     # A quoted comma is a value, not a column: that play is read, and is unlicensed.
     assert summary["byReason"]["partner-not-licensed"] == 1
     rows = [v for v in report(out)["violations"] if v["reason"] == "malformed-row"]
-    assert sorted(v.get("line", 0) for v in rows) == [0, 4, 5, 8]
+    # Spark's readers give no line numbers (README, "Audit engines"): the one row-level pin.
+    lines = [0, 4, 5, 8] if engine == "duckdb" else [0, 0, 0, 0]
+    assert sorted(v.get("line", 0) for v in rows) == lines
     assert any(v["playId"] == "nul\x00byte" for v in rows)
     assert any("too-few" in v.get("raw", "") for v in rows)
 
 
-def test_malformed_json_lines_are_counted(tmp_path: Path) -> None:
+def test_malformed_json_lines_are_counted(tmp_path: Path, engine: str) -> None:
     plays = tmp_path / "plays.jsonl"
     good = json.dumps(play("good"))
     plays.write_text(
@@ -261,7 +274,7 @@ def test_malformed_json_lines_are_counted(tmp_path: Path) -> None:
         )
         + "\n"
     )
-    result, summary = audit(plays, tmp_path / "out")
+    result, summary = audit(plays, tmp_path / "out", engine=engine)
     assert result.exit_code == 1
     assert summary["zipWindow"]["totalPlays"] == 7
     assert summary["byReason"]["malformed-row"] == 4
@@ -273,12 +286,12 @@ def _mixed_rows() -> list[dict[str, str | None]]:
     return [c[0] for c in BOUNDARIES] + [row for row, _ in VIOLATIONS] + [play("clean")]
 
 
-def test_csv_jsonl_and_parquet_give_identical_counts(tmp_path: Path) -> None:
+def test_csv_jsonl_and_parquet_give_identical_counts(tmp_path: Path, engine: str) -> None:
     rows = _mixed_rows()
     summaries, reports = [], []
     for fmt in FORMATS:
         plays = write_plays(tmp_path / fmt, rows, fmt)
-        _, summary = audit(plays, tmp_path / fmt / "out")
+        _, summary = audit(plays, tmp_path / fmt / "out", engine=engine)
         summaries.append(_summary_counts(summary))
         reports.append(report(tmp_path / fmt / "out")["violations"])
     assert summaries[0] == summaries[1] == summaries[2]
@@ -286,14 +299,14 @@ def test_csv_jsonl_and_parquet_give_identical_counts(tmp_path: Path) -> None:
     assert summaries[0]["zipWindow"]["totalPlays"] == len(rows)  # type: ignore[index]
 
 
-def test_the_demo_plays_in_every_format_audit_clean(tmp_path: Path) -> None:
+def test_the_demo_plays_in_every_format_audit_clean(tmp_path: Path, engine: str) -> None:
     import csv
 
     with DEMO_PLAYS.open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     for fmt in FORMATS:
         plays = DEMO_PLAYS if fmt == "csv" else write_plays(tmp_path, rows, fmt)
-        result, summary = audit(plays, tmp_path / fmt)
+        result, summary = audit(plays, tmp_path / fmt, engine=engine)
         assert result.exit_code == 0, result.output
         assert summary["ok"] is True and summary["violations"] == 0
         assert summary["zipWindow"]["label"] == "ZIP 90d window via enriched_at (16/20 plays)"

@@ -1,6 +1,9 @@
-"""The deep audit: the 90-day ZIP window over a plays file (spec 2.5), on embedded DuckDB.
+"""The deep audit: the 90-day ZIP window over plays (spec 2.5), on embedded DuckDB or on Spark.
 
 Imports inputs, signing (the window's label) and report.publish; never verify, service or cli.
-`plays` reads a plays file as a `plays` relation of text columns; `zip_window` holds the query;
-`violations` names the reasons; `report` builds the block and the report; `run` is `audit deep`.
+`sql` holds the query, once for every engine, with its dialect table; `engines/` runs it (DuckDB,
+Spark) behind one interface; `zip_window` runs an audit on an engine; `plays` and `sources` read
+the plays (DuckDB's relation; files, folders, globs, URIs); `intake`, `records` and `accounting`
+account for every record; `violations` names the reasons; `report` builds the block and the
+report; `run` is `audit deep`.
 """

@@ -1,6 +1,7 @@
 """The audit's outputs: the snapshot's `deepAudit` block (spec 2.5), the summary and the report.
 
-The detailed report (`audit/zip-window.json` under `--out`) lists every violating play; the
+The detailed report (`audit/zip-window.json` under `--out`) lists every violating play (past
+zip_window.VIOLATIONS_BOUND: the first ones, `violationsListed` and `violationsDigest`); the
 summary (`--json`) and the terminal show the counts and the first violations. Nothing here
 writes files.
 """
@@ -63,6 +64,13 @@ def exit_code(audit: ZipWindow) -> int:
     return EXIT_OK if audit.ok else EXIT_CHECK_FAILED
 
 
+def _cut(audit: ZipWindow) -> dict[str, Any]:
+    """Past the bound: how many are listed, and the digest of them all (zip_window.py)."""
+    if audit.digest is None:
+        return {}
+    return {"violationsListed": len(audit.violations), "violationsDigest": audit.digest}
+
+
 def summary(audit: ZipWindow, command: str, report: Path | None) -> dict[str, Any]:
     return {
         "ok": audit.ok,
@@ -75,8 +83,10 @@ def summary(audit: ZipWindow, command: str, report: Path | None) -> dict[str, An
         "violations": audit.violation_count,
         "byReason": {reason.value: audit.by_reason[reason] for reason in Violation},
         "firstViolations": [v.as_json() for v in audit.violations[:FIRST_SHOWN]],
+        **_cut(audit),
         "report": None if report is None else str(report),
         "command": command,
+        "engine": audit.engine,
     }
 
 
@@ -91,6 +101,7 @@ def report_bytes(audit: ZipWindow, command: str) -> bytes:
         "violationCount": audit.violation_count,
         "byReason": {reason.value: audit.by_reason[reason] for reason in Violation},
         "reasons": {reason.value: reason.explanation for reason in Violation},
+        **_cut(audit),
         "violations": [v.as_json() for v in audit.violations],
     }
     return dumps_pretty(document)

@@ -1,5 +1,5 @@
 """The ZIP-window audit's result, whatever engine computed it: the counts of spec 2.5 and every
-violating play."""
+violating play (past the bound of zip_window.VIOLATIONS_BOUND: the first ones and a digest)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ class ZipWindow:
     not_enriched_plays: int
     by_reason: dict[Violation, int]
     violations: list[ViolatingPlay] = field(repr=False)
+    engine: str = "duckdb"
+    digest: str | None = None  # set when the violations were cut to the bound
 
     @property
     def since(self) -> datetime:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from compliance_bake.audit import report
+from compliance_bake.audit.engines.interface import EngineOptions
 from compliance_bake.audit.plays import PlaysFormat
 from compliance_bake.audit.zip_window import DEFAULT_DAYS, ZipWindow, run_zip_window
 from compliance_bake.clock import iso_millis, resolve_now
@@ -40,7 +41,7 @@ class AuditResult:
 
 def run_audit(
     *,
-    plays: Path,
+    plays: Path | str,
     fixtures_dir: Path,
     out_dir: Path,
     now: str | None,
@@ -48,6 +49,8 @@ def run_audit(
     progress: ProgressSink | None = None,
     plays_format: str | None = None,
     phases: Phases = no_phases,
+    engine: EngineOptions | None = None,
+    violations_out: str | None = None,
 ) -> AuditResult:
     """Phases: load (clock, licences), audit (the query over the plays), write."""
     phases("load")
@@ -55,7 +58,9 @@ def run_audit(
     registry = load_fixtures(fixtures_dir).registry
     fmt = None if plays_format is None else PlaysFormat(plays_format)
     phases("audit")
-    audit = run_zip_window(plays, registry, moment, days, progress, fmt)
+    audit = run_zip_window(
+        plays, registry, moment, days, progress, fmt, engine=engine, violations_out=violations_out
+    )
     command = report.audit_command(str(plays), days, iso_millis(moment), fixtures_dir, fmt)
     phases("write")
     written = publish(out_dir, {report.REPORT_FILE: report.report_bytes(audit, command)})

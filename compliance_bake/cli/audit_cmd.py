@@ -10,10 +10,14 @@ import click
 from compliance_bake.cli.options import (
     audit_now_option,
     audit_out_option,
+    engine_option,
+    engine_options,
     fixtures_option,
     fixtures_path,
     json_option,
     quiet_option,
+    spark_conf_option,
+    spark_master_option,
 )
 from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
@@ -51,11 +55,12 @@ def audit() -> None:
 @audit.command(context_settings=CONTEXT, epilog=REASONS + "\n\n" + FOOTER)
 @click.option(
     "--plays",
-    type=click.Path(path_type=Path, allow_dash=True),
+    metavar="PATH",
     required=True,
-    help="Plays file: .csv, .jsonl/.ndjson or .parquet with the columns play_id, partner, "
-    "state, zip, placed_at, enriched_at, wager_type, stake; a regular file, or - to read "
-    "standard input (CSV unless --format says otherwise).",
+    help="Plays: a .csv, .jsonl/.ndjson or .parquet file with the columns play_id, partner, "
+    "state, zip, placed_at, enriched_at, wager_type, stake; - to read standard input (CSV "
+    "unless --format says otherwise); with --engine spark also a folder, a glob, a "
+    "hive-partitioned Parquet folder, or an s3a://, hdfs://, abfss:// URI.",
 )
 @click.option(
     "--format",
@@ -74,28 +79,45 @@ def audit() -> None:
 @audit_now_option
 @fixtures_option
 @audit_out_option
+@engine_option
+@spark_master_option
+@spark_conf_option
+@click.option(
+    "--violations-out",
+    metavar="DIR",
+    default=None,
+    help="Also write every violating play as a Parquet dataset into DIR, from the engine itself "
+    "(a local folder, or with Spark any URI the cluster can write).",
+)
 @json_option
 @quiet_option
 @report_option
 def deep(
-    plays: Path,
+    plays: str,
     plays_format: str | None,
     days: int,
     now: str | None,
     fixtures_dir: Path | None,
     out_dir: Path,
+    engine: str,
+    spark_master: str,
+    spark_conf: tuple[str, ...],
+    violations_out: str | None,
     as_json: bool,
     quiet: bool,
     reports: tuple[tuple[str, str], ...],
 ) -> None:
     """The ZIP window: every recent play from a real ZIP of a state where its partner is licensed.
 
-    Runs one SQL query (embedded DuckDB) over the plays file and the ZIP database. A play is in
-    the window when now - days <= enriched_at <= now (both edges included, offsets honoured;
-    placed_at plays no part). Each in-window play must come from a real ZIP of its own state, a
-    regulated state, and a partner with an active licence there (licences.json of --fixtures).
+    Runs one SQL query over the plays and the ZIP database, on embedded DuckDB (the default) or
+    on Apache Spark (--engine spark: local[N] here, or a cluster through Spark Connect). A play
+    is in the window when now - days <= enriched_at <= now (both edges included, offsets
+    honoured; placed_at plays no part). Each in-window play must come from a real ZIP of its
+    own state, a regulated state, and a partner with an active licence there (licences.json of
+    --fixtures).
     Prints counts by reason and the first violations, and writes every violation to
-    OUT/audit/zip-window.json (atomically).
+    OUT/audit/zip-window.json (atomically). Past 100,000 violations the report lists the
+    first 100,000 and a digest of all; --violations-out DIR writes them all as Parquet.
 
     Every record of the file counts in totalPlays: a row the reader cannot take, a record over
     64 MiB included, is a malformed-row violation with its line. --plays - reads standard input
@@ -109,6 +131,11 @@ def deep(
       compliance-bake audit deep --plays plays.jsonl --fixtures my-fixtures \\
         --out out --report junit:reports/audit-junit.xml
       zcat plays.csv.gz | compliance-bake audit deep --plays -
+      compliance-bake audit deep --plays 'plays/*.csv' --engine spark \\
+        --spark-master 'local[2]'
+      compliance-bake audit deep --plays s3a://book/plays/ --engine spark \\
+        --spark-master sc://spark.internal:15002 \\
+        --violations-out s3a://book/violations/
     """
     import json
 
@@ -116,6 +143,7 @@ def deep(
     from compliance_bake.cli import outcome, render, reporters
     from compliance_bake.cli.phases import reporting
 
+    options = engine_options(engine, spark_master, spark_conf)
     with reporting("audit", enabled=not (as_json or quiet)) as (progress, phases):
         result = run_audit(
             plays=plays,
@@ -126,6 +154,8 @@ def deep(
             progress=progress,
             plays_format=plays_format,
             phases=phases,
+            engine=options,
+            violations_out=violations_out,
         )
     if as_json:
         click.echo(json.dumps(result.summary(), indent=2, ensure_ascii=False))

@@ -8,6 +8,8 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import (
+    engine_option,
+    engine_options,
     fixtures_option,
     fixtures_path,
     json_option,
@@ -16,6 +18,8 @@ from compliance_bake.cli.options import (
     out_option,
     quiet_option,
     secret_file_option,
+    spark_conf_option,
+    spark_master_option,
     target_options,
 )
 from compliance_bake.cli.reporters import report_option
@@ -49,11 +53,10 @@ def bake() -> None:
     "--deep-audit",
     "deep_audit",
     metavar="PLAYS",
-    type=click.Path(path_type=Path),
     default=None,
-    help="Also run the 90-day ZIP-window audit over the PLAYS file (.csv, .jsonl, .parquet; - "
-    "reads a CSV from standard input) on the bake's clock: adds deepAudit and the zip-window "
-    "check.",
+    help="Also run the 90-day ZIP-window audit over PLAYS (a .csv, .jsonl or .parquet file; - "
+    "reads a CSV from standard input; with --engine spark also a folder, a glob or a URI) on the "
+    "bake's clock: adds deepAudit and the zip-window check.",
 )
 @click.option(
     "--signing-key",
@@ -65,6 +68,9 @@ def bake() -> None:
     "Else $COMPLIANCE_SIGNING_KEY_FILE, then .compliance-bake/signing-key.pem when it exists; "
     "none: no attestation (and an earlier one is removed).",
 )
+@engine_option
+@spark_master_option
+@spark_conf_option
 @target_options
 @json_option
 @quiet_option
@@ -75,8 +81,11 @@ def snapshot(
     now: str | None,
     secret_file: Path | None,
     console_depth: int,
-    deep_audit: Path | None,
+    deep_audit: str | None,
     signing_key_file: Path | None,
+    engine: str,
+    spark_master: str,
+    spark_conf: tuple[str, ...],
     target_url: str | None,
     agent_key_file: Path | None,
     timeout: float,
@@ -116,6 +125,8 @@ def snapshot(
         --now 2026-11-22T04:06:00Z --report junit:reports/junit.xml
       compliance-bake bake snapshot --signing-key \\
         .compliance-bake/signing-key.pem
+      compliance-bake bake snapshot --deep-audit plays/ --engine spark \\
+        --spark-master 'local[2]'
       SOURCE_DATE_EPOCH=1795000000 compliance-bake bake snapshot --json
       COMPLIANCE_AGENT_KEY=... compliance-bake bake snapshot \\
         --target http://127.0.0.1:8000
@@ -128,6 +139,7 @@ def snapshot(
     from compliance_bake.cli import outcome, render, reporters
     from compliance_bake.cli.phases import reporting
 
+    options = engine_options(engine, spark_master, spark_conf)
     target = open_target(target_url, agent_key_file, timeout, concurrency, retries)
     try:
         with reporting("bake", enabled=not (as_json or quiet)) as (progress, phases):
@@ -142,6 +154,7 @@ def snapshot(
                 deep_audit=deep_audit,
                 signing_key_file=signing_key_file,
                 phases=phases,
+                engine=options,
             )
     finally:
         if target is not None:

@@ -153,3 +153,48 @@ def open_target(
     parsed = parse_target_url(url)
     settings = HttpSettings(timeout=timeout, concurrency=concurrency, retries=retries)
     return HttpTarget(parsed, resolve_agent_key(key_file), settings)
+
+
+def _engine_choices() -> list[str]:
+    return ["duckdb", "spark"]
+
+
+engine_option = click.option(
+    "--engine",
+    type=click.Choice(_engine_choices()),
+    default="duckdb",
+    show_default=True,
+    help="Where the ZIP-window audit runs: embedded DuckDB, or Apache Spark "
+    "(pip install 'compliance-bake[spark]'; Java 17+ for local[N]).",
+)
+spark_master_option = click.option(
+    "--spark-master",
+    metavar="URL",
+    default="local[*]",
+    show_default=True,
+    help="With --engine spark: local[N] (N cores here), or sc://HOST:PORT for a Spark Connect "
+    "server (an existing cluster).",
+)
+spark_conf_option = click.option(
+    "--spark-conf",
+    "spark_conf",
+    metavar="KEY=VALUE",
+    multiple=True,
+    help="With --engine spark: a Spark setting, e.g. spark.executor.memory=4g (repeatable).",
+)
+
+
+def engine_options(
+    engine: str, spark_master: str, spark_conf: tuple[str, ...]
+) -> Any:  # EngineOptions; the audit package is imported only when a command runs
+    from compliance_bake.audit.engines.interface import EngineOptions
+
+    pairs = []
+    for item in spark_conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="'--spark-conf'")
+        pairs.append((key.strip(), value))
+    if engine != "spark" and (spark_conf or spark_master != "local[*]"):
+        raise click.UsageError("--spark-master and --spark-conf need --engine spark")
+    return EngineOptions(engine=engine, spark_master=spark_master, spark_conf=tuple(pairs))

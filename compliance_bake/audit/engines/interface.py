@@ -1,0 +1,104 @@
+"""What an audit engine does, and what it is given: the seam between the audit and DuckDB/Spark.
+
+An engine loads the reference relations (`zips`, `states`, `licences`), makes the `plays`
+relation from a plays source (a file, a folder, a glob, or with Spark a cluster URI), and runs
+the shared query of audit/sql.py, spelled in its dialect, with the window as parameters. It
+returns plain rows; the audit (audit/zip_window.py) turns them into its result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from compliance_bake.audit.plays import PlaysFormat
+from compliance_bake.audit.sql import Dialect
+from compliance_bake.audit.violations import ViolatingPlay, Violation
+from compliance_bake.progress import ProgressSink
+
+ENGINES = ("duckdb", "spark")
+DEFAULT_SPARK_MASTER = "local[*]"
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    """The engine the audit runs on, as the command line chose it."""
+
+    engine: str = "duckdb"
+    spark_master: str = DEFAULT_SPARK_MASTER
+    spark_conf: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Relations:
+    """The reference relations as columns: the ZIP database, the states, the active licences."""
+
+    zips: list[str]
+    zip_states: list[str]
+    states: list[str]
+    regulated: list[bool]
+    licence_partners: list[str]
+    licence_states: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The query's parameters: the window's edges in microseconds since the epoch (UTC)."""
+
+    since_us: int
+    now_us: int
+    params: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", {"since_us": self.since_us, "now_us": self.now_us})
+
+
+class AuditEngine(Protocol):
+    """One engine with one open session; `close` ends it."""
+
+    dialect: Dialect
+
+    def load_relations(self, relations: Relations) -> None:
+        """Create the `zips`, `states` and `licences` relations."""
+
+    def make_plays(self, plays: str, fmt: PlaysFormat | None = None) -> str:
+        """Check the source (bad input: InputError) and make the `plays` relation; its format.
+        `fmt` overrides the name's suffix; `-` is standard input."""
+
+    def counts(self, window: Window, progress: ProgressSink) -> list[int]:
+        """COUNTS_SQL over every play: total, in window, not enriched, then one per reason."""
+
+    def violations(self, window: Window, limit: int | None) -> list[ViolatingPlay]:
+        """The violating plays; with a limit, the first `limit` in the report's order."""
+
+    def digest(self, window: Window) -> str:
+        """A digest of every violating play, the same on every engine (zip_window.DIGEST)."""
+
+    def write_violations(self, window: Window, folder: str) -> None:
+        """Write every violating play as a Parquet dataset into `folder`, from the engine."""
+
+    def close(self) -> None:
+        """End the session (an engine leaves a session it did not start running)."""
+
+
+REASONS = list(Violation)
+
+
+def violating_play(row: tuple[Any, ...]) -> ViolatingPlay:
+    """A row of VIOLATIONS_SQL (reason code first) as a ViolatingPlay."""
+    code, play_id, line, partner, state, zip_code, enriched_at, raw = row
+    return ViolatingPlay(
+        reason=REASONS[int(code) - 1],
+        play_id=play_id,
+        line=None if line is None else int(line),
+        partner=partner,
+        state=state,
+        zip=zip_code,
+        enriched_at=enriched_at,
+        raw=raw,
+    )
+
+
+def digest_text(count: int, total: int) -> str:
+    """The digest's text from the number of violating plays and the sum of their row hashes."""
+    return f"md5-sum:{count}:{total}"

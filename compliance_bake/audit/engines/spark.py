@@ -1,0 +1,216 @@
+"""The audit on Apache Spark: `local[N]` in this process's JVM, or a cluster via Spark Connect.
+
+`--spark-master local[N]` (default `local[*]`) starts Spark here (Java 17+); `sc://HOST:PORT`
+talks to a Spark Connect server, which reads the plays where they are (s3a://, hdfs://,
+abfss://). The session runs in UTC with partition values kept as text; `--spark-conf` settings
+come last and win. The plays become the temporary view `plays`; the reference relations are
+small temporary views the joins broadcast. Rows come back to this process only for the counts,
+at most VIOLATIONS_BOUND violating plays and the digest; `--violations-out` is written by Spark.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+from compliance_bake.audit.engines.interface import (
+    EngineOptions,
+    Relations,
+    Window,
+    digest_text,
+    violating_play,
+)
+from compliance_bake.audit.engines.spark_progress import stage_progress
+from compliance_bake.audit.intake import STDIN, plays_input
+from compliance_bake.audit.plays import PlaysFormat, open_plays
+from compliance_bake.audit.sources import PlaysSpec, resolve_plays
+from compliance_bake.audit.sql import (
+    COUNTS_SQL,
+    SPARK,
+    VIOLATION_ORDER,
+    VIOLATIONS_OUT_SQL,
+    VIOLATIONS_SQL,
+    audit_query,
+    digest_sql,
+)
+from compliance_bake.audit.violations import ViolatingPlay
+from compliance_bake.errors import InputError
+from compliance_bake.progress import ProgressSink
+
+INSTALL = "pip install 'compliance-bake[spark]' (and Java 17+ for local[N])"
+PLAYS_VIEW = "plays_source"
+# Settings the audit's results depend on; --spark-conf may add others (and override these).
+SESSION_CONF = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+    "spark.sql.ansi.enabled": "true",
+}
+LOCAL_CONF = {
+    "spark.ui.showConsoleProgress": "false",  # our own progress goes to stderr
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.driver.host": "127.0.0.1",
+}
+
+
+def _require_pyspark() -> None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise InputError("--engine spark needs pyspark, which is not installed", INSTALL) from None
+
+
+def _require_java() -> None:
+    java = shutil.which("java") or (
+        os.path.join(os.environ["JAVA_HOME"], "bin", "java") if "JAVA_HOME" in os.environ else None
+    )
+    if not java or not os.path.exists(java):
+        raise InputError(
+            "--engine spark with a local master needs Java 17 or later, and no java was found",
+            "install a JDK 17+ (Debian: apt-get install openjdk-17-jre-headless) or set "
+            "JAVA_HOME, or pass --spark-master sc://HOST:PORT",
+        )
+
+
+class SparkEngine:
+    """One Spark session; it is stopped at the end only when this engine started it."""
+
+    dialect = SPARK
+
+    def __init__(self, spark: Any, owned: bool, remote: bool) -> None:
+        self.spark = spark
+        self.owned = owned
+        self.remote = remote
+        self._label = ""
+        self._stack = ExitStack()
+
+    @classmethod
+    def open(cls, options: EngineOptions) -> SparkEngine:
+        _require_pyspark()
+        from pyspark.sql import SparkSession
+
+        master = options.spark_master
+        remote = master.startswith("sc://")
+        if not remote and not master.startswith(("local", "spark://", "yarn", "k8s://")):
+            raise InputError(
+                f"--spark-master {master}: not a Spark master URL",
+                "pass local[N], local[*], sc://HOST:PORT (Spark Connect), spark://, yarn or k8s://",
+            )
+        wanted = {**SESSION_CONF, **dict(options.spark_conf)}
+        if remote:
+            builder = SparkSession.builder.remote(master)
+            active = None
+        else:
+            _require_java()
+            # local[N] needs no network: keep the driver on loopback.
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            builder = SparkSession.builder.master(master).appName("compliance-bake audit")
+            for key, value in LOCAL_CONF.items():
+                builder = builder.config(key, value)
+            active = SparkSession.getActiveSession()
+        for key, value in wanted.items():  # static settings (memory, jars) take effect only here
+            builder = builder.config(key, value)
+        try:
+            spark = builder.getOrCreate()
+        except Exception as exc:  # Py4J, gRPC: whatever the cause, one line and exit 2
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            raise InputError(
+                f"--spark-master {master}: cannot start a Spark session: {first}",
+                "check the master URL (a Connect server listening there) and Java 17+",
+            ) from None
+        for key, value in wanted.items():  # a session that was already running takes them here
+            try:
+                spark.conf.set(key, value)
+            except Exception:  # a static setting: fine if the running session already has it
+                if spark.conf.get(key, None) != value:
+                    raise InputError(
+                        f"--spark-conf {key}={value}: the running Spark session cannot change it",
+                        "set it where the session starts (spark-defaults.conf, the cluster)",
+                    ) from None
+        return cls(spark, owned=active is None, remote=remote)
+
+    def load_relations(self, relations: Relations) -> None:
+        spark = self.spark
+        spark.createDataFrame(
+            list(zip(relations.zips, relations.zip_states, strict=True)), "zip STRING, state STRING"
+        ).createOrReplaceTempView("zips")
+        spark.createDataFrame(
+            list(zip(relations.states, relations.regulated, strict=True)),
+            "state STRING, regulated BOOLEAN",
+        ).createOrReplaceTempView("states")
+        spark.createDataFrame(
+            list(zip(relations.licence_partners, relations.licence_states, strict=True)),
+            "partner STRING, state STRING",
+        ).createOrReplaceTempView("licences")
+
+    def make_plays(self, plays: str, fmt: PlaysFormat | None = None) -> str:
+        from compliance_bake.audit.engines.spark_plays import plays_frame
+
+        self._label = plays
+        if plays == STDIN or fmt is not None:
+            # Standard input is spooled to a private file first (local[N] reads it; a cluster
+            # would not see it); a given format names one local file.
+            given = self._stack.enter_context(plays_input(Path(plays), fmt))
+            source = open_plays(given.path, given.format, given.label, given.limit)
+            spec = PlaysSpec(plays, given.format, (given.path,), None, source.header)
+        else:
+            spec = resolve_plays(plays, allow_uri=True)
+        try:
+            plays_frame(self.spark, spec).createOrReplaceTempView(PLAYS_VIEW)
+        except InputError:
+            raise
+        except Exception as exc:
+            raise self._input_error(exc) from None
+        return spec.format.value
+
+    def _input_error(self, exc: Exception) -> InputError:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        return InputError(
+            f"{self._label}: Spark cannot read the plays: {first}",
+            "check the path or URI, the format and the encoding (UTF-8)",
+        )
+
+    def _run(self, final: str, window: Window) -> list[Any]:
+        query = audit_query(SPARK, f"SELECT * FROM {PLAYS_VIEW}", final)
+        try:
+            rows: list[Any] = self.spark.sql(query, args=window.params).collect()
+        except Exception as exc:
+            raise self._input_error(exc) from None
+        return rows
+
+    def counts(self, window: Window, progress: ProgressSink) -> list[int]:
+        with stage_progress(self.spark, progress, self.remote):
+            row = self._run(COUNTS_SQL, window)[0]
+        return [int(n) for n in row]
+
+    def violations(self, window: Window, limit: int | None) -> list[ViolatingPlay]:
+        final = VIOLATIONS_SQL if limit is None else f"{VIOLATIONS_SQL}{VIOLATION_ORDER}"
+        if limit is not None:
+            final += f" LIMIT {int(limit)}"
+        return [violating_play(tuple(row)) for row in self._run(final, window)]
+
+    def digest(self, window: Window) -> str:
+        count, total = self._run(digest_sql(SPARK), window)[0]
+        return digest_text(int(count), int(total))
+
+    def write_violations(self, window: Window, folder: str) -> None:
+        query = audit_query(SPARK, f"SELECT * FROM {PLAYS_VIEW}", VIOLATIONS_OUT_SQL)
+        try:
+            self.spark.sql(query, args=window.params).write.mode("overwrite").parquet(folder)
+        except Exception as exc:
+            raise InputError(
+                f"--violations-out {folder}: Spark cannot write there: "
+                + (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300],
+                "pass a folder (or URI) the Spark cluster can write",
+            ) from None
+
+    def close(self) -> None:
+        try:
+            for view in (PLAYS_VIEW, "zips", "states", "licences"):
+                self.spark.catalog.dropTempView(view)
+            if self.owned:
+                self.spark.stop()
+        finally:
+            self._stack.close()
