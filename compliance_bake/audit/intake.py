@@ -27,6 +27,7 @@ from compliance_bake.audit import records
 from compliance_bake.audit.plays import PlaysFormat, plays_format
 from compliance_bake.audit.records import RecordCount, RecordScanner, count_records
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.files import file_kind
 
 STDIN = "-"
 STDIN_NAME = "standard input"
@@ -96,19 +97,9 @@ def regular_file(path: Path, what: str = "plays file") -> None:
         raise InputError(f"{path}: is a folder, not a {what}", "pass a file")
     if not stat.S_ISREG(mode):
         raise InputError(
-            f"{path}: not a regular file ({_kind(mode)}), so not a {what}",
+            f"{path}: not a regular file ({file_kind(mode)}), so not a {what}",
             f"pass a regular file; to read a stream, give --plays {STDIN} and pipe it in",
         )
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a file"
 
 
 def _spool(stream: BinaryIO, target: Path, fmt: PlaysFormat, limit: int) -> RecordCount | None:
