@@ -94,3 +94,19 @@ def report(out: Path) -> dict[str, Any]:
 
 def reasons_by_play(out: Path) -> dict[str, str]:
     return {v["playId"]: v["reason"] for v in report(out)["violations"] if v["playId"]}
+
+
+class ProgressRecorder:
+    """A progress sink that records its calls: `begin <label> <total>`, `advance`, `end`."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def begin(self, label: str, total: int) -> None:
+        self.calls.append(f"begin {label} {total}")
+
+    def advance(self, amount: int) -> None:
+        self.calls.append("advance")
+
+    def end(self) -> None:
+        self.calls.append("end")
