@@ -132,18 +132,30 @@ class SparkEngine:
         return cls(spark, owned=active is None, remote=remote)
 
     def load_relations(self, relations: Relations) -> None:
+        """The three reference relations, each marked for broadcast: a frame made from local
+        rows has no size Spark can plan with, so without the mark each join would shuffle every
+        play (a sort-merge join), and the joins on `state` would gather the plays of a state in
+        one task whatever the number of cores."""
+        from pyspark.sql.functions import broadcast
+
         spark = self.spark
-        spark.createDataFrame(
-            list(zip(relations.zips, relations.zip_states, strict=True)), "zip STRING, state STRING"
-        ).createOrReplaceTempView("zips")
-        spark.createDataFrame(
-            list(zip(relations.states, relations.regulated, strict=True)),
-            "state STRING, regulated BOOLEAN",
-        ).createOrReplaceTempView("states")
-        spark.createDataFrame(
-            list(zip(relations.licence_partners, relations.licence_states, strict=True)),
-            "partner STRING, state STRING",
-        ).createOrReplaceTempView("licences")
+        tables = {
+            "zips": (
+                zip(relations.zips, relations.zip_states, strict=True),
+                "zip STRING, state STRING",
+            ),
+            "states": (
+                zip(relations.states, relations.regulated, strict=True),
+                "state STRING, regulated BOOLEAN",
+            ),
+            "licences": (
+                zip(relations.licence_partners, relations.licence_states, strict=True),
+                "partner STRING, state STRING",
+            ),
+        }
+        for view, (rows, schema) in tables.items():
+            frame = spark.createDataFrame(list(rows), schema)
+            broadcast(frame).createOrReplaceTempView(view)
 
     def make_plays(self, plays: str, fmt: PlaysFormat | None = None) -> str:
         from compliance_bake.audit.engines.spark_plays import plays_frame
