@@ -37,6 +37,7 @@ def test_wheel_ships_schemas_and_fixtures_and_bakes_from_elsewhere(tmp_path: Pat
     for fixture in (ROOT / "fixtures").iterdir():  # licences.json, geo.json, plays.csv
         assert f"compliance_bake/_data/fixtures/{fixture.name}" in names
     assert "compliance_bake/templates/portal.html.j2" in names
+    assert "compliance_bake/audit/engines/spark-log4j2.properties" in names
 
     target = tmp_path / "site"
     subprocess.run(

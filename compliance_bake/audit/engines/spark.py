@@ -48,6 +48,9 @@ SESSION_CONF = {
     "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
     "spark.sql.ansi.enabled": "true",
 }
+# Errors only from the driver's own logging (Spark's default profile prints a banner and
+# warnings); a --spark-conf spark.driver.extraJavaOptions replaces it.
+LOG_CONFIG = Path(__file__).with_name("spark-log4j2.properties")
 LOCAL_CONF = {
     "spark.ui.showConsoleProgress": "false",  # our own progress goes to stderr
     "spark.driver.bindAddress": "127.0.0.1",
@@ -107,7 +110,12 @@ class SparkEngine:
             # local[N] needs no network: keep the driver on loopback.
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
             builder = SparkSession.builder.master(master).appName("compliance-bake audit")
-            for key, value in LOCAL_CONF.items():
+            local = dict(LOCAL_CONF)
+            if "spark.driver.extraJavaOptions" not in wanted:
+                local["spark.driver.extraJavaOptions"] = (
+                    f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+                )
+            for key, value in local.items():
                 builder = builder.config(key, value)
             active = SparkSession.getActiveSession()
         for key, value in wanted.items():  # static settings (memory, jars) take effect only here
