@@ -100,10 +100,10 @@ bench-audit: $(STAMP)
 bench-diff: $(STAMP)
 	$(BIN)/python bench/diff_bench.py
 
-## bench-audit-spark: the audit on Spark local[1] and local[2] vs DuckDB, 10,000,000 plays
+## bench-audit-spark: the audit on Spark local[1] and local[2] vs DuckDB, 10,000,000 plays (REPEAT=N pairs)
 bench-audit-spark: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,spark,bench]'
-	$(BIN)/python bench/audit_spark_bench.py
+	$(BIN)/python bench/audit_spark_bench.py --repeat $(or $(REPEAT),1)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
