@@ -20,9 +20,12 @@ _STATE = re.compile(r"^[A-Z]{2}$")
 _ZIP = re.compile(r"^[0-9]{5}$")
 
 
-def digests_consistent(enhancements: dict[str, Any], shadow: dict[str, Any]) -> bool:
+def digests_consistent(
+    enhancements: dict[str, Any], shadow: dict[str, Any], shadow_digest: str | None = None
+) -> bool:
+    """`shadow_digest`: signing.shadow_digest(shadow), when the caller has computed it."""
     proof = shadow.get("proof") or {}
-    recomputed = signing.shadow_digest(shadow)
+    recomputed = signing.shadow_digest(shadow) if shadow_digest is None else shadow_digest
     return (
         enhancements.get("signature") == signing.enhancements_signature(enhancements)
         and shadow.get("signature") == recomputed
@@ -69,13 +72,19 @@ def integrity_checks(
     geo: dict[str, Any],
     hmac_ok: bool,
     zip_window: dict[str, Any] | None = None,
+    *,
+    shadow_digest: str | None = None,
 ) -> list[dict[str, Any]]:
     passed, total = enhancements["passed"], enhancements["total"]
     mismatches = shadow["summary"]["mismatches"]
     checks: list[dict[str, Any]] = [
         {"id": "enhancements", "ok": passed == total, "label": f"Enhancements {passed}/{total}"},
         {"id": "shadow", "ok": mismatches == 0, "label": f"Shadow mismatches {mismatches}"},
-        {"id": "sha3", "ok": digests_consistent(enhancements, shadow), "label": SHA3_LABEL},
+        {
+            "id": "sha3",
+            "ok": digests_consistent(enhancements, shadow, shadow_digest),
+            "label": SHA3_LABEL,
+        },
         {"id": "hmac", "ok": hmac_ok, "label": HMAC_LABEL},
         {
             "id": "geo",

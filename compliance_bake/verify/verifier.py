@@ -31,6 +31,7 @@ from compliance_bake.verify import files
 from compliance_bake.verify.attestation import check_attestation
 from compliance_bake.verify.findings import DIGEST, HMAC, KEY, RECORDED, RULE, VerifyReport
 from compliance_bake.verify.rules import RuleContext, check_rules
+from compliance_bake.verify.sealed import FAILS, snapshot_digests
 
 HMAC_METHOD = "HMAC-SHA3-256 with REPORT_SIGNING_SECRET"
 NO_KEY_HINT = (
@@ -129,11 +130,7 @@ def _verify_folder(
 ) -> None:
     report.applied = [*_applied(keys), *FOLDER_ONLY]
     files.unexpected_files(out_dir, report)
-    docs: dict[str, Any] = {}
-    raws: list[tuple[str, bytes]] = []
-    for name in layout.JSON_FILES:
-        docs[name], raw = files.load_folder_file(out_dir, name, report)
-        raws.append((name, raw))
+    docs, raws = files.load_folder(out_dir, report)
     files.registry_copies(docs, report)
     if keys.public_keys:
         _attestation(out_dir, keys.public_keys, report)
@@ -160,9 +157,15 @@ def _attestation(out_dir: Path, public_keys: Sequence[bytes], report: VerifyRepo
 def _digest(report: VerifyReport, name: str, what: str, recorded: Any, compute: Any) -> None:
     try:
         ok = recorded() == compute()
-    except (KeyError, TypeError, AttributeError, ValueError, RecursionError):
+    except FAILS:
         ok = False
     report.add(name, ok, what, DIGEST)
+
+
+def _computed(value: str | None) -> str:
+    if value is None:
+        raise ValueError("the digest cannot be computed on this document")
+    return value
 
 
 def _hmac(report: VerifyReport, name: str, where: str, proof: Any, secret: Secret | None) -> bool:
@@ -195,19 +198,20 @@ def _verify_snapshot(
         report.add(name, False, "the snapshot is not a JSON object")
         return
     enh, shadow, integrity = (snap.get(k) or {} for k in ("enhancements", "shadow", "integrity"))
+    digests = snapshot_digests(snap)
     _digest(
         report,
         name,
         "enhancements.signature",
         lambda: enh["signature"],
-        lambda: signing.enhancements_signature(enh),
+        lambda: _computed(digests.enhancements),
     )
     _digest(
         report,
         name,
         "shadow.proof.digest",
         lambda: shadow["proof"]["digest"],
-        lambda: signing.shadow_digest(shadow),
+        lambda: _computed(digests.shadow),
     )
     _digest(
         report,
@@ -221,7 +225,7 @@ def _verify_snapshot(
         name,
         "integrity.proof.digest",
         lambda: integrity["proof"]["digest"],
-        lambda: signing.integrity_digest(snap),
+        lambda: _computed(digests.integrity),
     )
     shadow_ok = _hmac(report, name, "shadow.proof", shadow.get("proof"), keys.secret)
     integrity_ok = _hmac(report, name, "integrity.proof", integrity.get("proof"), keys.secret)
@@ -234,6 +238,7 @@ def _verify_snapshot(
         hmac_ok=shadow_ok,
         secret_value=None if keys.secret is None else keys.secret.value,
         files=tuple(raws),
+        shadow_digest=digests.of_shadow_block,
     )
     for result in check_rules(snap, context):
         what = f"rule {result.rule.id}: {result.rule.message}"
