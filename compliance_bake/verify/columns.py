@@ -9,13 +9,14 @@ every row is an object with every field the rules read (a rule then walks, and f
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import itertools
+import operator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from operator import itemgetter, methodcaller
 from typing import Any
 
 FIELDS = ("state", "partner", "licenseStatus", "realAllowed", "shadowAllowed", "match")
-_REASON = methodcaller("get", "reason")
+_REASON = operator.methodcaller("get", "reason")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,12 +42,14 @@ def _only(values: Iterable[Any], kind: type) -> bool:
 def shadow_columns(snap: dict[str, Any]) -> ShadowColumns | None:
     try:
         rows = snap["shadow"]["rows"]
-        if type(rows) is not list or not _only(rows, dict):
+        if type(rows) is not list:
             return None
+        # Only an object has a member by name: a row that is not one raises here.
         state, partner, licence, real, shadow, match = (
-            list(map(itemgetter(name), rows)) for name in FIELDS
+            list(map(operator.itemgetter(name), rows)) for name in FIELDS
         )
-    except (KeyError, TypeError):
+        reason = list(map(_REASON, rows))
+    except (KeyError, TypeError, AttributeError):
         return None
     return ShadowColumns(
         state,
@@ -55,16 +58,76 @@ def shadow_columns(snap: dict[str, Any]) -> ShadowColumns | None:
         real,
         shadow,
         match,
-        list(map(_REASON, rows)),
+        reason,
         booleans=all(_only(column, bool) for column in (real, shadow, match)),
         states_str=_only(state, str),
     )
 
 
-def distinct(*columns: Sequence[Any]) -> set[tuple[Any, ...]] | None:
-    """The distinct rows of these columns, or None when a value cannot be hashed. Values equal
-    under `==` fold together (`1` with `True`): ask only where that cannot change the answer."""
+def covers(states: list[Any], columns: ShadowColumns) -> bool:
+    """Every pair's state is regulated, no pair twice, and as many pairs as states x partners:
+    then every state x partner is there (the pairs lie within them, and are that many)."""
     try:
-        return set(zip(*columns, strict=True))
-    except TypeError:
-        return None
+        regulated, partners, present = set(states), set(columns.partner), set(columns.state)
+    except TypeError:  # a state or partner that cannot be hashed
+        return False
+    return (
+        present <= regulated
+        and len(columns) == len(regulated) * len(partners)
+        and _pairs_unique(columns.state, columns.partner, len(present))
+    )
+
+
+def _pairs_unique(state: list[Any], partner: list[Any], states: int) -> bool:
+    """No (state, partner) twice. When each state's rows stand together, as the bake writes
+    them, each run's partners must be distinct; otherwise the distinct pairs are counted."""
+    bounds = _runs(state, states)
+    if bounds is not None:
+        return all(len(set(partner[a:b])) == b - a for a, b in itertools.pairwise(bounds))
+    return len(set(zip(state, partner, strict=True))) == len(state)
+
+
+def _runs(column: list[Any], most: int) -> list[int] | None:
+    """Where the runs of equal values start, and the end; None past `most` runs (then some
+    value stands in two runs)."""
+    changes = list(map(operator.ne, column[1:], column[:-1]))
+    bounds, at = [0], 0
+    while len(bounds) <= most:
+        try:
+            at = changes.index(True, at) + 1
+        except ValueError:
+            return [*bounds, len(column)] if column else [0]
+        bounds.append(at)
+    return None
+
+
+def statuses_within(columns: ShadowColumns, allowed: tuple[Any, ...]) -> bool:
+    try:
+        return set(columns.licence) <= set(allowed)
+    except TypeError:  # a status that cannot be hashed is none of them
+        return False
+
+
+def licence_decides(columns: ShadowColumns) -> bool:
+    """shadowAllowed is (licenseStatus == "active"), and match is (realAllowed is
+    shadowAllowed), on every row; lists of booleans compare as `is` would."""
+    if not columns.booleans:
+        return False
+    active = list(map(operator.eq, columns.licence, itertools.repeat("active")))
+    same = list(map(operator.is_, columns.real, columns.shadow))
+    return active == columns.shadow and same == columns.match
+
+
+def reasons_hold(columns: ShadowColumns, wanted: Callable[[str], str]) -> bool:
+    """An allowed row (realAllowed truthy) has no reason; a blocked one `wanted(its state)`."""
+    if not columns.states_str:
+        return False
+    try:
+        if not set(itertools.compress(columns.reason, columns.real)) <= {None}:
+            return False
+    except TypeError:  # a reason that cannot be hashed is not None
+        return False
+    blocked = list(map(operator.not_, columns.real))
+    reasons = {state: wanted(state) for state in set(columns.state)}
+    expected = list(map(reasons.__getitem__, itertools.compress(columns.state, blocked)))
+    return list(itertools.compress(columns.reason, blocked)) == expected

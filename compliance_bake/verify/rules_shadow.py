@@ -17,7 +17,7 @@ from compliance_bake.signing.integrity import (
     profile_discrete,
     zip_window_label,
 )
-from compliance_bake.verify.columns import ShadowColumns, distinct
+from compliance_bake.verify import columns
 from compliance_bake.verify.rulebook import (
     LICENCE_STATUSES,
     SECRET_NAME,
@@ -28,29 +28,12 @@ from compliance_bake.verify.rulebook import (
 )
 
 
-def _covers(states: list[str], columns: ShadowColumns | None) -> bool:
-    """Every pair's state is regulated, no pair twice, and as many pairs as states x partners:
-    then every state x partner is there (the pairs lie within them, and are that many)."""
-    if columns is None:
-        return False
-    try:
-        regulated, partners = set(states), set(columns.partner)
-        pairs = distinct(columns.state, columns.partner)
-        return (
-            pairs is not None
-            and set(columns.state) <= regulated
-            and len(columns) == len(pairs) == len(regulated) * len(partners)
-        )
-    except TypeError:  # a state or partner that cannot be hashed
-        return False
-
-
 @rule("shadow-coverage", "shadow rows: every regulated state x every partner, once (2.3 rule 1)")
 def _shadow_coverage(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     states = health_states(snap)
     if not states:
         return ["no regulated states (the health.states row)"]
-    if _covers(states, ctx.columns):
+    if ctx.columns is not None and columns.covers(states, ctx.columns):
         return []
     rows = snap["shadow"]["rows"]
     partners = list(dict.fromkeys(r["partner"] for r in rows))
@@ -88,8 +71,7 @@ def _shadow_roles(snap: dict[str, Any], _: RuleContext) -> list[str]:
 
 @rule("shadow-licence-status", "licenseStatus is `active` or null (spec 2.3, 3)")
 def _licence_status(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
-    statuses = None if ctx.columns is None else distinct(ctx.columns.licence)
-    if statuses is not None and all(status in LICENCE_STATUSES for (status,) in statuses):
+    if ctx.columns is not None and columns.statuses_within(ctx.columns, LICENCE_STATUSES):
         return []
     return [
         f"$.shadow.rows[{i}].licenseStatus {r['licenseStatus']!r}"
@@ -98,20 +80,12 @@ def _licence_status(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     ]
 
 
-def _decides(status: Any, real: bool, shadow: bool, match: bool) -> bool:
-    """The row-by-row condition below, for one distinct row of booleans."""
-    return shadow is (status == "active") and (real is shadow) is match
-
-
 @rule("shadow-licence-decides", "licenseStatus active allows, null blocks (spec 2.3 rule 2)")
 def _licence_decides(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     # The shadow decision is the registry's: it must follow the licence. Whether the real
     # decision agrees is what `match` records (the recorded shadow check).
-    columns = ctx.columns
-    if columns is not None and columns.booleans:  # booleans: nothing folds into True or False
-        seen = distinct(columns.licence, columns.real, columns.shadow, columns.match)
-        if seen is not None and all(_decides(*row) for row in seen):
-            return []
+    if ctx.columns is not None and columns.licence_decides(ctx.columns):
+        return []
     return [
         f"$.shadow.rows[{i}] {r['state']} x {r['partner']}"
         for i, r in enumerate(snap["shadow"]["rows"])
@@ -120,23 +94,16 @@ def _licence_decides(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     ]
 
 
-def _wanted(real: Any, state: Any) -> str | None:
-    """The reason the row-by-row check below wants, for one distinct row."""
-    return None if real else f"Partner not licensed in {state}"
+BLOCKED_REASON = "Partner not licensed in {}"
 
 
 @rule("shadow-reason", "a blocked row's reason is `Partner not licensed in <its state>` (2.3, 7)")
 def _shadow_reason(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
-    columns = ctx.columns
-    # Folding equal values changes no answer here once every state is a string: `1` and `True`
-    # are both truthy, and a reason equal to None or to a string is that value.
-    if columns is not None and columns.states_str:
-        seen = distinct(columns.real, columns.state, columns.reason)
-        if seen is not None and all(reason == _wanted(real, state) for real, state, reason in seen):
-            return []
+    if ctx.columns is not None and columns.reasons_hold(ctx.columns, BLOCKED_REASON.format):
+        return []
     bad = []
     for i, r in enumerate(snap["shadow"]["rows"]):
-        want = None if r["realAllowed"] else f"Partner not licensed in {r['state']}"
+        want = None if r["realAllowed"] else BLOCKED_REASON.format(r["state"])
         if r.get("reason") != want:
             bad.append(f"$.shadow.rows[{i}].reason {r.get('reason')!r}")
     return bad
@@ -145,9 +112,8 @@ def _shadow_reason(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
 @rule("shadow-summary", "shadow.summary counts the rows (spec 2.3)")
 def _shadow_summary(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     rows = snap["shadow"]["rows"]
-    columns = ctx.columns
-    if columns is not None and columns.booleans:  # then `count(True)` counts `is True`
-        allow, matches = columns.real.count(True), columns.match.count(True)
+    if ctx.columns is not None and ctx.columns.booleans:  # then `count(True)` counts `is True`
+        allow, matches = ctx.columns.real.count(True), ctx.columns.match.count(True)
     else:
         allow = sum(r["realAllowed"] is True for r in rows)
         matches = sum(r["match"] is True for r in rows)
