@@ -15,6 +15,7 @@ digest that cannot be computed never matches. tests/test_verify_fast.py holds th
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -53,15 +54,19 @@ def snapshot_digests(snap: dict[str, Any]) -> Digests:
     shadow: Any = snap.get("shadow") or {}
     own_block = snap.get("shadow") is shadow  # not a stand-in for a missing or empty block
     unsigned = _attempt(lambda: _members(shadow, lambda key: key not in SHADOW_UNSIGNED))
-    shadow_digest = None if unsigned is None else digest_parts(canon_parts(unsigned))
-    known: Mapping[str, Sequence[bytes]] = {}
-    if unsigned is not None and own_block:
-        signed = _attempt(lambda: _members(shadow, lambda key: key in SHADOW_UNSIGNED))
-        if signed is not None:
-            known = {"shadow": canon_parts({**unsigned, **signed})}
+    with ThreadPoolExecutor(max_workers=1) as beside:
+        # SHA3 lets go of the GIL: the shadow block is hashed while the snapshot is.
+        hashing = None if unsigned is None else beside.submit(digest_parts, canon_parts(unsigned))
+        known: Mapping[str, Sequence[bytes]] = {}
+        if unsigned is not None and own_block:
+            signed = _attempt(lambda: _members(shadow, lambda key: key in SHADOW_UNSIGNED))
+            if signed is not None:
+                known = {"shadow": canon_parts({**unsigned, **signed})}
+        integrity = _attempt(lambda: proofs.integrity_digest(snap, known))
+        shadow_digest = None if hashing is None else hashing.result()
     return Digests(
         enhancements=_attempt(lambda: proofs.enhancements_signature(enhancements)),
         shadow=shadow_digest,
-        integrity=_attempt(lambda: proofs.integrity_digest(snap, known)),
+        integrity=integrity,
         of_shadow_block=shadow_digest if own_block else None,
     )
