@@ -14,7 +14,9 @@ the same, the proof is that the bytes are exactly what `dumps_pretty` makes of t
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import sys
 from typing import Any
 
@@ -151,20 +153,11 @@ def loads_pretty(raw: bytes) -> tuple[Any, bool]:
     return value, same
 
 
-# Digits become b"0", the two characters that may follow a float's integer part in orjson's
-# rendering (`1.5`, `1e+20`) b"."; a minus, a space, a colon and a newline stay themselves;
-# everything else becomes b"x".
-_FLOAT_MARKS = bytes(
-    0x30
-    if 0x30 <= byte <= 0x39
-    else 0x2E
-    if byte in b".e"
-    else byte
-    if byte in b"- :\n"
-    else 0x78
-    for byte in range(256)
-)
-_DIGIT, _MINUS, _SPACE, _COLON, _NEWLINE = b"0- :\n"
+# A digit, then what may follow a float's integer part in orjson's rendering (`1.5`, `1e+20`);
+# searched for the literal (fast) and checked behind.
+_DIGIT_THEN_MARK = (re.compile(rb"\.(?<=[0-9]\.)"), re.compile(rb"e(?<=[0-9]e)"))
+_DIGITS = range(0x30, 0x3A)
+_MINUS, _SPACE, _COLON, _NEWLINE = b"- :\n"
 _MAX_CANDIDATES = 10_000  # past this many, let the strict reader decide
 
 
@@ -177,33 +170,29 @@ def _may_hold_float(raw: bytes) -> bool:
     a string a newline is escaped, so neither a version (`CPython 3.11.7`), a timestamp
     (`04:06:00.000Z`) nor a hex digest (`3e9f`) looks like one.
     """
-    marks = raw.translate(_FLOAT_MARKS)
-    at = marks.find(b"0.")
-    for _ in range(_MAX_CANDIDATES):
-        if at < 0:
-            return False
-        if _starts_a_number(marks, at):
+    candidates = itertools.chain(*(pattern.finditer(raw) for pattern in _DIGIT_THEN_MARK))
+    for count, found in enumerate(candidates):
+        if count == _MAX_CANDIDATES or _starts_a_number(raw, found.start() - 1):
             return True
-        at = marks.find(b"0.", at + 1)
-    return True
+    return False
 
 
-def _starts_a_number(marks: bytes, at: int) -> bool:
+def _starts_a_number(raw: bytes, at: int) -> bool:
     """Whether the digit run ending at `at` (with its minus) stands where a number can."""
     start = at
-    while start > 0 and marks[start - 1] == _DIGIT:
+    while start > 0 and raw[start - 1] in _DIGITS:
         start -= 1
-    if start > 0 and marks[start - 1] == _MINUS:
+    if start > 0 and raw[start - 1] == _MINUS:
         start -= 1
     if start == 0:
         return True
-    if marks[start - 1] != _SPACE:
+    if raw[start - 1] != _SPACE:
         return False
-    if start > 1 and marks[start - 2] == _COLON:
+    if start > 1 and raw[start - 2] == _COLON:
         return True
-    while start > 0 and marks[start - 1] == _SPACE:
+    while start > 0 and raw[start - 1] == _SPACE:
         start -= 1
-    return start == 0 or marks[start - 1] == _NEWLINE
+    return start == 0 or raw[start - 1] == _NEWLINE
 
 
 def dumps_pretty(value: Any) -> bytes:
