@@ -9,6 +9,7 @@ blocks, and the portal page is the rendering of the snapshot.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -109,11 +110,19 @@ def read_folder_file(out_dir: Path, name: str, report: VerifyReport) -> bytes | 
 REGISTRY_BLOCKS = {layout.ENHANCEMENTS_FILE: "enhancements", layout.SHADOW_FILE: "shadow"}
 
 
-def load_folder(out_dir: Path, report: VerifyReport) -> tuple[dict[str, Any], list[RawFile]]:
+@dataclass(frozen=True, slots=True)
+class Folder:
+    docs: dict[str, Any]  # each JSON file's document (None: unreadable, or a copy off schema)
+    raws: list[RawFile]
+    renderings: frozenset[str]  # files whose bytes are `dumps_pretty` of the snapshot or a block
+
+
+def load_folder(out_dir: Path, report: VerifyReport) -> Folder:
     """Every JSON file of out/, parsed and checked (`load_folder_file`), snapshot first; a
     registry copy is offered the snapshot's block to compare its bytes with."""
     docs: dict[str, Any] = {}
     raws: list[RawFile] = []
+    renderings: set[str] = set()
     snapshot_valid = False
     for name in layout.JSON_FILES:
         snap = docs.get(layout.API_FILE)
@@ -123,17 +132,19 @@ def load_folder(out_dir: Path, report: VerifyReport) -> tuple[dict[str, Any], li
             else None
         )
         covered = snapshot_valid and name in REGISTRY_BLOCKS and _schema_holds_copy(name)
-        docs[name], raw, valid = load_folder_file(out_dir, name, report, block, covered)
+        docs[name], raw, valid, rendering = load_folder_file(out_dir, name, report, block, covered)
         snapshot_valid = snapshot_valid or (name == layout.API_FILE and valid)
         raws.append((name, raw))
-    return docs, raws
+        if rendering and (name == layout.API_FILE or rendering is block):
+            renderings.add(name)
+    return Folder(docs, raws, frozenset(renderings))
 
 
 def load_folder_file(
     out_dir: Path, name: str, report: VerifyReport, block: Any = None, covered: bool = False
-) -> tuple[Any | None, bytes, bool]:
+) -> tuple[Any | None, bytes, bool, Any]:
     """Read, parse, validate one JSON file of out/ and check its byte layout; also say whether
-    its schema holds.
+    its schema holds, and give the value the bytes are the rendering of (None: not one).
 
     `block` is what a registry copy should hold, the snapshot's block. When the file's bytes are
     exactly the block's rendering, the file holds that very value (`loads_pretty` would read it
@@ -142,13 +153,13 @@ def load_folder_file(
     """
     raw = read_folder_file(out_dir, name, report)
     if raw is None:
-        return None, b"", False
+        return None, b"", False, None
     if block is not None and _rendering(block) == raw:
         doc, same = block, True
     else:
         parsed = parse_pretty(name, raw, report)
         if parsed is None:
-            return None, raw, False
+            return None, raw, False, None
         doc, same = parsed
         covered = False
     if covered:
@@ -164,7 +175,7 @@ def load_folder_file(
     )
     # The snapshot goes on to the rules even when its schema fails (each rule fails closed);
     # a registry copy that breaks its schema is only compared.
-    return (doc if valid or name == layout.API_FILE else None), raw, valid
+    return (doc if valid or name == layout.API_FILE else None), raw, valid, doc if same else None
 
 
 def _rendering(value: Any) -> bytes | None:

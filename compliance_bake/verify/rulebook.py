@@ -44,6 +44,10 @@ class RuleContext:
     # signing.shadow_digest(snap["shadow"]), when the verifier has computed it (sealed.py)
     shadow_digest: str | None = None
     columns: ShadowColumns | None = None  # the shadow rows as columns (check_rules reads them)
+    # The file of `files` whose bytes are exactly `dumps_pretty` of the snapshot, and those that
+    # are exactly `dumps_pretty` of one of its blocks (the registry copies, as baked).
+    rendering: str | None = None
+    block_renderings: frozenset[str] = frozenset()
 
 
 Check = Callable[[dict[str, Any], RuleContext], list[str]]

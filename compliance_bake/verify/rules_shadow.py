@@ -190,11 +190,32 @@ def _integrity_checks(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     return [f"check {name}" for name in wrong] or ["the list of checks"]
 
 
+# What may stand between two tokens of JSON text.
+_BETWEEN_TOKENS = frozenset(' \t\n\r",:[]{}')
+
+
+def _not_in_renderings(ctx: RuleContext, needle: bytes) -> bool:
+    """Whether the needle is in no rendering of the snapshot (its file, its blocks' files, its
+    compact serialisation), decided by one search of its file.
+
+    A needle holding no whitespace, quote or structural character lies within one token (a
+    string, a number, a literal) wherever it occurs, and every rendering of the snapshot or of
+    one of its blocks is made of the snapshot's own tokens, written alike: the needle is in one
+    of them only if it is in the snapshot's file."""
+    if ctx.rendering is None or not ctx.secret_value or set(ctx.secret_value) & _BETWEEN_TOKENS:
+        return False
+    data = dict(ctx.files).get(ctx.rendering)
+    return data is not None and needle not in data
+
+
 @rule("secret-absent", "the signing secret's value appears in no file (spec 2.8, 5.2)")
 def _secret_absent(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     if not ctx.secret_value:
         return []
     needle = ctx.secret_value.encode("utf-8")
+    if _not_in_renderings(ctx, needle):
+        seen = {ctx.rendering, *ctx.block_renderings}
+        return [name for name, data in ctx.files if name not in seen and needle in data]
     found = [name for name, data in ctx.files if needle in data]
     # The decoded strings too: a JSON escape (\\u0041...) hides the value from a byte search.
     if needle in orjson.dumps(snap):

@@ -130,7 +130,8 @@ def _verify_folder(
 ) -> None:
     report.applied = [*_applied(keys), *FOLDER_ONLY]
     files.unexpected_files(out_dir, report)
-    docs, raws = files.load_folder(out_dir, report)
+    folder = files.load_folder(out_dir, report)
+    docs, raws = folder.docs, folder.raws
     files.registry_copies(docs, report)
     if keys.public_keys:
         _attestation(out_dir, keys.public_keys, report)
@@ -141,7 +142,17 @@ def _verify_folder(
     raws.append((layout.PORTAL_FILE, files.portal_page(out_dir, snap, report)))
     present = [x for x in (files.ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
     raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
-    _verify_snapshot(layout.API_FILE, snap, keys, report, raws, phases)
+    renderings = folder.renderings
+    _verify_snapshot(
+        layout.API_FILE,
+        snap,
+        keys,
+        report,
+        raws,
+        phases,
+        rendering=layout.API_FILE if layout.API_FILE in renderings else None,
+        block_renderings=renderings - {layout.API_FILE},
+    )
 
 
 def _attestation(out_dir: Path, public_keys: Sequence[bytes], report: VerifyReport) -> None:
@@ -192,6 +203,8 @@ def _verify_snapshot(
     report: VerifyReport,
     raws: list[tuple[str, bytes]],
     phases: Phases = no_phases,
+    rendering: str | None = None,
+    block_renderings: frozenset[str] = frozenset(),
 ) -> None:
     phases("digests")
     if not isinstance(snap, dict):
@@ -239,6 +252,8 @@ def _verify_snapshot(
         secret_value=None if keys.secret is None else keys.secret.value,
         files=tuple(raws),
         shadow_digest=digests.of_shadow_block,
+        rendering=rendering,
+        block_renderings=block_renderings,
     )
     for result in check_rules(snap, context):
         what = f"rule {result.rule.id}: {result.rule.message}"
