@@ -32,6 +32,7 @@ from compliance_bake.inputs.jsonio import (
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals, strict_equals
 from compliance_bake.signing import proofs
+from compliance_bake.signing.integrity import profile_discrete, profiles_discrete
 from compliance_bake.verify import columns, rules
 from compliance_bake.verify.columns import shadow_columns
 from compliance_bake.verify.rulebook import LICENCE_STATUSES, RuleContext, health_states
@@ -351,3 +352,29 @@ def test_the_secret_search_by_renderings_finds_what_the_full_search_finds(baked:
         full = RuleContext(hmac_ok=True, secret_value=needle, files=files)
         fast = replace(full, rendering=layout.API_FILE, block_renderings=renderings)
         assert _secret_absent(snap, fast) == _secret_absent(snap, full), needle
+
+
+_profile_values = {
+    "stateCode": st.sampled_from(["MA", "NJ", "MA\n", "ma", "M", "", 7, None]),
+    "age": st.sampled_from([30, 0, True, "30", None, -1]),
+    "location": st.sampled_from(["Boston", " ", "", "\t x", 5, None]),
+    "zipCode": st.sampled_from(["02115", "2115", "02115\n", "0211a", 2115, None]),
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries({}, optional=_profile_values) | st.sampled_from([[], "x", 3]),
+        max_size=6,
+    )
+)
+def test_profiles_discrete_is_every_profile_discrete(profiles: list[Any]) -> None:
+    def outcome(check: Any) -> Any:
+        try:
+            return check()
+        except (AttributeError, TypeError) as exc:
+            return type(exc)
+
+    one_by_one = outcome(lambda: all(profile_discrete(p) for p in profiles))
+    assert outcome(lambda: profiles_discrete(profiles)) == one_by_one

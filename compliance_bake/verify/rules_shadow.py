@@ -15,6 +15,7 @@ from compliance_bake.report.deepequal import strict_equals
 from compliance_bake.signing.integrity import (
     integrity_checks,
     profile_discrete,
+    profiles_discrete,
     zip_window_label,
 )
 from compliance_bake.verify import columns
@@ -131,11 +132,12 @@ def _geo_profiles(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     bad = [f"no profile for {p}" for p in partners if counts[p] == 0]
     bad += [f"{n} profiles for {p}" for p, n in counts.items() if n > 1]
     bad += [f"profile for {p}, not a partner of the matrix" for p in counts if p not in partners]
-    bad += [
-        f"$.geo.partners[{i}] not discrete"
-        for i, p in enumerate(profiles)
-        if not profile_discrete(p)
-    ]
+    if not profiles_discrete(profiles):
+        bad += [
+            f"$.geo.partners[{i}] not discrete"
+            for i, p in enumerate(profiles)
+            if not profile_discrete(p)
+        ]
     return bad
 
 
