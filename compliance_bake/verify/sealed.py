@@ -49,24 +49,40 @@ def _members(block: dict[str, Any], keep: Callable[[str], bool]) -> dict[str, Se
     return {key: (canon_floatless(value),) for key, value in block.items() if keep(key)}
 
 
-def snapshot_digests(snap: dict[str, Any]) -> Digests:
+def start_digests(snap: dict[str, Any]) -> Callable[[], Digests]:
+    """Canonicalise now and hash beside: SHA3 lets go of the GIL, so both passes over the rows'
+    bytes run on other cores while the caller goes on (the portal page, the rules). The call
+    returned waits for them."""
     enhancements: Any = snap.get("enhancements") or {}
     shadow: Any = snap.get("shadow") or {}
     own_block = snap.get("shadow") is shadow  # not a stand-in for a missing or empty block
     unsigned = _attempt(lambda: _members(shadow, lambda key: key not in SHADOW_UNSIGNED))
-    with ThreadPoolExecutor(max_workers=1) as beside:
-        # SHA3 lets go of the GIL: the shadow block is hashed while the snapshot is.
-        hashing = None if unsigned is None else beside.submit(digest_parts, canon_parts(unsigned))
-        known: Mapping[str, Sequence[bytes]] = {}
-        if unsigned is not None and own_block:
-            signed = _attempt(lambda: _members(shadow, lambda key: key in SHADOW_UNSIGNED))
-            if signed is not None:
-                known = {"shadow": canon_parts({**unsigned, **signed})}
-        integrity = _attempt(lambda: proofs.integrity_digest(snap, known))
-        shadow_digest = None if hashing is None else hashing.result()
-    return Digests(
-        enhancements=_attempt(lambda: proofs.enhancements_signature(enhancements)),
-        shadow=shadow_digest,
-        integrity=integrity,
-        of_shadow_block=shadow_digest if own_block else None,
-    )
+    known: Mapping[str, Sequence[bytes]] = {}
+    if unsigned is not None and own_block:
+        signed = _attempt(lambda: _members(shadow, lambda key: key in SHADOW_UNSIGNED))
+        if signed is not None:
+            known = {"shadow": canon_parts({**unsigned, **signed})}
+    integrity = _attempt(lambda: proofs.integrity_parts(snap, known))
+    enhancements_signature = _attempt(lambda: proofs.enhancements_signature(enhancements))
+    beside = ThreadPoolExecutor(max_workers=2, thread_name_prefix="sha3")
+    try:
+        shadow_parts = None if unsigned is None else canon_parts(unsigned)
+        shadow_hash = None if shadow_parts is None else beside.submit(digest_parts, shadow_parts)
+        integrity_hash = None if integrity is None else beside.submit(digest_parts, integrity)
+    finally:
+        beside.shutdown(wait=False)  # the threads end with their work
+
+    def digests() -> Digests:
+        shadow_digest = None if shadow_hash is None else shadow_hash.result()
+        return Digests(
+            enhancements=enhancements_signature,
+            shadow=shadow_digest,
+            integrity=None if integrity_hash is None else integrity_hash.result(),
+            of_shadow_block=shadow_digest if own_block else None,
+        )
+
+    return digests
+
+
+def snapshot_digests(snap: dict[str, Any]) -> Digests:
+    return start_digests(snap)()

@@ -12,7 +12,7 @@ verifies; the byte-layout, registry-copy and portal checks need the folder a bak
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from compliance_bake.verify import files
 from compliance_bake.verify.attestation import check_attestation
 from compliance_bake.verify.findings import DIGEST, HMAC, KEY, RECORDED, RULE, VerifyReport
 from compliance_bake.verify.rules import RuleContext, check_rules
-from compliance_bake.verify.sealed import FAILS, snapshot_digests
+from compliance_bake.verify.sealed import FAILS, Digests, start_digests
 
 HMAC_METHOD = "HMAC-SHA3-256 with REPORT_SIGNING_SECRET"
 NO_KEY_HINT = (
@@ -139,6 +139,7 @@ def _verify_folder(
     if not isinstance(snap, dict):
         report.add(layout.API_FILE, False, "snapshot unreadable: digests, HMACs, rules not checked")
         return
+    digests = start_digests(snap)  # hashed beside the portal page and the other files
     raws.append((layout.PORTAL_FILE, files.portal_page(out_dir, snap, report)))
     present = [x for x in (files.ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
     raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
@@ -152,6 +153,7 @@ def _verify_folder(
         phases,
         rendering=layout.API_FILE if layout.API_FILE in renderings else None,
         block_renderings=renderings - {layout.API_FILE},
+        digests=digests,
     )
 
 
@@ -205,26 +207,27 @@ def _verify_snapshot(
     phases: Phases = no_phases,
     rendering: str | None = None,
     block_renderings: frozenset[str] = frozenset(),
+    digests: Callable[[], Digests] | None = None,
 ) -> None:
     phases("digests")
     if not isinstance(snap, dict):
         report.add(name, False, "the snapshot is not a JSON object")
         return
     enh, shadow, integrity = (snap.get(k) or {} for k in ("enhancements", "shadow", "integrity"))
-    digests = snapshot_digests(snap)
+    computed = (digests or start_digests(snap))()
     _digest(
         report,
         name,
         "enhancements.signature",
         lambda: enh["signature"],
-        lambda: _computed(digests.enhancements),
+        lambda: _computed(computed.enhancements),
     )
     _digest(
         report,
         name,
         "shadow.proof.digest",
         lambda: shadow["proof"]["digest"],
-        lambda: _computed(digests.shadow),
+        lambda: _computed(computed.shadow),
     )
     _digest(
         report,
@@ -238,7 +241,7 @@ def _verify_snapshot(
         name,
         "integrity.proof.digest",
         lambda: integrity["proof"]["digest"],
-        lambda: _computed(digests.integrity),
+        lambda: _computed(computed.integrity),
     )
     shadow_ok = _hmac(report, name, "shadow.proof", shadow.get("proof"), keys.secret)
     integrity_ok = _hmac(report, name, "integrity.proof", integrity.get("proof"), keys.secret)
@@ -251,7 +254,7 @@ def _verify_snapshot(
         hmac_ok=shadow_ok,
         secret_value=None if keys.secret is None else keys.secret.value,
         files=tuple(raws),
-        shadow_digest=digests.of_shadow_block,
+        shadow_digest=computed.of_shadow_block,
         rendering=rendering,
         block_renderings=block_renderings,
     )
