@@ -9,6 +9,7 @@ blocks, and the portal page is the rendering of the snapshot.
 from __future__ import annotations
 
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -96,10 +97,17 @@ def unexpected_files(out_dir: Path, report: VerifyReport) -> None:
         )
 
 
-def read_folder_file(out_dir: Path, name: str, report: VerifyReport) -> bytes | None:
-    """A regular file of out/ (a FIFO planted there must not hang verify), or a finding."""
+def _read(out_dir: Path, name: str) -> bytes:
+    return read_regular_file(out_dir / name, max_bytes=SNAPSHOT_MAX_BYTES, what=name)
+
+
+def read_folder_file(
+    out_dir: Path, name: str, report: VerifyReport, pending: Future[bytes] | None = None
+) -> bytes | None:
+    """A regular file of out/ (a FIFO planted there must not hang verify), or a finding;
+    `pending`: the same read, already under way."""
     try:
-        return read_regular_file(out_dir / name, max_bytes=SNAPSHOT_MAX_BYTES, what=name)
+        return _read(out_dir, name) if pending is None else pending.result()
     except FileNotFoundError:
         report.add(name, False, "missing")
     except InputError as exc:
@@ -124,6 +132,10 @@ def load_folder(out_dir: Path, report: VerifyReport) -> Folder:
     raws: list[RawFile] = []
     renderings: set[str] = set()
     snapshot_valid = False
+    # Reading lets go of the GIL: the copies are read while the snapshot is parsed.
+    reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="read")
+    reads = {name: reader.submit(_read, out_dir, name) for name in layout.JSON_FILES}
+    reader.shutdown(wait=False)  # the thread ends with its work
     for name in layout.JSON_FILES:
         snap = docs.get(layout.API_FILE)
         block = (
@@ -132,16 +144,23 @@ def load_folder(out_dir: Path, report: VerifyReport) -> Folder:
             else None
         )
         covered = snapshot_valid and name in REGISTRY_BLOCKS and _schema_holds_copy(name)
-        docs[name], raw, valid, rendering = load_folder_file(out_dir, name, report, block, covered)
+        docs[name], raw, valid, rendering = load_folder_file(
+            out_dir, name, report, block, covered, reads[name]
+        )
         snapshot_valid = snapshot_valid or (name == layout.API_FILE and valid)
         raws.append((name, raw))
-        if rendering and (name == layout.API_FILE or rendering is block):
+        if rendering is not None and (name == layout.API_FILE or rendering is block):
             renderings.add(name)
     return Folder(docs, raws, frozenset(renderings))
 
 
 def load_folder_file(
-    out_dir: Path, name: str, report: VerifyReport, block: Any = None, covered: bool = False
+    out_dir: Path,
+    name: str,
+    report: VerifyReport,
+    block: Any = None,
+    covered: bool = False,
+    pending: Future[bytes] | None = None,
 ) -> tuple[Any | None, bytes, bool, Any]:
     """Read, parse, validate one JSON file of out/ and check its byte layout; also say whether
     its schema holds, and give the value the bytes are the rendering of (None: not one).
@@ -151,7 +170,7 @@ def load_folder_file(
     back, equal): the block itself stands for it, unparsed. `covered`: the snapshot passed a
     schema that requires of the block what the copy's schema requires, so that value is valid.
     """
-    raw = read_folder_file(out_dir, name, report)
+    raw = read_folder_file(out_dir, name, report, pending)
     if raw is None:
         return None, b"", False, None
     if block is not None and _rendering(block) == raw:
