@@ -18,6 +18,7 @@ import itertools
 import json
 import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -153,9 +154,10 @@ def loads_pretty(raw: bytes) -> tuple[Any, bool]:
     return value, same
 
 
-# A digit, then what may follow a float's integer part in orjson's rendering (`1.5`, `1e+20`);
-# searched for the literal (fast) and checked behind.
-_DIGIT_THEN_MARK = (re.compile(rb"\.(?<=[0-9]\.)"), re.compile(rb"e(?<=[0-9]e)"))
+# A digit, then what may follow a float's integer part in orjson's rendering (`1.5`, `1e+20`):
+# an `e` found by the regex's literal search and checked behind (`e` is frequent in keys), a `.`
+# (rare) by `bytes.find`.
+_DIGIT_THEN_E = re.compile(rb"e(?<=[0-9]e)")
 _DIGITS = range(0x30, 0x3A)
 _MINUS, _SPACE, _COLON, _NEWLINE = b"- :\n"
 _MAX_CANDIDATES = 10_000  # past this many, let the strict reader decide
@@ -170,11 +172,19 @@ def _may_hold_float(raw: bytes) -> bool:
     a string a newline is escaped, so neither a version (`CPython 3.11.7`), a timestamp
     (`04:06:00.000Z`) nor a hex digest (`3e9f`) looks like one.
     """
-    candidates = itertools.chain(*(pattern.finditer(raw) for pattern in _DIGIT_THEN_MARK))
-    for count, found in enumerate(candidates):
-        if count == _MAX_CANDIDATES or _starts_a_number(raw, found.start() - 1):
+    exponents = (found.start() for found in _DIGIT_THEN_E.finditer(raw))
+    marks = (at for at in itertools.chain(_dots(raw), exponents) if raw[at - 1] in _DIGITS)
+    for count, at in enumerate(marks):
+        if count == _MAX_CANDIDATES or _starts_a_number(raw, at - 1):
             return True
     return False
+
+
+def _dots(raw: bytes) -> Iterator[int]:
+    at = raw.find(b".", 1)
+    while at >= 0:
+        yield at
+        at = raw.find(b".", at + 1)
 
 
 def _starts_a_number(raw: bytes, at: int) -> bool:
