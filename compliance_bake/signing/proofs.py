@@ -33,6 +33,13 @@ def integrity_digest(
 ) -> str:
     """H(canon(t)); `known` holds members' canonical bytes already made, as pieces (the bake
     passes the shadow block's), spliced in instead of serialising those members again."""
+    return digest_parts(integrity_parts(snapshot, known))
+
+
+def integrity_parts(
+    snapshot: dict[str, Any], known: Mapping[str, Sequence[bytes]] | None = None
+) -> list[bytes]:
+    """canon(t), as pieces (`integrity_digest` hashes them)."""
     known = known or {}
     members = {
         key: known[key] if key in known else (canon(value),)
@@ -40,7 +47,7 @@ def integrity_digest(
         if key != "integrity"
     }
     members["integrity"] = (canon(without(snapshot["integrity"], "proof")),)
-    return digest_parts(canon_parts(members))
+    return canon_parts(members)
 
 
 def proof_hmac(proof: dict[str, Any], secret: str) -> str:

@@ -30,7 +30,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
-from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
+from compliance_bake.inputs.jsonio import StrictJSONError, loads_pretty, loads_strict
 from compliance_bake.signing.attestation import (
     ATTESTATION_FILE,
     PAYLOAD_TYPE,
@@ -236,7 +236,7 @@ def _check_files(out_dir: Path, digests: dict[str, str], found: _Findings) -> No
 
 def _check_predicate(out_dir: Path, claimed: Any, found: _Findings) -> None:
     try:
-        snapshot = loads_strict((out_dir / SNAPSHOT_FILE).read_bytes())
+        snapshot, _ = loads_pretty((out_dir / SNAPSHOT_FILE).read_bytes())  # as strict
         summary = predicate(snapshot)
     except (OSError, StrictJSONError, KeyError, TypeError):
         found.fail(ATTESTATION_FILE, f"predicate: cannot summarise {SNAPSHOT_FILE}")

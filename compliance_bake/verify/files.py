@@ -9,6 +9,9 @@ blocks, and the portal page is the rendering of the snapshot.
 from __future__ import annotations
 
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +20,9 @@ from jinja2 import TemplateError
 from compliance_bake.errors import InputError
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
-from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
+from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_pretty
 from compliance_bake.report import layout
-from compliance_bake.report.deepequal import strict_equals
+from compliance_bake.report.deepequal import json_equals
 from compliance_bake.report.portal import render_portal
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 from compliance_bake.verify.findings import RULE, VerifyReport
@@ -31,12 +34,20 @@ KEEP_FILE = ".gitkeep"  # allowed empty at the top, as the attestation allows it
 BAKED_FILES = (*layout.JSON_FILES, layout.PORTAL_FILE)
 # ... or by `audit deep` into the same out/ (allowed, but no signature of the snapshot covers it).
 EXPECTED_FILES = frozenset((*BAKED_FILES, ATTESTATION_FILE, AUDIT_FILE))
+RawFile = tuple[str, bytes]  # a file's name in out/ and the bytes read
 
 
 def parse_document(name: str, raw: bytes, report: VerifyReport) -> Any | None:
     """The strictly parsed document, or None after a finding naming `name`."""
+    parsed = parse_pretty(name, raw, report)
+    return None if parsed is None else parsed[0]
+
+
+def parse_pretty(name: str, raw: bytes, report: VerifyReport) -> tuple[Any, bool] | None:
+    """The strictly parsed document and whether `raw` is in the baked layout (`loads_pretty`),
+    or None after a finding naming `name`."""
     try:
-        return loads_strict(raw)
+        return loads_pretty(raw)
     except StrictJSONError as exc:
         report.add(name, False, f"not strict JSON at {exc.where}: {exc}")
     except RecursionError:
@@ -86,10 +97,17 @@ def unexpected_files(out_dir: Path, report: VerifyReport) -> None:
         )
 
 
-def read_folder_file(out_dir: Path, name: str, report: VerifyReport) -> bytes | None:
-    """A regular file of out/ (a FIFO planted there must not hang verify), or a finding."""
+def _read(out_dir: Path, name: str) -> bytes:
+    return read_regular_file(out_dir / name, max_bytes=SNAPSHOT_MAX_BYTES, what=name)
+
+
+def read_folder_file(
+    out_dir: Path, name: str, report: VerifyReport, pending: Future[bytes] | None = None
+) -> bytes | None:
+    """A regular file of out/ (a FIFO planted there must not hang verify), or a finding;
+    `pending`: the same read, already under way."""
     try:
-        return read_regular_file(out_dir / name, max_bytes=SNAPSHOT_MAX_BYTES, what=name)
+        return _read(out_dir, name) if pending is None else pending.result()
     except FileNotFoundError:
         report.add(name, False, "missing")
     except InputError as exc:
@@ -97,19 +115,76 @@ def read_folder_file(out_dir: Path, name: str, report: VerifyReport) -> bytes | 
     return None
 
 
-def load_folder_file(out_dir: Path, name: str, report: VerifyReport) -> tuple[Any | None, bytes]:
-    """Read, parse, validate one JSON file of out/ and check its byte layout."""
-    raw = read_folder_file(out_dir, name, report)
+REGISTRY_BLOCKS = {layout.ENHANCEMENTS_FILE: "enhancements", layout.SHADOW_FILE: "shadow"}
+
+
+@dataclass(frozen=True, slots=True)
+class Folder:
+    docs: dict[str, Any]  # each JSON file's document (None: unreadable, or a copy off schema)
+    raws: list[RawFile]
+    renderings: frozenset[str]  # files whose bytes are `dumps_pretty` of the snapshot or a block
+
+
+def load_folder(out_dir: Path, report: VerifyReport) -> Folder:
+    """Every JSON file of out/, parsed and checked (`load_folder_file`), snapshot first; a
+    registry copy is offered the snapshot's block to compare its bytes with."""
+    docs: dict[str, Any] = {}
+    raws: list[RawFile] = []
+    renderings: set[str] = set()
+    snapshot_valid = False
+    # Reading lets go of the GIL: the copies are read while the snapshot is parsed.
+    reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="read")
+    reads = {name: reader.submit(_read, out_dir, name) for name in layout.JSON_FILES}
+    reader.shutdown(wait=False)  # the thread ends with its work
+    for name in layout.JSON_FILES:
+        snap = docs.get(layout.API_FILE)
+        block = (
+            snap.get(REGISTRY_BLOCKS[name])
+            if name in REGISTRY_BLOCKS and isinstance(snap, dict)
+            else None
+        )
+        covered = snapshot_valid and name in REGISTRY_BLOCKS and _schema_holds_copy(name)
+        docs[name], raw, valid, rendering = load_folder_file(
+            out_dir, name, report, block, covered, reads[name]
+        )
+        snapshot_valid = snapshot_valid or (name == layout.API_FILE and valid)
+        raws.append((name, raw))
+        if rendering is not None and (name == layout.API_FILE or rendering is block):
+            renderings.add(name)
+    return Folder(docs, raws, frozenset(renderings))
+
+
+def load_folder_file(
+    out_dir: Path,
+    name: str,
+    report: VerifyReport,
+    block: Any = None,
+    covered: bool = False,
+    pending: Future[bytes] | None = None,
+) -> tuple[Any | None, bytes, bool, Any]:
+    """Read, parse, validate one JSON file of out/ and check its byte layout; also say whether
+    its schema holds, and give the value the bytes are the rendering of (None: not one).
+
+    `block` is what a registry copy should hold, the snapshot's block. When the file's bytes are
+    exactly the block's rendering, the file holds that very value (`loads_pretty` would read it
+    back, equal): the block itself stands for it, unparsed. `covered`: the snapshot passed a
+    schema that requires of the block what the copy's schema requires, so that value is valid.
+    """
+    raw = read_folder_file(out_dir, name, report, pending)
     if raw is None:
-        return None, b""
-    doc = parse_document(name, raw, report)
-    if doc is None:
-        return None, raw
-    valid = schema_valid(name, layout.JSON_FILES[name], doc, report)
-    try:
-        same = dumps_pretty(doc) == raw
-    except TypeError:  # orjson refuses nesting deeper than 255: not the baked layout
-        same = False
+        return None, b"", False, None
+    if block is not None and _rendering(block) == raw:
+        doc, same = block, True
+    else:
+        parsed = parse_pretty(name, raw, report)
+        if parsed is None:
+            return None, raw, False, None
+        doc, same = parsed
+        covered = False
+    if covered:
+        valid = report.add(name, True, "schema valid", RULE, "schema")
+    else:
+        valid = schema_valid(name, layout.JSON_FILES[name], doc, report)
     report.add(
         name,
         same,
@@ -119,20 +194,41 @@ def load_folder_file(out_dir: Path, name: str, report: VerifyReport) -> tuple[An
     )
     # The snapshot goes on to the rules even when its schema fails (each rule fails closed);
     # a registry copy that breaks its schema is only compared.
-    return (doc if valid or name == layout.API_FILE else None), raw
+    return (doc if valid or name == layout.API_FILE else None), raw, valid, doc if same else None
+
+
+def _rendering(value: Any) -> bytes | None:
+    try:
+        return dumps_pretty(value)
+    except TypeError:  # orjson renders no deeper than 254 levels
+        return None
+
+
+@cache
+def _schema_holds_copy(copy_name: str) -> bool:
+    """Whether a snapshot valid under its schema has a block valid under the copy's schema: the
+    copy's schema is only a reference to the snapshot schema's definition of the block, and the
+    snapshot schema holds the block to that same definition."""
+    block = REGISTRY_BLOCKS[copy_name]
+    copy_schema = schemas.schema(layout.JSON_FILES[copy_name])
+    snapshot_schema = schemas.schema(layout.JSON_FILES[layout.API_FILE])
+    definition = f"#/$defs/{block}"
+    return (
+        set(copy_schema) <= {"$schema", "$id", "title", "description", "$ref"}
+        and copy_schema.get("$ref") == layout.JSON_FILES[layout.API_FILE] + definition
+        and snapshot_schema.get("properties", {}).get(block) == {"$ref": definition}
+    )
 
 
 def registry_copies(docs: dict[str, Any], report: VerifyReport) -> None:
     snap = docs.get(layout.API_FILE)
-    for copy_name, block in (
-        (layout.ENHANCEMENTS_FILE, "enhancements"),
-        (layout.SHADOW_FILE, "shadow"),
-    ):
+    for copy_name, block in REGISTRY_BLOCKS.items():
         copy = docs.get(copy_name)
         if copy is not None and isinstance(snap, dict):
+            original = snap.get(block)
             report.add(
                 copy_name,
-                strict_equals(copy, snap.get(block)),
+                copy is original or json_equals(copy, original),
                 f"registry copy equals the snapshot's {block}",
             )
 

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from compliance_bake.verify.columns import ShadowColumns
+
 LICENCE_STATUSES = ("active", None)
 WINDOW_DAYS = 90
 SECRET_NAME = "REPORT_SIGNING_SECRET"
@@ -39,6 +41,13 @@ class RuleContext:
     hmac_ok: bool  # the shadow proof's HMAC holds (or, without a secret, is well-formed)
     secret_value: str | None = None
     files: tuple[tuple[str, bytes], ...] = ()  # (name, bytes) of every file read
+    # signing.shadow_digest(snap["shadow"]), when the verifier has computed it (sealed.py)
+    shadow_digest: str | None = None
+    columns: ShadowColumns | None = None  # the shadow rows as columns (check_rules reads them)
+    # The file of `files` whose bytes are exactly `dumps_pretty` of the snapshot, and those that
+    # are exactly `dumps_pretty` of one of its blocks (the registry copies, as baked).
+    rendering: str | None = None
+    block_renderings: frozenset[str] = frozenset()
 
 
 Check = Callable[[dict[str, Any], RuleContext], list[str]]

@@ -11,9 +11,11 @@ records is judged by the *compliant* verdict's recorded checks (verifier.py).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from compliance_bake.verify import rules_board, rules_shadow
+from compliance_bake.verify.columns import shadow_columns
 from compliance_bake.verify.rulebook import (
     MAX_PLACES,
     RULES,
@@ -28,6 +30,8 @@ __all__ = ["RULES", "Rule", "RuleContext", "RuleResult", "check_rules"]
 
 
 def check_rules(snap: dict[str, Any], ctx: RuleContext) -> list[RuleResult]:
+    if ctx.columns is None:
+        ctx = replace(ctx, columns=shadow_columns(snap))
     results = []
     for spec_rule, check in RULES:
         try:

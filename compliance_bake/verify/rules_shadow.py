@@ -1,4 +1,8 @@
-"""Rules of the shadow matrix, geo, deepAudit, integrity and secrecy (spec 2.3-2.8, 5, 8)."""
+"""Rules of the shadow matrix, geo, deepAudit, integrity and secrecy (spec 2.3-2.8, 5, 8).
+
+A rule over every row first asks the columns (columns.py) whether it holds, and walks the rows,
+naming places, only when they cannot say so.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +15,10 @@ from compliance_bake.report.deepequal import strict_equals
 from compliance_bake.signing.integrity import (
     integrity_checks,
     profile_discrete,
+    profiles_discrete,
     zip_window_label,
 )
+from compliance_bake.verify import columns
 from compliance_bake.verify.rulebook import (
     LICENCE_STATUSES,
     SECRET_NAME,
@@ -24,10 +30,12 @@ from compliance_bake.verify.rulebook import (
 
 
 @rule("shadow-coverage", "shadow rows: every regulated state x every partner, once (2.3 rule 1)")
-def _shadow_coverage(snap: dict[str, Any], _: RuleContext) -> list[str]:
+def _shadow_coverage(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     states = health_states(snap)
     if not states:
         return ["no regulated states (the health.states row)"]
+    if ctx.columns is not None and columns.covers(states, ctx.columns):
+        return []
     rows = snap["shadow"]["rows"]
     partners = list(dict.fromkeys(r["partner"] for r in rows))
     pairs = Counter((r["state"], r["partner"]) for r in rows)
@@ -63,7 +71,9 @@ def _shadow_roles(snap: dict[str, Any], _: RuleContext) -> list[str]:
 
 
 @rule("shadow-licence-status", "licenseStatus is `active` or null (spec 2.3, 3)")
-def _licence_status(snap: dict[str, Any], _: RuleContext) -> list[str]:
+def _licence_status(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
+    if ctx.columns is not None and columns.statuses_within(ctx.columns, LICENCE_STATUSES):
+        return []
     return [
         f"$.shadow.rows[{i}].licenseStatus {r['licenseStatus']!r}"
         for i, r in enumerate(snap["shadow"]["rows"])
@@ -72,9 +82,11 @@ def _licence_status(snap: dict[str, Any], _: RuleContext) -> list[str]:
 
 
 @rule("shadow-licence-decides", "licenseStatus active allows, null blocks (spec 2.3 rule 2)")
-def _licence_decides(snap: dict[str, Any], _: RuleContext) -> list[str]:
+def _licence_decides(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     # The shadow decision is the registry's: it must follow the licence. Whether the real
     # decision agrees is what `match` records (the recorded shadow check).
+    if ctx.columns is not None and columns.licence_decides(ctx.columns):
+        return []
     return [
         f"$.shadow.rows[{i}] {r['state']} x {r['partner']}"
         for i, r in enumerate(snap["shadow"]["rows"])
@@ -83,41 +95,49 @@ def _licence_decides(snap: dict[str, Any], _: RuleContext) -> list[str]:
     ]
 
 
+BLOCKED_REASON = "Partner not licensed in {}"
+
+
 @rule("shadow-reason", "a blocked row's reason is `Partner not licensed in <its state>` (2.3, 7)")
-def _shadow_reason(snap: dict[str, Any], _: RuleContext) -> list[str]:
+def _shadow_reason(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
+    if ctx.columns is not None and columns.reasons_hold(ctx.columns, BLOCKED_REASON.format):
+        return []
     bad = []
     for i, r in enumerate(snap["shadow"]["rows"]):
-        want = None if r["realAllowed"] else f"Partner not licensed in {r['state']}"
+        want = None if r["realAllowed"] else BLOCKED_REASON.format(r["state"])
         if r.get("reason") != want:
             bad.append(f"$.shadow.rows[{i}].reason {r.get('reason')!r}")
     return bad
 
 
 @rule("shadow-summary", "shadow.summary counts the rows (spec 2.3)")
-def _shadow_summary(snap: dict[str, Any], _: RuleContext) -> list[str]:
+def _shadow_summary(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     rows = snap["shadow"]["rows"]
-    allow = sum(r["realAllowed"] is True for r in rows)
-    counted = {
-        "allow": allow,
-        "block": len(rows) - allow,
-        "mismatches": sum(r["match"] is not True for r in rows),
-    }
+    if ctx.columns is not None and ctx.columns.booleans:  # then `count(True)` counts `is True`
+        allow, matches = ctx.columns.real.count(True), ctx.columns.match.count(True)
+    else:
+        allow = sum(r["realAllowed"] is True for r in rows)
+        matches = sum(r["match"] is True for r in rows)
+    counted = {"allow": allow, "block": len(rows) - allow, "mismatches": len(rows) - matches}
     return [] if counted == snap["shadow"]["summary"] else [f"counted {counted}"]
 
 
 @rule("geo-profiles", "geo: one discrete profile per partner of the matrix, unique (spec 2.4)")
-def _geo_profiles(snap: dict[str, Any], _: RuleContext) -> list[str]:
-    partners = list(dict.fromkeys(r["partner"] for r in snap["shadow"]["rows"]))
+def _geo_profiles(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
+    rows = snap["shadow"]["rows"]
+    column = ctx.columns.partner if ctx.columns is not None else (r["partner"] for r in rows)
+    partners = dict.fromkeys(column)  # in the matrix's order, and a set to look up
     profiles = snap["geo"]["partners"]
     counts = Counter(p["nodeId"] for p in profiles)
     bad = [f"no profile for {p}" for p in partners if counts[p] == 0]
     bad += [f"{n} profiles for {p}" for p, n in counts.items() if n > 1]
     bad += [f"profile for {p}, not a partner of the matrix" for p in counts if p not in partners]
-    bad += [
-        f"$.geo.partners[{i}] not discrete"
-        for i, p in enumerate(profiles)
-        if not profile_discrete(p)
-    ]
+    if not profiles_discrete(profiles):
+        bad += [
+            f"$.geo.partners[{i}] not discrete"
+            for i, p in enumerate(profiles)
+            if not profile_discrete(p)
+        ]
     return bad
 
 
@@ -162,6 +182,7 @@ def _integrity_checks(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
         snap["geo"],
         ctx.hmac_ok,
         None if deep is None else deep["zipWindow"],
+        shadow_digest=ctx.shadow_digest,
     )
     recorded = snap["integrity"]["checks"]
     if strict_equals(_label_free(expected), _label_free(recorded)):
@@ -171,11 +192,32 @@ def _integrity_checks(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     return [f"check {name}" for name in wrong] or ["the list of checks"]
 
 
+# What may stand between two tokens of JSON text.
+_BETWEEN_TOKENS = frozenset(' \t\n\r",:[]{}')
+
+
+def _not_in_renderings(ctx: RuleContext, needle: bytes) -> bool:
+    """Whether the needle is in no rendering of the snapshot (its file, its blocks' files, its
+    compact serialisation), decided by one search of its file.
+
+    A needle holding no whitespace, quote or structural character lies within one token (a
+    string, a number, a literal) wherever it occurs, and every rendering of the snapshot or of
+    one of its blocks is made of the snapshot's own tokens, written alike: the needle is in one
+    of them only if it is in the snapshot's file."""
+    if ctx.rendering is None or not ctx.secret_value or set(ctx.secret_value) & _BETWEEN_TOKENS:
+        return False
+    data = dict(ctx.files).get(ctx.rendering)
+    return data is not None and needle not in data
+
+
 @rule("secret-absent", "the signing secret's value appears in no file (spec 2.8, 5.2)")
 def _secret_absent(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     if not ctx.secret_value:
         return []
     needle = ctx.secret_value.encode("utf-8")
+    if _not_in_renderings(ctx, needle):
+        seen = {ctx.rendering, *ctx.block_renderings}
+        return [name for name, data in ctx.files if name not in seen and needle in data]
     found = [name for name, data in ctx.files if needle in data]
     # The decoded strings too: a JSON escape (\\u0041...) hides the value from a byte search.
     if needle in orjson.dumps(snap):

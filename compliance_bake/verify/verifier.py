@@ -12,7 +12,7 @@ verifies; the byte-layout, registry-copy and portal checks need the folder a bak
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from compliance_bake.verify import files
 from compliance_bake.verify.attestation import check_attestation
 from compliance_bake.verify.findings import DIGEST, HMAC, KEY, RECORDED, RULE, VerifyReport
 from compliance_bake.verify.rules import RuleContext, check_rules
+from compliance_bake.verify.sealed import FAILS, Digests, start_digests
 
 HMAC_METHOD = "HMAC-SHA3-256 with REPORT_SIGNING_SECRET"
 NO_KEY_HINT = (
@@ -129,11 +130,8 @@ def _verify_folder(
 ) -> None:
     report.applied = [*_applied(keys), *FOLDER_ONLY]
     files.unexpected_files(out_dir, report)
-    docs: dict[str, Any] = {}
-    raws: list[tuple[str, bytes]] = []
-    for name in layout.JSON_FILES:
-        docs[name], raw = files.load_folder_file(out_dir, name, report)
-        raws.append((name, raw))
+    folder = files.load_folder(out_dir, report)
+    docs, raws = folder.docs, folder.raws
     files.registry_copies(docs, report)
     if keys.public_keys:
         _attestation(out_dir, keys.public_keys, report)
@@ -141,10 +139,22 @@ def _verify_folder(
     if not isinstance(snap, dict):
         report.add(layout.API_FILE, False, "snapshot unreadable: digests, HMACs, rules not checked")
         return
+    digests = start_digests(snap)  # hashed beside the portal page and the other files
     raws.append((layout.PORTAL_FILE, files.portal_page(out_dir, snap, report)))
     present = [x for x in (files.ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
     raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
-    _verify_snapshot(layout.API_FILE, snap, keys, report, raws, phases)
+    renderings = folder.renderings
+    _verify_snapshot(
+        layout.API_FILE,
+        snap,
+        keys,
+        report,
+        raws,
+        phases,
+        rendering=layout.API_FILE if layout.API_FILE in renderings else None,
+        block_renderings=renderings - {layout.API_FILE},
+        digests=digests,
+    )
 
 
 def _attestation(out_dir: Path, public_keys: Sequence[bytes], report: VerifyReport) -> None:
@@ -160,9 +170,15 @@ def _attestation(out_dir: Path, public_keys: Sequence[bytes], report: VerifyRepo
 def _digest(report: VerifyReport, name: str, what: str, recorded: Any, compute: Any) -> None:
     try:
         ok = recorded() == compute()
-    except (KeyError, TypeError, AttributeError, ValueError, RecursionError):
+    except FAILS:
         ok = False
     report.add(name, ok, what, DIGEST)
+
+
+def _computed(value: str | None) -> str:
+    if value is None:
+        raise ValueError("the digest cannot be computed on this document")
+    return value
 
 
 def _hmac(report: VerifyReport, name: str, where: str, proof: Any, secret: Secret | None) -> bool:
@@ -189,25 +205,29 @@ def _verify_snapshot(
     report: VerifyReport,
     raws: list[tuple[str, bytes]],
     phases: Phases = no_phases,
+    rendering: str | None = None,
+    block_renderings: frozenset[str] = frozenset(),
+    digests: Callable[[], Digests] | None = None,
 ) -> None:
     phases("digests")
     if not isinstance(snap, dict):
         report.add(name, False, "the snapshot is not a JSON object")
         return
     enh, shadow, integrity = (snap.get(k) or {} for k in ("enhancements", "shadow", "integrity"))
+    computed = (digests or start_digests(snap))()
     _digest(
         report,
         name,
         "enhancements.signature",
         lambda: enh["signature"],
-        lambda: signing.enhancements_signature(enh),
+        lambda: _computed(computed.enhancements),
     )
     _digest(
         report,
         name,
         "shadow.proof.digest",
         lambda: shadow["proof"]["digest"],
-        lambda: signing.shadow_digest(shadow),
+        lambda: _computed(computed.shadow),
     )
     _digest(
         report,
@@ -221,7 +241,7 @@ def _verify_snapshot(
         name,
         "integrity.proof.digest",
         lambda: integrity["proof"]["digest"],
-        lambda: signing.integrity_digest(snap),
+        lambda: _computed(computed.integrity),
     )
     shadow_ok = _hmac(report, name, "shadow.proof", shadow.get("proof"), keys.secret)
     integrity_ok = _hmac(report, name, "integrity.proof", integrity.get("proof"), keys.secret)
@@ -234,6 +254,9 @@ def _verify_snapshot(
         hmac_ok=shadow_ok,
         secret_value=None if keys.secret is None else keys.secret.value,
         files=tuple(raws),
+        shadow_digest=computed.of_shadow_block,
+        rendering=rendering,
+        block_renderings=block_renderings,
     )
     for result in check_rules(snap, context):
         what = f"rule {result.rule.id}: {result.rule.message}"
