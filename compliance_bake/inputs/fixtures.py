@@ -23,7 +23,7 @@ from compliance_bake.inputs.models import (
     Partner,
     StateRules,
 )
-from compliance_bake.inputs.zipindex import is_jurisdiction, load_states, state_places, zip_index
+from compliance_bake.inputs.zipindex import is_jurisdiction, state_places, zip_index
 from compliance_bake.memory import gc_paused
 
 LICENCES_FILE = "licences.json"
@@ -83,7 +83,6 @@ def _validate(path: Path, schema_name: str, document: Any) -> None:
 def _registry(path: Path, doc: dict[str, Any]) -> LicenceRegistry:
     states: list[StateRules] = []
     seen_states: set[str] = set()
-    load_states([raw["code"] for raw in doc["states"]])
     for i, raw in enumerate(doc["states"]):
         code = raw["code"]
         where = f"{path}: $.states[{i}].code"
@@ -157,8 +156,8 @@ def _geo(path: Path, doc: dict[str, Any], registry: LicenceRegistry) -> tuple[Ge
             raise FixtureError(
                 f"{where}.stateCode: unknown state {state!r}", "use a two-letter US state code"
             )
-        # The profile's state's ZIPs first (loaded once, for the states present); the whole
-        # index only to tell a ZIP of another state from no ZIP at all.
+        # The profile's state's ZIPs first; the whole index to tell a ZIP of another state
+        # from no ZIP at all.
         place = state_places(state).get(zip_code) or zip_index().lookup(zip_code)
         if place is None:
             raise FixtureError(
