@@ -57,9 +57,10 @@ def test_the_shadow_seal_returns_the_signed_blocks_canonical_bytes(
 ) -> None:
     shadow = {k: v for k, v in snapshot["shadow"].items() if k not in ("signature", "proof")}
     shadow = copy.deepcopy(shadow)
-    signed = seal.seal_shadow(shadow, shadow["rows"], "python", "x", SECRET)
+    digest, signed = seal.seal_shadow(shadow, shadow["rows"], "python", "x", SECRET)
 
     assert b"".join(signed) == canon(shadow)
+    assert digest == proofs.shadow_digest(shadow) == shadow["signature"]
     with pytest.raises(ValueError):
         seal.seal_shadow(shadow, list(shadow["rows"]), "python", "x", SECRET)
 
@@ -99,3 +100,20 @@ def test_stale_shadow_bytes_give_an_integrity_digest_the_scheme_refuses(
     seal.seal_snapshot(broken, [b'{"stale":true}'], "python", "x", SECRET)
     assert broken["integrity"]["proof"]["digest"] != proofs.integrity_digest(broken)
     assert digests_consistent(broken["enhancements"], broken["shadow"])
+
+def test_the_sha3_check_given_the_seals_digest_fails_when_the_signed_values_differ(
+    snapshot: dict[str, Any],
+) -> None:
+    # The bake passes the digest the seal computed from the canonical bytes; the stored
+    # signature and proof digest must equal it (and `verify`, passing none, recomputes it).
+    shadow, enh = snapshot["shadow"], snapshot["enhancements"]
+    digest = proofs.shadow_digest(shadow)
+    assert digests_consistent(enh, shadow, digest)
+    assert not digests_consistent(enh, shadow, "0" * 64)
+    for field in ("signature", "proof"):
+        broken = copy.deepcopy(shadow)
+        if field == "signature":
+            broken["signature"] = "0" * 64
+        else:
+            broken["proof"]["digest"] = "0" * 64
+        assert not digests_consistent(enh, broken, digest)
