@@ -25,14 +25,11 @@ from pathlib import Path
 
 import orjson
 
+from compliance_bake.resources import user_cache_dir
+
 # (ZIP, state, city, acceptable cities), in the database's order.
 PlaceRecord = tuple[str, str, str, tuple[str, ...]]
 _FORMAT = 1
-
-
-def cache_folder() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "compliance-bake"
 
 
 def cache_file() -> Path:
@@ -43,7 +40,7 @@ def cache_file() -> Path:
     extension = os.stat(_zipcodes.__file__)
     identity = f"{_FORMAT} {zipcodes.__version__} {extension.st_size} {extension.st_mtime_ns}"
     key = hashlib.sha256(identity.encode()).hexdigest()[:16]
-    return cache_folder() / f"zipcodes-{key}.json"
+    return user_cache_dir() / f"zipcodes-{key}.json"
 
 
 def read_cached() -> list[PlaceRecord] | None:

@@ -23,6 +23,7 @@ from typing import Any
 from markupsafe import Markup
 
 from compliance_bake.report import escape
+from compliance_bake.report.template_cache import compiled_templates
 from compliance_bake.resources import templates_dir
 
 GRID_LIMIT = 5_000
@@ -52,6 +53,7 @@ def _environment() -> Any:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        bytecode_cache=compiled_templates(),
     )
     env.filters["cell"] = _cell
     env.filters["state"] = _state_json
