@@ -191,7 +191,7 @@ def load_fixtures(folder: Path) -> Fixtures:
             f"pass --fixtures DIR, a folder with {LICENCES_FILE} and {GEO_FILE}",
         )
     lic_path, geo_path = folder / LICENCES_FILE, folder / GEO_FILE
-    with gc_paused():  # everything parsed and built here is kept
+    with gc_paused(keep=True):  # everything parsed and built here is kept
         lic_doc = _read(folder, LICENCES_FILE)
         _validate(lic_path, schemas.LICENCES, lic_doc)
         geo_doc = _read(folder, GEO_FILE)

@@ -47,7 +47,7 @@ class ZipIndex:
 
 
 def _index(records: list[PlaceRecord]) -> ZipIndex:
-    with gc_paused():  # the ZipPlace records are all kept
+    with gc_paused(keep=True):  # the ZipPlace records are all kept
         places = {
             zip_code: ZipPlace(zip_code, state, city, acceptable)
             for zip_code, state, city, acceptable in records
