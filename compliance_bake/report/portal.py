@@ -76,9 +76,14 @@ def _grid(snapshot: dict[str, Any]) -> dict[str, Any]:
         "partners": list(dict.fromkeys(r["partner"] for r in rows)) if full else [],
         "cells": {(r["state"], r["partner"]): r for r in rows} if full else {},
         "per_state": per_state,
-        "mismatched": list(islice(compress(rows, map(not_, map(_MATCH, rows))), MISMATCH_LIMIT)),
+        "mismatched": _mismatched(rows) if any(t["mismatches"] for t in per_state.values()) else [],
         "limit": GRID_LIMIT,
     }
+
+
+def _mismatched(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first MISMATCH_LIMIT mismatched rows (a pass over every row: only when there are)."""
+    return list(islice(compress(rows, map(not_, map(_MATCH, rows))), MISMATCH_LIMIT))
 
 
 def _verdict(snapshot: dict[str, Any]) -> dict[str, Any]:
