@@ -10,8 +10,10 @@ then seal the whole snapshot.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +70,10 @@ def build_snapshot(
     settings: BakeSettings,
     progress: ProgressSink | None = None,
     phases: Phases = no_phases,
+    while_sealing: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
+    """`while_sealing(snapshot)`, when given, runs while the whole is sealed (see
+    `seal.seal_snapshot`): everything but `snapshot["integrity"]` is final by then."""
     stamp = iso_millis(settings.now)
     runtime = target.runtime()
     registry = fixtures.registry
@@ -129,5 +134,6 @@ def build_snapshot(
     snapshot["proton"] = dict(PROTON)
 
     # Seal the whole, the shadow's canonical bytes reused.
-    seal.seal_snapshot(snapshot, sealed.signed, runtime, stamp, secret.value)
+    meanwhile = None if while_sealing is None else partial(while_sealing, snapshot)
+    seal.seal_snapshot(snapshot, sealed.signed, runtime, stamp, secret.value, meanwhile)
     return snapshot
