@@ -153,7 +153,7 @@ def run_bake(
     phases("validate")
     validate_documents(snapshot)
     phases("write")
-    files = layout.render_files(snapshot, registry)
+    files = layout.render_files(snapshot, registry=registry)
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE])
         return BakeResult(snapshot, written, out_dir, None, by_reason)

@@ -137,4 +137,4 @@ def test_work_done_while_sealing_sees_the_final_blocks_and_the_seal_is_the_same(
     beside = bake(lambda snap: seen.append(layout.render_registry(snap)))
     assert beside == alone
     assert seen == [layout.render_registry(alone)]
-    assert layout.render_files(alone, seen[0]) == layout.render_files(alone)
+    assert layout.render_files(alone, registry=seen[0]) == layout.render_files(alone)

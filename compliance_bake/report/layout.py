@@ -41,7 +41,7 @@ def render_registry(snapshot: dict[str, Any]) -> dict[str, bytes]:
 
 
 def render_files(
-    snapshot: dict[str, Any], registry: dict[str, bytes] | None = None
+    snapshot: dict[str, Any], *, registry: dict[str, bytes] | None = None
 ) -> dict[str, bytes]:
     """Every file of `out/`; `registry`: the registry files rendered already (render_registry)."""
     from compliance_bake.report.portal import render_portal
