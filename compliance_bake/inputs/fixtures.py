@@ -23,7 +23,7 @@ from compliance_bake.inputs.models import (
     Partner,
     StateRules,
 )
-from compliance_bake.inputs.zipindex import is_jurisdiction, state_places, zip_index
+from compliance_bake.inputs.zipindex import is_jurisdiction, zip_index
 from compliance_bake.memory import gc_paused
 
 LICENCES_FILE = "licences.json"
@@ -156,9 +156,7 @@ def _geo(path: Path, doc: dict[str, Any], registry: LicenceRegistry) -> tuple[Ge
             raise FixtureError(
                 f"{where}.stateCode: unknown state {state!r}", "use a two-letter US state code"
             )
-        # The profile's state's ZIPs first; the whole index to tell a ZIP of another state
-        # from no ZIP at all.
-        place = state_places(state).get(zip_code) or zip_index().lookup(zip_code)
+        place = zip_index().lookup(zip_code)
         if place is None:
             raise FixtureError(
                 f"{where}.zipCode: {zip_code} is not a US ZIP code",

@@ -22,13 +22,22 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
 from compliance_bake.resources import user_cache_dir
 
-# (ZIP, state, city, acceptable cities), in the database's order.
-PlaceRecord = tuple[str, str, str, tuple[str, ...]]
+
+class ZipColumns(NamedTuple):
+    """The fields the ZIP index reads, a list each in the database's order; the acceptable
+    cities by ZIP, for the ZIPs that have some."""
+
+    zips: list[str]
+    states: list[str]
+    cities: list[str]
+    acceptable: dict[str, list[str]]
+
 _FORMAT = 1
 
 
@@ -43,8 +52,8 @@ def cache_file() -> Path:
     return user_cache_dir() / f"zipcodes-{key}.json"
 
 
-def read_cached() -> list[PlaceRecord] | None:
-    """The cached records, or None when there is no usable copy."""
+def read_cached() -> ZipColumns | None:
+    """The cached columns, or None when there is no usable copy."""
     try:
         data = cache_file().read_bytes()
     except OSError:
@@ -53,45 +62,41 @@ def read_cached() -> list[PlaceRecord] | None:
     if header != hashlib.sha256(payload).hexdigest().encode():
         return None  # not a whole copy written by `_write` (truncated, or edited)
     try:
-        columns = orjson.loads(payload)
-        if columns["format"] != _FORMAT:
+        document = orjson.loads(payload)
+        if document["format"] != _FORMAT:
             return None
-        acceptable: dict[str, list[str]] = columns["acceptable"]
-        return [
-            (zip_code, state, city, tuple(acceptable.get(zip_code, ())))
-            for zip_code, state, city in zip(
-                columns["zips"], columns["states"], columns["cities"], strict=True
-            )
-        ]
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        columns = ZipColumns(
+            document["zips"], document["states"], document["cities"], document["acceptable"]
+        )
+    except (orjson.JSONDecodeError, KeyError, TypeError):
         return None
+    lists = columns.zips, columns.states, columns.cities
+    if not all(type(column) is list and len(column) == len(columns.zips) for column in lists):
+        return None
+    return columns if type(columns.acceptable) is dict else None
 
 
-def read_database() -> list[PlaceRecord]:
+def read_database() -> ZipColumns:
     """Every record of the `zipcodes` database (and a cached copy of them, when it can be
     written)."""
     import zipcodes
 
-    records = [
-        (row["zip_code"], row["state"], row["city"], tuple(row.get("acceptable_cities") or ()))
-        for row in zipcodes.filter_by()  # type: ignore[no-untyped-call]
-    ]
+    records = zipcodes.filter_by()  # type: ignore[no-untyped-call]
+    columns = ZipColumns(
+        [row["zip_code"] for row in records],
+        [row["state"] for row in records],
+        [row["city"] for row in records],
+        {row["zip_code"]: row["acceptable_cities"] for row in records if row["acceptable_cities"]},
+    )
     with contextlib.suppress(OSError):
-        _write(cache_file(), records)
-    return records
+        _write(cache_file(), columns)
+    return columns
 
 
-def _write(path: Path, records: list[PlaceRecord]) -> None:
-    """The records as columns (the acceptable cities only where there are some), after a line
-    holding the SHA-256 of the rest."""
-    columns = {
-        "format": _FORMAT,
-        "zips": [record[0] for record in records],
-        "states": [record[1] for record in records],
-        "cities": [record[2] for record in records],
-        "acceptable": {record[0]: record[3] for record in records if record[3]},
-    }
-    payload = orjson.dumps(columns)
+def _write(path: Path, columns: ZipColumns) -> None:
+    """The columns, after a line holding the SHA-256 of the rest."""
+    document = {"format": _FORMAT, **columns._asdict()}
+    payload = orjson.dumps(document)
     data = hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
