@@ -142,14 +142,18 @@ def run_bake(
     settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
     target = target or InProcessTarget(Engine(fixtures.registry))
     phases("matrix")
+    registry: dict[str, bytes] = {}  # rendered while the integrity digest is computed
     try:
-        snapshot = build_snapshot(fixtures, target, secret, settings, progress, phases)
+        snapshot = build_snapshot(
+            fixtures, target, secret, settings, progress, phases,
+            while_sealing=lambda blocks: registry.update(layout.render_registry(blocks)),
+        )  # fmt: skip
     finally:
         target.close()
     phases("validate")
     validate_documents(snapshot)
     phases("write")
-    files = layout.render_files(snapshot)
+    files = layout.render_files(snapshot, registry=registry)
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE])
         return BakeResult(snapshot, written, out_dir, None, by_reason)

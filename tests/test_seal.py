@@ -57,9 +57,10 @@ def test_the_shadow_seal_returns_the_signed_blocks_canonical_bytes(
 ) -> None:
     shadow = {k: v for k, v in snapshot["shadow"].items() if k not in ("signature", "proof")}
     shadow = copy.deepcopy(shadow)
-    signed = seal.seal_shadow(shadow, shadow["rows"], "python", "x", SECRET)
+    digest, signed = seal.seal_shadow(shadow, shadow["rows"], "python", "x", SECRET)
 
     assert b"".join(signed) == canon(shadow)
+    assert digest == proofs.shadow_digest(shadow) == shadow["signature"]
     with pytest.raises(ValueError):
         seal.seal_shadow(shadow, list(shadow["rows"]), "python", "x", SECRET)
 
@@ -99,3 +100,41 @@ def test_stale_shadow_bytes_give_an_integrity_digest_the_scheme_refuses(
     seal.seal_snapshot(broken, [b'{"stale":true}'], "python", "x", SECRET)
     assert broken["integrity"]["proof"]["digest"] != proofs.integrity_digest(broken)
     assert digests_consistent(broken["enhancements"], broken["shadow"])
+
+def test_the_sha3_check_given_the_seals_digest_fails_when_the_signed_values_differ(
+    snapshot: dict[str, Any],
+) -> None:
+    # The bake passes the digest the seal computed from the canonical bytes; the stored
+    # signature and proof digest must equal it (and `verify`, passing none, recomputes it).
+    shadow, enh = snapshot["shadow"], snapshot["enhancements"]
+    digest = proofs.shadow_digest(shadow)
+    assert digests_consistent(enh, shadow, digest)
+    assert not digests_consistent(enh, shadow, "0" * 64)
+    for field in ("signature", "proof"):
+        broken = copy.deepcopy(shadow)
+        if field == "signature":
+            broken["signature"] = "0" * 64
+        else:
+            broken["proof"]["digest"] = "0" * 64
+        assert not digests_consistent(enh, broken, digest)
+
+def test_work_done_while_sealing_sees_the_final_blocks_and_the_seal_is_the_same() -> None:
+    # The bake renders its registry files while the integrity digest is computed in another
+    # thread: they must be the files of the finished snapshot, and the proof the same as a
+    # sealing without anything beside it.
+    from compliance_bake.report import layout
+
+    fixtures = load_fixtures(demo_fixtures_dir())
+    settings = BakeSettings(now=datetime(2026, 11, 22, 4, 6, tzinfo=UTC))
+    seen: list[dict[str, bytes]] = []
+
+    def bake(while_sealing: Any) -> dict[str, Any]:
+        target = InProcessTarget(Engine(fixtures.registry))
+        secret = Secret(SECRET, "test")
+        return build_snapshot(fixtures, target, secret, settings, while_sealing=while_sealing)
+
+    alone = bake(None)
+    beside = bake(lambda snap: seen.append(layout.render_registry(snap)))
+    assert beside == alone
+    assert seen == [layout.render_registry(alone)]
+    assert layout.render_files(alone, registry=seen[0]) == layout.render_files(alone)

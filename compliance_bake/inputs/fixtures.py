@@ -23,7 +23,7 @@ from compliance_bake.inputs.models import (
     Partner,
     StateRules,
 )
-from compliance_bake.inputs.zipindex import is_jurisdiction, load_states, state_places, zip_index
+from compliance_bake.inputs.zipindex import is_jurisdiction, zip_index
 from compliance_bake.memory import gc_paused
 
 LICENCES_FILE = "licences.json"
@@ -83,7 +83,6 @@ def _validate(path: Path, schema_name: str, document: Any) -> None:
 def _registry(path: Path, doc: dict[str, Any]) -> LicenceRegistry:
     states: list[StateRules] = []
     seen_states: set[str] = set()
-    load_states([raw["code"] for raw in doc["states"]])
     for i, raw in enumerate(doc["states"]):
         code = raw["code"]
         where = f"{path}: $.states[{i}].code"
@@ -157,9 +156,7 @@ def _geo(path: Path, doc: dict[str, Any], registry: LicenceRegistry) -> tuple[Ge
             raise FixtureError(
                 f"{where}.stateCode: unknown state {state!r}", "use a two-letter US state code"
             )
-        # The profile's state's ZIPs first (loaded once, for the states present); the whole
-        # index only to tell a ZIP of another state from no ZIP at all.
-        place = state_places(state).get(zip_code) or zip_index().lookup(zip_code)
+        place = zip_index().lookup(zip_code)
         if place is None:
             raise FixtureError(
                 f"{where}.zipCode: {zip_code} is not a US ZIP code",
@@ -192,7 +189,7 @@ def load_fixtures(folder: Path) -> Fixtures:
             f"pass --fixtures DIR, a folder with {LICENCES_FILE} and {GEO_FILE}",
         )
     lic_path, geo_path = folder / LICENCES_FILE, folder / GEO_FILE
-    with gc_paused():  # everything parsed and built here is kept
+    with gc_paused(keep=True):  # everything parsed and built here is kept
         lic_doc = _read(folder, LICENCES_FILE)
         _validate(lic_path, schemas.LICENCES, lic_doc)
         geo_doc = _read(folder, GEO_FILE)

@@ -1,20 +1,20 @@
 """US ZIP codes and jurisdictions, from the `zipcodes` package's database.
 
-Loaded once per process on first use, and indexed by ZIP so that a lookup is one dictionary
-access instead of a scan. The fixture loader needs only the states its fixtures name:
-`state_places(code)` loads one state's ZIPs on first use (the package's query runs in Rust; the
-whole index costs about 0.2 s to materialise and 0.1 s more to index, a state a few ms), and takes
-them from the whole index when that is already loaded (the audit loads it), so nothing is built
-twice. `zip_index()` is the whole index, for the audit and the generators.
+Loaded once per process on first use, as one dictionary of ZIP to state and city, so that a
+lookup is one dictionary access instead of a scan. The columns come from a compact copy of the
+database in the user's cache folder when there is one (`inputs/zipcache.py`: about 20 ms to read,
+where the package's own database costs about 0.5 s to load and list), else from the package,
+which then leaves such a copy for the next process. Every caller (the fixture checks, the audit,
+the generators) reads the one index, so nothing is built twice; the ZipPlace of every ZIP is
+built only when a caller asks for all of them (`places`, `by_state`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from dataclasses import dataclass
-from functools import cache, lru_cache
-from typing import Any
+from functools import cached_property, lru_cache
 
+from compliance_bake.inputs.zipcache import ZipColumns, read_cached, read_database
 from compliance_bake.memory import gc_paused
 
 # Present in the ZIP database but not jurisdictions that license wagers: military post offices
@@ -36,67 +36,54 @@ class ZipPlace:
         )
 
 
-@dataclass(frozen=True, slots=True)
 class ZipIndex:
-    places: dict[str, ZipPlace]
-    jurisdictions: frozenset[str]
-    # The same places grouped by state (every state or territory of the database).
-    by_state: dict[str, dict[str, ZipPlace]]
+    """Lookups by ZIP, and the jurisdictions, straight from the columns (one C-level dict of
+    ZIP to state and city); the ZipPlace of every ZIP (`places`, in the database's order) and
+    those grouped by state (`by_state`) are built on first use, by the audit and the
+    generators: the fixture checks only look up their profiles' ZIPs."""
+
+    def __init__(self, columns: ZipColumns) -> None:
+        self._acceptable = columns.acceptable
+        self._where = dict(
+            zip(columns.zips, zip(columns.states, columns.cities, strict=True), strict=True)
+        )
+        self.jurisdictions = frozenset(columns.states) - _NOT_JURISDICTIONS
 
     def lookup(self, zip_code: str) -> ZipPlace | None:
-        return self.places.get(zip_code)
+        found = self._where.get(zip_code)
+        if found is None:
+            return None
+        return ZipPlace(zip_code, *found, tuple(self._acceptable.get(zip_code, ())))
 
+    @cached_property
+    def places(self) -> dict[str, ZipPlace]:
+        with gc_paused(keep=True):  # the ZipPlace records are all kept
+            acceptable = self._acceptable
+            return {
+                zip_code: ZipPlace(zip_code, state, city, tuple(acceptable.get(zip_code, ())))
+                for zip_code, (state, city) in self._where.items()
+            }
 
-def _places(rows: list[dict[str, Any]]) -> dict[str, ZipPlace]:
-    return {
-        row["zip_code"]: ZipPlace(
-            zip_code=row["zip_code"],
-            state=row["state"],
-            city=row["city"],
-            acceptable_cities=tuple(row.get("acceptable_cities") or ()),
-        )
-        for row in rows
-    }
-
-
-# Up to this many states, each is queried on its own; past it, the whole index is loaded once
-# (each query scans the whole database: measured, 50 queries cost more than one full load).
-PER_STATE_LIMIT = 10
-
-
-def load_states(codes: Collection[str]) -> None:
-    """Say which states the caller will look up: many states load the whole index at once."""
-    if len(set(codes)) > PER_STATE_LIMIT:
-        zip_index()
-
-
-@cache
-def state_places(code: str) -> dict[str, ZipPlace]:
-    """The ZIPs of one state or territory (empty for a code the database does not know)."""
-    if zip_index.cache_info().currsize:
-        return zip_index().by_state.get(code, {})
-    import zipcodes
-
-    with gc_paused():  # the ZipPlace records are all kept
-        return _places(zipcodes.filter_by(state=code))  # type: ignore[no-untyped-call]
-
-
-def is_jurisdiction(code: str) -> bool:
-    """A state or territory that licenses wagers: in the ZIP database, not a military post."""
-    return code not in _NOT_JURISDICTIONS and bool(state_places(code))
+    @cached_property
+    def by_state(self) -> dict[str, dict[str, ZipPlace]]:
+        by_state: dict[str, dict[str, ZipPlace]] = {}
+        for zip_code, place in self.places.items():
+            by_state.setdefault(place.state, {})[zip_code] = place
+        return by_state
 
 
 @lru_cache(maxsize=1)
 def zip_index() -> ZipIndex:
-    import zipcodes
+    """The whole index: from the cached copy of the database, else from the database."""
+    with gc_paused(keep=True):
+        return ZipIndex(read_cached() or read_database())
 
-    # `filter_by()` with no filter is every record, as `list_all()` gives them, but in a list of
-    # our own: `list_all()` keeps its 42,000 dicts (and 120,000 lists) cached for the life of the
-    # process, which costs memory and every later garbage collection walks them.
-    with gc_paused():  # the ZipPlace records are all kept
-        places = _places(zipcodes.filter_by())  # type: ignore[no-untyped-call]
-        by_state: dict[str, dict[str, ZipPlace]] = {}
-        for zip_code, place in places.items():
-            by_state.setdefault(place.state, {})[zip_code] = place
-    states = frozenset(by_state) - _NOT_JURISDICTIONS
-    return ZipIndex(places=places, jurisdictions=states, by_state=by_state)
+
+def state_places(code: str) -> dict[str, ZipPlace]:
+    """The ZIPs of one state or territory (empty for a code the database does not know)."""
+    return zip_index().by_state.get(code, {})
+
+
+def is_jurisdiction(code: str) -> bool:
+    """A state or territory that licenses wagers: in the ZIP database, not a military post."""
+    return code in zip_index().jurisdictions

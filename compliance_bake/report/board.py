@@ -13,14 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from compliance_bake.errors import FixtureError
-from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.inputs.models import (
     LICENCE_ACTIVE,
     STATUS_ALLOWED,
     STATUS_BLOCKED,
     LicenceRegistry,
 )
+from compliance_bake.memory import gc_paused
 from compliance_bake.report import deepequal, escape, key_probe
 from compliance_bake.targets.inprocess import IN_PROCESS_BASE
 from compliance_bake.targets.interface import Target
@@ -98,12 +100,17 @@ class BoardInputs:
 
 def filed_states(licences_file: str) -> list[str]:
     """The state codes of `licences_file`, read again from disk and not through the loader,
-    so that the health row compares the answer with the file, not a tuple with itself."""
+    so that the health row compares the answer with the file, not a tuple with itself.
+
+    The loader has read the file strictly already; this second reading only takes the codes,
+    with orjson (a 10,000-partner file: 30 ms, against 65 ms for the strict reader and as much
+    again in garbage collections of everything the bake holds by then, hence the pause)."""
     path = Path(licences_file)
     try:
-        document = loads_strict(path.read_bytes())
+        with gc_paused():  # nothing parsed here lives long; a collection would walk the bake
+            document = orjson.loads(path.read_bytes())
         return [str(state["code"]) for state in document["states"]]
-    except (OSError, StrictJSONError, TypeError, KeyError) as exc:
+    except (OSError, orjson.JSONDecodeError, TypeError, KeyError) as exc:
         raise FixtureError(
             f"{licences_file}: cannot read its states again ({type(exc).__name__})",
             "leave the fixture folder alone while a bake runs",

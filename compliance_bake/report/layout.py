@@ -23,6 +23,10 @@ JSON_FILES: dict[str, str] = {
 }
 
 
+# The registry files and the snapshot blocks they hold, in the order they are written.
+REGISTRY_BLOCKS = {ENHANCEMENTS_FILE: "enhancements", SHADOW_FILE: "shadow"}
+
+
 def json_documents(snapshot: dict[str, Any]) -> dict[str, Any]:
     return {
         API_FILE: snapshot,
@@ -31,9 +35,19 @@ def json_documents(snapshot: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def render_files(snapshot: dict[str, Any]) -> dict[str, bytes]:
+def render_registry(snapshot: dict[str, Any]) -> dict[str, bytes]:
+    """The two registry files: the snapshot's own blocks, final before its integrity proof is."""
+    return {name: dumps_pretty(snapshot[key]) for name, key in REGISTRY_BLOCKS.items()}
+
+
+def render_files(
+    snapshot: dict[str, Any], *, registry: dict[str, bytes] | None = None
+) -> dict[str, bytes]:
+    """Every file of `out/`; `registry`: the registry files rendered already (render_registry)."""
     from compliance_bake.report.portal import render_portal
 
-    files = {name: dumps_pretty(doc) for name, doc in json_documents(snapshot).items()}
+    registry = registry or render_registry(snapshot)
+    files = {API_FILE: dumps_pretty(snapshot)}
+    files.update((name, registry[name]) for name in REGISTRY_BLOCKS)
     files[PORTAL_FILE] = render_portal(snapshot)
     return files

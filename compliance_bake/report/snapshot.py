@@ -3,14 +3,17 @@
 `build_snapshot` is the whole bake short of writing: it returns the snapshot as plain data in the
 specification's field order. Nothing here reads or writes files. One walk through the data:
 build the blocks, sign them (`signing.seal`, each block canonicalised once), check the signatures
-once (`signing.integrity`, the checks `verify` also runs; their outcome is signed content), then
-seal the whole snapshot.
+once (`signing.integrity`, the checks `verify` also runs, given the shadow digest the seal computed
+so that 500,000 rows are not canonicalised and hashed again; their outcome is signed content),
+then seal the whole snapshot.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +70,10 @@ def build_snapshot(
     settings: BakeSettings,
     progress: ProgressSink | None = None,
     phases: Phases = no_phases,
+    while_sealing: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
+    """`while_sealing(snapshot)`, when given, runs while the whole is sealed (see
+    `seal.seal_snapshot`): everything but `snapshot["integrity"]` is final by then."""
     stamp = iso_millis(settings.now)
     runtime = target.runtime()
     registry = fixtures.registry
@@ -93,10 +99,11 @@ def build_snapshot(
 
     # Sign the blocks, each canonicalised once.
     seal.seal_enhancements(enhancements)
-    shadow_bytes = seal.seal_shadow(shadow, rows, runtime, stamp, secret.value)
+    sealed = seal.seal_shadow(shadow, rows, runtime, stamp, secret.value)
 
-    # Check the signatures once, from the content (the functions `verify` runs): the outcome
-    # is part of the signed snapshot.
+    # Check the signatures once, from the content (the functions `verify` runs, given the
+    # shadow digest just computed from the block's canonical bytes, where `verify` computes it
+    # from the file): the outcome is part of the signed snapshot.
     hmac_ok = proof_hmac_holds(shadow["proof"], secret.value)
     deep_audit = settings.deep_audit
     snapshot: dict[str, Any] = {
@@ -119,6 +126,7 @@ def build_snapshot(
             geo,
             hmac_ok,
             None if deep_audit is None else deep_audit["zipWindow"],
+            shadow_digest=sealed.digest,
         ),
     }
     command = DEEP_AUDIT_COMMAND if deep_audit is None else deep_audit["command"]
@@ -126,5 +134,6 @@ def build_snapshot(
     snapshot["proton"] = dict(PROTON)
 
     # Seal the whole, the shadow's canonical bytes reused.
-    seal.seal_snapshot(snapshot, shadow_bytes, runtime, stamp, secret.value)
+    meanwhile = None if while_sealing is None else partial(while_sealing, snapshot)
+    seal.seal_snapshot(snapshot, sealed.signed, runtime, stamp, secret.value, meanwhile)
     return snapshot

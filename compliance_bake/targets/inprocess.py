@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Iterable, Iterator
-from itertools import islice, starmap
+from itertools import chain, islice, repeat, starmap
 
 from compliance_bake.inputs.models import Decision, Health, StatusPanel
 from compliance_bake.targets.engine import Engine
-from compliance_bake.targets.interface import CheckRequest, Progress
+from compliance_bake.targets.interface import CheckMatrix, CheckRequest, Progress
 
 IN_PROCESS_BASE = "in-process://compliance-bake"
 _PROGRESS_EVERY = 4096
@@ -38,6 +38,13 @@ class InProcessTarget:
     def check_many(
         self, requests: Iterable[CheckRequest], progress: Progress | None = None
     ) -> Iterator[Decision]:
+        if isinstance(requests, CheckMatrix):
+            return chain.from_iterable(self._matrix_chunks(requests, progress))
+        return self._check_each(requests, progress)
+
+    def _check_each(
+        self, requests: Iterable[CheckRequest], progress: Progress | None
+    ) -> Iterator[Decision]:
         decisions = starmap(self._engine.check, requests)
         if progress is None:
             yield from decisions
@@ -45,6 +52,22 @@ class InProcessTarget:
         while chunk := list(islice(decisions, _PROGRESS_EVERY)):
             yield from chunk
             progress(len(chunk))
+
+    def _matrix_chunks(
+        self, matrix: CheckMatrix, progress: Progress | None
+    ) -> Iterator[list[Decision]]:
+        """The engine's own `check` (looked up now: whatever the class holds), mapped over each
+        column in chunks of _PROGRESS_EVERY partners."""
+        check = self._engine.check
+        partners = matrix.partners
+        for state, wager_type in matrix.columns:
+            for start in range(0, len(partners), _PROGRESS_EVERY):
+                chunk = partners[start : start + _PROGRESS_EVERY]
+                size = len(chunk)
+                decisions = list(map(check, chunk, repeat(state, size), repeat(wager_type, size)))
+                if progress is not None:
+                    progress(size)
+                yield decisions
 
     def status(self, state: str, partner: str) -> StatusPanel:
         return self._engine.status(state, partner)

@@ -7,6 +7,7 @@ problems are turned into `TargetError` at the edge, never leaked as library exce
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from compliance_bake.inputs.models import Decision, Health, StatusPanel
@@ -21,6 +22,27 @@ class CheckRequest(NamedTuple):
     partner: str
     state: str
     wager_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class CheckMatrix:
+    """Every partner checked in every state, states outer: the shadow matrix's requests.
+
+    Any target reads it as the iterable of CheckRequest it is (made lazily, one at a time). The
+    in-process target also reads its columns, and asks its engine's `check` column by column
+    with no request object per check (500,000 of them cost more than the checks themselves).
+    """
+
+    columns: tuple[tuple[str, str], ...]  # (state, wager type), in order
+    partners: tuple[str, ...]  # node ids, in order
+
+    def __len__(self) -> int:
+        return len(self.columns) * len(self.partners)
+
+    def __iter__(self) -> Iterator[CheckRequest]:
+        for state, wager_type in self.columns:
+            for partner in self.partners:
+                yield CheckRequest(partner, state, wager_type)
 
 
 class Target(Protocol):
