@@ -21,16 +21,14 @@ from __future__ import annotations
 import base64
 import binascii
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.report.portal_previous import record_hmac_holds
 from compliance_bake.signing.attestation import ATTESTATION_FILE
+from compliance_bake.signing.secret import Secret
 from compliance_bake.verify.attestation import MAX_ENVELOPE_BYTES
 from compliance_bake.verify.findings import HMAC, KEY, VerifyReport
-
-if TYPE_CHECKING:
-    from compliance_bake.verify.verifier import KeyMaterial
 
 WHERE = "attestation predicate.previous"
 
@@ -55,10 +53,15 @@ def _predicate(out_dir: Path) -> Any:
 
 
 def previous_record(
-    out_dir: Path, snap: dict[str, Any], keys: KeyMaterial, attested: bool, report: VerifyReport
+    out_dir: Path,
+    snap: dict[str, Any],
+    secret: Secret | None,
+    attested: bool | None,
+    report: VerifyReport,
 ) -> dict[str, Any] | None:
     """The record to render the portal with (None: the plain page), after findings that say
-    whether a key vouches for it. `attested`: the attestation verified with a given key."""
+    whether a key vouches for it. `attested`: None when no public key was given, else whether
+    the attestation verified with one."""
     try:
         predicate = _predicate(out_dir)
     except _Unreadable as exc:
@@ -82,17 +85,17 @@ def previous_record(
         else f"{WHERE} names another snapshot (copied from another bake)",
         KEY,
     )
-    if keys.secret is not None:
+    if secret is not None:
         try:
-            ok = record_hmac_holds(record, keys.secret.value)
+            ok = record_hmac_holds(record, secret.value)
         except (TypeError, ValueError, RecursionError):  # not canonicalisable: not what was sealed
             ok = False
         what = "hmac" + ("" if ok else " does not match (tampered, or another secret)")
         report.add(ATTESTATION_FILE, ok, f"{WHERE}.{what}", HMAC)
-    if keys.public_keys:
+    if attested is not None:
         what = "signed by the attestation" if attested else "the attestation does not verify"
         report.add(ATTESTATION_FILE, attested, f"{WHERE}: {what}", KEY)
-    if keys.empty:
+    if secret is None and attested is None:
         report.notes.append(
             f"the portal's previous-snapshot section comes from {WHERE}, "
             "NOT authenticated (no key given)"

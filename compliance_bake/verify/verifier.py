@@ -134,13 +134,13 @@ def _verify_folder(
     folder = files.load_folder(out_dir, report)
     docs, raws = folder.docs, folder.raws
     files.registry_copies(docs, report)
-    attested = bool(keys.public_keys) and _attestation(out_dir, keys.public_keys, report)
+    attested = _attestation(out_dir, keys.public_keys, report) if keys.public_keys else None
     snap = docs[layout.API_FILE]
     if not isinstance(snap, dict):
         report.add(layout.API_FILE, False, "snapshot unreadable: digests, HMACs, rules not checked")
         return
     digests = start_digests(snap)  # hashed beside the portal page and the other files
-    record = previous_record(out_dir, snap, keys, attested, report)  # bake --previous
+    record = previous_record(out_dir, snap, keys.secret, attested, report)  # bake --previous
     raws.append((layout.PORTAL_FILE, files.portal_page(out_dir, snap, report, record)))
     present = [x for x in (files.ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
     raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
