@@ -25,6 +25,7 @@ from typing import Any
 
 import orjson
 
+from compliance_bake.diff.digest import typed_digest
 from compliance_bake.errors import InputError, TargetError
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
@@ -65,7 +66,7 @@ Keys = KeyMaterial
 
 def _by_secret(snapshot: dict[str, Any], secret: Secret) -> Authenticity:
     proof = snapshot["integrity"]["proof"]
-    if proof["digest"] != proofs.integrity_digest(snapshot):
+    if proof["digest"] != typed_digest(snapshot):  # the same digest; see diff/digest.py
         return Authenticity(False, "integrity.proof.digest does not match the content (edited)")
     for where, block in (("integrity.proof", proof), ("shadow.proof", snapshot["shadow"]["proof"])):
         if not hmac_present(block) or not same_mac(
@@ -93,7 +94,10 @@ def _by_attestation(folder: Path | None, public_keys: tuple[bytes, ...]) -> Auth
 
 def authenticate(snapshot: dict[str, Any], keys: Keys, folder: Path | None) -> Authenticity:
     """Is this snapshot the one its baker signed? Authentic when the secret's HMACs hold or
-    (for an out/ folder) its public attestation verifies with a trusted key. Fails closed."""
+    (for an out/ folder) its public attestation verifies with a trusted key. Fails closed.
+
+    For a side the snapshot schema accepts: `check_side` validates first, and parallel.py
+    discards this outcome when the side fails the schema (diff/digest.py relies on it)."""
     if keys.empty:
         return Authenticity(False, "not checked: no report signing secret or public key configured")
     reasons: list[str] = []
