@@ -31,7 +31,8 @@ import orjson
 from compliance_bake.signing import proofs
 from compliance_bake.signing.canon import canon, canon_parts, has_high_char
 
-CHUNK_ROWS = 25_000
+CHUNK_ROWS = 2_000  # about 300 KB of canonical bytes
+QUEUED = 8
 _OWN = ("integrity", "shadow")  # members made apart: the one without its proof, the one chunked
 _OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_STRICT_INTEGER
 _LATER = bytes(8)  # a placeholder piece (by identity), replaced by a member's lazy pieces
@@ -41,7 +42,12 @@ class _Fallback(Exception):
     """A row the fast path cannot prove canonical: use proofs.integrity_digest."""
 
 
-def _row_pieces(rows: list[Any], chunk: int) -> Iterator[bytes]:
+Piece = bytes | memoryview
+
+
+def _row_pieces(rows: list[Any], chunk: int) -> Iterator[Piece]:
+    """`canon(rows)` as pieces: each chunk's array without its brackets (a view, not a copy),
+    commas between them."""
     yield b"["
     for start in range(0, len(rows), chunk):
         try:
@@ -50,11 +56,13 @@ def _row_pieces(rows: list[Any], chunk: int) -> Iterator[bytes]:
             raise _Fallback from None
         if has_high_char(piece):
             raise _Fallback
-        yield (b"," if start else b"") + piece[1:-1]
+        if start:
+            yield b","
+        yield memoryview(piece)[1:-1]
     yield b"]"
 
 
-def _expand(parts: list[bytes], later: Iterator[bytes]) -> Iterator[bytes]:
+def _expand(parts: list[bytes], later: Iterator[Piece]) -> Iterator[Piece]:
     for part in parts:
         if part is _LATER:
             yield from later
@@ -62,7 +70,7 @@ def _expand(parts: list[bytes], later: Iterator[bytes]) -> Iterator[bytes]:
             yield part
 
 
-def _pieces(snapshot: dict[str, Any], chunk: int) -> Iterator[bytes]:
+def _pieces(snapshot: dict[str, Any], chunk: int) -> Iterator[Piece]:
     shadow = snapshot["shadow"]
     inner = {k: (canon(v),) for k, v in shadow.items() if k != "rows"}
     inner["rows"] = (_LATER,)
@@ -83,10 +91,11 @@ def typed_digest(snapshot: dict[str, Any], chunk: int = CHUNK_ROWS) -> str:
     ):
         return proofs.integrity_digest(snapshot)
     hasher = hashlib.sha3_256()
-    pending: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    # Bounded, so the chunks in flight stay few and their memory is reused.
+    pending: queue.Queue[Piece | None] = queue.Queue(maxsize=QUEUED)
 
     def hash_pieces() -> None:
-        for piece in iter(pending.get, None):
+        while (piece := pending.get()) is not None:
             hasher.update(piece)
 
     worker = threading.Thread(target=hash_pieces, name="diff-digest", daemon=True)
