@@ -1,14 +1,16 @@
 """The diff, end to end: both sides read, authenticated and compared.
 
-Each side's schema validation and authentication run beside the rest (parallel.py): the old
-one's beside reading the new one, the new one's beside the comparison. Both outcomes are in
-before anything is reported: a side that is not a snapshot is refused (exit 2), and so is one
-that is not authentic unless the caller allowed it.
+NEW's bytes are read in a thread while OLD is parsed (sides.SideReader). Each side's schema
+validation and authentication run beside the rest (parallel.py): the old one's beside parsing
+the new one, the new one's beside a keyed comparison (or after a cheap aligned one). Both
+outcomes are in before anything is reported: a side that is not a snapshot is refused (exit
+2), and so is one that is not authentic unless the caller allowed it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from compliance_bake.diff.compare import compare
 from compliance_bake.diff.model import (
@@ -19,7 +21,14 @@ from compliance_bake.diff.model import (
     SideInfo,
 )
 from compliance_bake.diff.parallel import FORK_MIN_BYTES, Pending, check_beside
-from compliance_bake.diff.sides import Authenticity, Keys, Side, read_side, refuse_unless
+from compliance_bake.diff.sides import (
+    Authenticity,
+    Keys,
+    Side,
+    SideReader,
+    read_side,
+    refuse_unless,
+)
 from compliance_bake.errors import InputError
 from compliance_bake.memory import gc_paused
 from compliance_bake.signing.secret import Secret
@@ -33,6 +42,23 @@ def side_info(side: Side) -> SideInfo:
         checked=side.authenticity.checked,
         pairs=len(side.snapshot["shadow"]["rows"]),
     )
+
+
+def _rows_line_up(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """As many shadow rows on both sides: the comparison is then a C-level pass (pairs.py),
+    cheaper run before NEW's checks fork than beside them, where every page of NEW it touches
+    (reference counts) would be copied; a keyed comparison is worth running beside them."""
+    try:
+        return len(old["shadow"]["rows"]) == len(new["shadow"]["rows"])
+    except (KeyError, TypeError):
+        return False  # not a snapshot: its check says so
+
+
+def _compare(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[Change], Exception | None]:
+    try:
+        return compare(old, new), None
+    except Exception as error:  # noqa: BLE001 - raised by run_diff, after the outcomes
+        return [], error
 
 
 def run_diff(
@@ -50,16 +76,20 @@ def run_diff(
     changes: list[Change] = []
     problem: Exception | None = None
     with gc_paused():
+        reader = SideReader(new, "NEW")  # NEW's bytes read while OLD is parsed
         try:
             old_from, old_doc = read_side(old, "OLD")
+            reader.close()  # no thread left running when the checks fork
             pending.append(check_beside(old_doc, old_from, keys, fork_min_bytes))
-            new_from, new_doc = read_side(new, "NEW")
+            new_from, new_doc = reader.side()
+            early = _rows_line_up(old_doc, new_doc)
+            if early:
+                changes, problem = _compare(old_doc, new_doc)
             pending.append(check_beside(new_doc, new_from, keys, fork_min_bytes))
-            try:  # while the children check; nothing is reported before their outcomes
-                changes = compare(old_doc, new_doc)
-            except Exception as error:  # noqa: BLE001 - raised below, after the outcomes
-                problem = error
+            if not early:  # while NEW's checks run; nothing is reported before their outcomes
+                changes, problem = _compare(old_doc, new_doc)
         finally:
+            reader.close()
             found = [outcome() for outcome in pending]  # always reap the children
         authenticity: list[Authenticity] = []
         for outcome in found:

@@ -19,6 +19,7 @@ folder as it is on disk; a writer racing the diff is out of scope, as it is for 
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -193,3 +194,43 @@ def read_side(spec: str, label: str) -> tuple[SideSource, dict[str, Any]]:
     """Read and parse one side."""
     source, raw, folder = _read(spec, label)
     return SideSource(label, source, folder, len(raw)), parse_snapshot(raw, label, source)
+
+
+class SideReader:
+    """One side read ahead: a local file's bytes are read in a thread (the reads release the
+    GIL) while the other side is parsed; `side()` then parses them, or raises what reading
+    raised. A URL is fetched only when `side()` is called (a fetch may take its whole timeout,
+    and no thread is left behind when the other side is refused first). Call `close()` in any
+    case: it waits for the read."""
+
+    def __init__(self, spec: str, label: str) -> None:
+        self.spec, self.label = spec, label
+        self._read: tuple[str, bytes, Path | None] | BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if not spec.startswith(URL_PREFIXES):
+            self._thread = threading.Thread(target=self._run, name=f"diff-read-{label}")
+            self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._read = _read(self.spec, self.label)
+        except BaseException as error:  # noqa: BLE001 - raised again by side()
+            self._read = error
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+    def side(self) -> tuple[SideSource, dict[str, Any]]:
+        if self._thread is None:
+            return read_side(self.spec, self.label)
+        self.close()
+        found, self._read = self._read, None  # the bytes are freed once parsed
+        if isinstance(found, BaseException):
+            raise found
+        assert found is not None
+        source, raw, folder = found
+        del found
+        return SideSource(self.label, source, folder, len(raw)), parse_snapshot(
+            raw, self.label, source
+        )
