@@ -20,7 +20,7 @@ from compliance_bake.diff.model import (
     DiffResult,
     SideInfo,
 )
-from compliance_bake.diff.parallel import FORK_MIN_BYTES, Pending, check_beside
+from compliance_bake.diff.parallel import FORK_MIN_BYTES, Outcome, Pending, check_beside
 from compliance_bake.diff.sides import (
     Authenticity,
     Keys,
@@ -33,14 +33,27 @@ from compliance_bake.errors import InputError
 from compliance_bake.memory import gc_paused
 from compliance_bake.signing.secret import Secret
 
+Facts = tuple[str, int]  # a side's generatedAt and pair count, kept when its snapshot is freed
 
-def side_info(side: Side) -> SideInfo:
+
+def _facts(snapshot: dict[str, Any]) -> Facts | None:
+    try:
+        return str(snapshot["generatedAt"]), len(snapshot["shadow"]["rows"])
+    except (KeyError, TypeError):
+        return None  # not a snapshot: its check refuses it
+
+
+def side_info(side: Side, facts: Facts | None = None) -> SideInfo:
+    generated_at, pairs = facts or (
+        side.snapshot["generatedAt"],
+        len(side.snapshot["shadow"]["rows"]),
+    )
     return SideInfo(
         source=side.source,
-        generated_at=side.snapshot["generatedAt"],
+        generated_at=generated_at,
         authentic=side.authenticity.authentic,
         checked=side.authenticity.checked,
-        pairs=len(side.snapshot["shadow"]["rows"]),
+        pairs=pairs,
     )
 
 
@@ -73,6 +86,7 @@ def run_diff(
 ) -> DiffResult:
     keys = Keys(secret, tuple(public_keys))
     pending: list[Pending] = []
+    found: list[Outcome] = []
     changes: list[Change] = []
     problem: Exception | None = None
     with gc_paused():
@@ -88,18 +102,25 @@ def run_diff(
             pending.append(check_beside(new_doc, new_from, keys, fork_min_bytes))
             if not early:  # while NEW's checks run; nothing is reported before their outcomes
                 changes, problem = _compare(old_doc, new_doc)
+            # OLD's checks ended while NEW was parsed: once they are reaped no process shares
+            # OLD's pages, and it is freed while NEW's checks run instead of after them.
+            found.append(pending[0]())
+            old_facts = _facts(old_doc)
+            del old_doc
         finally:
             reader.close()
-            found = [outcome() for outcome in pending]  # always reap the children
+            found += [outcome() for outcome in pending[len(found) :]]  # always reap them all
         authenticity: list[Authenticity] = []
         for outcome in found:
             if isinstance(outcome, InputError):
                 raise outcome  # not a snapshot: said before anything else
             authenticity.append(outcome)
-        old_side = Side("OLD", old_from.source, old_doc, authenticity[0])
+        if old_facts is None:  # pragma: no cover - the schema requires both fields
+            raise InputError("OLD: not a snapshot", "pass a snapshot baked by compliance-bake")
+        old_side = Side("OLD", old_from.source, {}, authenticity[0])
         new_side = Side("NEW", new_from.source, new_doc, authenticity[1])
         refuse_unless(old_side, allow_unauthenticated)
         refuse_unless(new_side, allow_unauthenticated)
         if problem is not None:
             raise problem
-        return DiffResult(side_info(old_side), side_info(new_side), changes, fail_on)
+        return DiffResult(side_info(old_side, old_facts), side_info(new_side), changes, fail_on)
