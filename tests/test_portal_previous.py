@@ -209,3 +209,18 @@ def _subject_names(out: Path) -> list[str]:
         for p in sorted(out.rglob("*"))
         if p.is_file() and p.relative_to(out) != ATTESTATION
     ]
+
+
+def test_without_a_key_verify_renders_the_section_and_says_it_is_unauthenticated(
+    pair: tuple[KeyPair, Path, Path],
+) -> None:
+    _, _, new = pair
+    no_secret: Any = {"REPORT_SIGNING_SECRET": None}
+    result = _verify(new, "--digests-only", "--json", env=no_secret)
+    report = json.loads(result.stdout)
+    assert result.exit_code == 0 and report["failures"] == []
+    notes = report["notes"]
+    assert any("previous-snapshot section" in n and "NOT authenticated" in n for n in notes)
+    page = (new / PORTAL).read_bytes()
+    (new / PORTAL).write_bytes(page.replace(b"<td>NJ</td>", b"<td>MA</td>", 1))
+    assert _verify(new, "--digests-only", env=no_secret).exit_code == 1
