@@ -93,7 +93,24 @@ def test_a_url_previous_served_on_loopback(tmp_path: Path) -> None:
         )
         assert missing.exit_code == 3 and "--previous " in missing.stderr
         assert not (tmp_path / "n2").exists()
+        # A user name, password or query in the URL is neither recorded, shown nor said.
+        secret_url = url.replace("http://", "http://user:hunter2@")
+        hidden = tmp_path / "hidden"
+        result = _bake_new(tmp_path, "--out", str(hidden), *signed, "--previous", secret_url)
+        assert result.exit_code == 0, result.output
+        for path in hidden.rglob("*"):
+            if path.is_file():
+                text = path.read_bytes()
+                if path.name.endswith(".json") and b"payload" in text:
+                    text += str(_predicate(hidden)).encode()
+                assert b"hunter" not in text, path
+        gone = _bake_new(tmp_path, "--out", str(hidden), *signed, "--previous", f"{secret_url}?t=h")
+        assert gone.exit_code == 3 and "hunter" not in gone.output + gone.stderr
     assert _predicate(new)["previous"]["source"] == url
+    from compliance_bake.diff.previous import shown_source
+
+    assert shown_source(url.replace("http://", "http://u:p@") + "?token=t#x") == url
+    assert shown_source("https://[::1]:8443/api/compliance") == "https://[::1]:8443/api/compliance"
     assert [row[:2] for row in _decision_rows((new / PORTAL).read_bytes())] == [
         ["NJ", "node-extra-05"]
     ]

@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from compliance_bake.diff.compare import compare
 from compliance_bake.diff.model import ChangeClass
-from compliance_bake.diff.sides import Authenticity, Keys, check_side, read_side
-from compliance_bake.errors import InputError
+from compliance_bake.diff.sides import URL_PREFIXES, Authenticity, Keys, check_side, read_side
+from compliance_bake.errors import BakeError, InputError
 from compliance_bake.report.portal_previous import RECORD_LIMIT
 from compliance_bake.signing.secret import Secret
 
@@ -27,6 +28,22 @@ _FIX = (
     "PEM for an out/ folder's attestation, or add --previous-unauthenticated (the portal then "
     "says it was not authenticated)"
 )
+
+
+def shown_source(spec: str) -> str:
+    """OLD as the record and the portal show it: a URL without its user name, password, query
+    or fragment (any of them may carry a credential); a path as given."""
+    if not spec.startswith(URL_PREFIXES):
+        return spec
+    parts = urlsplit(spec)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    netloc = host if port is None else f"{host}:{port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 @dataclass(slots=True)
@@ -44,12 +61,15 @@ class PreviousSnapshot:
 
     def load(self) -> None:
         keys = Keys(self.secret, tuple(self.public_keys))
-        side, self.snapshot = read_side(self.spec, LABEL)  # InputError: 2; TargetError: 3
+        self.source = shown_source(self.spec)
+        try:
+            side, self.snapshot = read_side(self.spec, LABEL)  # InputError: 2; TargetError: 3
+        except BakeError as error:  # said with OLD as shown: no credential of its URL
+            raise type(error)(error.message.replace(self.spec, self.source), error.hint) from None
         self.authenticity = check_side(self.snapshot, side, keys)
-        self.source = self.spec
         if not self.authenticity.authentic and not self.allow_unauthenticated:
             raise InputError(
-                f"{LABEL} {self.spec} is not authentic: {self.authenticity.checked}", _FIX
+                f"{LABEL} {self.source} is not authentic: {self.authenticity.checked}", _FIX
             )
 
     def record(self, snapshot: dict[str, Any]) -> dict[str, Any]:
