@@ -45,9 +45,9 @@ class _Fallback(Exception):
 Piece = bytes | memoryview
 
 
-def _row_pieces(rows: list[Any], chunk: int) -> Iterator[Piece]:
+def _row_pieces(rows: list[Any], chunk: int, keep: list[bytes] | None) -> Iterator[Piece]:
     """`canon(rows)` as pieces: each chunk's array without its brackets (a view, not a copy),
-    commas between them."""
+    commas between them. `keep` receives each chunk's whole canonical array."""
     yield b"["
     for start in range(0, len(rows), chunk):
         try:
@@ -56,6 +56,8 @@ def _row_pieces(rows: list[Any], chunk: int) -> Iterator[Piece]:
             raise _Fallback from None
         if has_high_char(piece):
             raise _Fallback
+        if keep is not None:
+            keep.append(piece)
         if start:
             yield b","
         yield memoryview(piece)[1:-1]
@@ -70,11 +72,11 @@ def _expand(parts: list[bytes], later: Iterator[Piece]) -> Iterator[Piece]:
             yield part
 
 
-def _pieces(snapshot: dict[str, Any], chunk: int) -> Iterator[Piece]:
+def _pieces(snapshot: dict[str, Any], chunk: int, keep: list[bytes] | None) -> Iterator[Piece]:
     shadow = snapshot["shadow"]
     inner = {k: (canon(v),) for k, v in shadow.items() if k != "rows"}
     inner["rows"] = (_LATER,)
-    shadow_pieces = _expand(canon_parts(inner), _row_pieces(shadow["rows"], chunk))
+    shadow_pieces = _expand(canon_parts(inner), _row_pieces(shadow["rows"], chunk, keep))
     members = {
         key: (canon(value),) for key, value in snapshot.items() if key not in _OWN
     }
@@ -83,13 +85,18 @@ def _pieces(snapshot: dict[str, Any], chunk: int) -> Iterator[Piece]:
     return _expand(canon_parts(members), shadow_pieces)
 
 
-def typed_digest(snapshot: dict[str, Any], chunk: int = CHUNK_ROWS) -> str:
+def typed_digest(
+    snapshot: dict[str, Any], chunk: int | None = None, keep: list[bytes] | None = None
+) -> str:
     """`proofs.integrity_digest(snapshot)` for a side the snapshot schema accepts (see above).
-    On anything else it may differ, which makes the side not authentic: never the reverse."""
+    On anything else it may differ, which makes the side not authentic: never the reverse.
+    `keep`, when given, receives the canonical bytes of every chunk of rows in order (each a
+    whole JSON array), or stays empty when they could not all be made."""
     if not isinstance(snapshot.get("shadow"), dict) or not isinstance(
         snapshot["shadow"].get("rows"), list
     ):
-        return proofs.integrity_digest(snapshot)
+        return proofs.integrity_digest(snapshot)  # no rows to keep: `keep` stays empty
+    chunk = chunk or CHUNK_ROWS  # read at each call: split.py cuts OLD's rows on the same grid
     hasher = hashlib.sha3_256()
     # Bounded, so the chunks in flight stay few and their memory is reused.
     pending: queue.Queue[Piece | None] = queue.Queue(maxsize=QUEUED)
@@ -101,9 +108,11 @@ def typed_digest(snapshot: dict[str, Any], chunk: int = CHUNK_ROWS) -> str:
     worker = threading.Thread(target=hash_pieces, name="diff-digest", daemon=True)
     worker.start()
     try:
-        for piece in _pieces(snapshot, chunk):
+        for piece in _pieces(snapshot, chunk, keep):
             pending.put(piece)
     except _Fallback:
+        if keep is not None:
+            keep.clear()
         return proofs.integrity_digest(snapshot)
     finally:
         pending.put(None)

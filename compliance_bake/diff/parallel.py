@@ -106,6 +106,20 @@ def _fork(job: Callable[[], Outcome | None]) -> Callable[[], Outcome | None]:
     return outcome
 
 
+def validity_beside(
+    snapshot: dict[str, Any], side: SideSource, min_bytes: int = FORK_MIN_BYTES
+) -> Callable[[], Outcome | None]:
+    """The schema check alone, in a child for a large side: None (valid), the InputError, or
+    "not authentic" when the child failed (fail closed)."""
+    if not hasattr(os, "fork") or side.size < min_bytes:
+        found = _validity(snapshot, side)
+        return lambda: found
+    return _fork(lambda: _validity(snapshot, side))
+
+
+FAILED = _FAILED
+
+
 def check_beside(
     snapshot: dict[str, Any], side: SideSource, keys: Keys, min_bytes: int = FORK_MIN_BYTES
 ) -> Pending:

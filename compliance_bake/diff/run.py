@@ -9,7 +9,8 @@ outcomes are in before anything is reported: a side that is not a snapshot is re
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from compliance_bake.diff.compare import compare
@@ -20,16 +21,25 @@ from compliance_bake.diff.model import (
     DiffResult,
     SideInfo,
 )
-from compliance_bake.diff.parallel import FORK_MIN_BYTES, Outcome, Pending, check_beside
+from compliance_bake.diff.parallel import (
+    FAILED,
+    FORK_MIN_BYTES,
+    Outcome,
+    Pending,
+    check_beside,
+    validity_beside,
+)
 from compliance_bake.diff.sides import (
     Authenticity,
     Keys,
     Side,
     SideReader,
+    authenticate,
     read_side,
     refuse_unless,
 )
-from compliance_bake.errors import InputError
+from compliance_bake.diff.split import compare_rows, local_size, read_old_beside
+from compliance_bake.errors import BakeError, InputError
 from compliance_bake.memory import gc_paused
 from compliance_bake.signing.secret import Secret
 
@@ -85,6 +95,9 @@ def run_diff(
     fork_min_bytes: int = FORK_MIN_BYTES,
 ) -> DiffResult:
     keys = Keys(secret, tuple(public_keys))
+    size = local_size(old) if hasattr(os, "fork") else None
+    if size is not None and size >= fork_min_bytes:  # large: OLD read beside NEW (split.py)
+        return _run_split(old, new, keys, allow_unauthenticated, fail_on, fork_min_bytes)
     pending: list[Pending] = []
     found: list[Outcome] = []
     changes: list[Change] = []
@@ -124,3 +137,50 @@ def run_diff(
         if problem is not None:
             raise problem
         return DiffResult(side_info(old_side, old_facts), side_info(new_side), changes, fail_on)
+
+
+def _run_split(
+    old: str,
+    new: str,
+    keys: Keys,
+    allow_unauthenticated: bool,
+    fail_on: tuple[ChangeClass, ...],
+    fork_min_bytes: int,
+) -> DiffResult:
+    """OLD read and checked in a child while NEW is read and checked here (split.py)."""
+    with gc_paused():
+        old_outcome = read_old_beside(old, keys)  # forked first: no thread runs yet
+        new_error: BakeError | None = None
+        validity: Callable[[], Outcome | None] | None = None
+        keep: list[bytes] = []
+        try:
+            new_from, new_doc = read_side(new, "NEW")
+            validity = validity_beside(new_doc, new_from, fork_min_bytes)
+            try:  # beside its schema check, whose refusal comes first when it fails
+                new_authenticity = authenticate(new_doc, keys, new_from.folder, keep)
+            except Exception:  # noqa: BLE001 - not a snapshot: fail closed
+                new_authenticity, keep = FAILED, []
+        except BakeError as error:
+            new_error = error
+        finally:
+            found_old = old_outcome()  # always reap the child
+            valid = None if validity is None else validity()
+        if isinstance(found_old, BakeError):
+            raise found_old  # OLD's problem first, as in-process
+        if new_error is not None:
+            raise new_error
+        if isinstance(valid, InputError):
+            raise valid
+        if valid is not None:
+            new_authenticity = FAILED  # the schema check could not run: fail closed
+        old_side = Side("OLD", found_old.source, {}, found_old.authenticity)
+        new_side = Side("NEW", new_from.source, new_doc, new_authenticity)
+        refuse_unless(old_side, allow_unauthenticated)
+        refuse_unless(new_side, allow_unauthenticated)
+        pairs, old_rows = compare_rows(found_old, new_doc["shadow"]["rows"], keep)
+        old_view = found_old.rest
+        if old_rows is not None:
+            old_view["shadow"]["rows"] = old_rows
+        changes = compare(old_view, new_doc, pairs)
+        facts = (str(old_view["generatedAt"]), found_old.count)
+        return DiffResult(side_info(old_side, facts), side_info(new_side), changes, fail_on)

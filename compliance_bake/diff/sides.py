@@ -65,9 +65,11 @@ class Side:
 Keys = KeyMaterial
 
 
-def _by_secret(snapshot: dict[str, Any], secret: Secret) -> Authenticity:
+def _by_secret(
+    snapshot: dict[str, Any], secret: Secret, keep: list[bytes] | None = None
+) -> Authenticity:
     proof = snapshot["integrity"]["proof"]
-    if proof["digest"] != typed_digest(snapshot):  # the same digest; see diff/digest.py
+    if proof["digest"] != typed_digest(snapshot, keep=keep):  # the same digest; see diff/digest.py
         return Authenticity(False, "integrity.proof.digest does not match the content (edited)")
     for where, block in (("integrity.proof", proof), ("shadow.proof", snapshot["shadow"]["proof"])):
         if not hmac_present(block) or not same_mac(
@@ -93,7 +95,9 @@ def _by_attestation(folder: Path | None, public_keys: tuple[bytes, ...]) -> Auth
     return Authenticity(False, f"public key: {file}: {what}")
 
 
-def authenticate(snapshot: dict[str, Any], keys: Keys, folder: Path | None) -> Authenticity:
+def authenticate(
+    snapshot: dict[str, Any], keys: Keys, folder: Path | None, keep: list[bytes] | None = None
+) -> Authenticity:
     """Is this snapshot the one its baker signed? Authentic when the secret's HMACs hold or
     (for an out/ folder) its public attestation verifies with a trusted key. Fails closed.
 
@@ -103,7 +107,7 @@ def authenticate(snapshot: dict[str, Any], keys: Keys, folder: Path | None) -> A
         return Authenticity(False, "not checked: no report signing secret or public key configured")
     reasons: list[str] = []
     if keys.secret is not None:
-        found = _by_secret(snapshot, keys.secret)
+        found = _by_secret(snapshot, keys.secret, keep)
         if found.authentic:
             return found
         reasons.append(found.checked)
