@@ -86,3 +86,20 @@ def test_another_secret_is_not_authentic_in_the_child(
                       allow_unauthenticated=True)  # fmt: skip
     assert result.old.authentic is False and result.new.authentic is False
     assert "hmac does not match" in result.old.checked
+
+
+def test_a_child_that_fails_is_exit_4_never_authentic(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compliance_bake.diff import split
+
+    base = bake(fixtures_with(tmp_path, "base"), tmp_path / "base-out")
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the checking process breaks")
+
+    monkeypatch.setattr(split, "authenticate", broken)  # in the forked child only
+    with pytest.raises(split.CheckingFailed) as caught:
+        run_diff(str(base), str(base), secret=resolve_secret(None), fork_min_bytes=1,
+                 allow_unauthenticated=True)  # fmt: skip
+    assert caught.value.exit_code == 4 and "OLD" in caught.value.message

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from compliance_bake.diff.compare import compare
@@ -26,6 +27,7 @@ from compliance_bake.diff.parallel import (
     FORK_MIN_BYTES,
     Outcome,
     Pending,
+    authenticity_beside,
     check_beside,
     validity_beside,
 )
@@ -35,10 +37,12 @@ from compliance_bake.diff.sides import (
     Side,
     SideReader,
     authenticate,
+    parse_snapshot,
+    read_raw,
     read_side,
     refuse_unless,
 )
-from compliance_bake.diff.split import compare_rows, local_size, read_old_beside
+from compliance_bake.diff.split import OldReader, compare_rows, local_size
 from compliance_bake.errors import BakeError, InputError
 from compliance_bake.memory import gc_paused
 from compliance_bake.signing.secret import Secret
@@ -147,40 +151,70 @@ def _run_split(
     fail_on: tuple[ChangeClass, ...],
     fork_min_bytes: int,
 ) -> DiffResult:
-    """OLD read and checked in a child while NEW is read and checked here (split.py)."""
+    """OLD parsed and checked in a child while NEW is parsed here (split.py). When the rows
+    line up, NEW is authenticated here (its canonical chunks are compared with OLD's); when
+    they do not, NEW's checks fork and OLD's bytes, read once, are parsed here too."""
     with gc_paused():
-        old_outcome = read_old_beside(old, keys)  # forked first: no thread runs yet
+        old_from, old_raw = read_raw(old, "OLD")
+        reader = OldReader(old_from, old_raw, keys)  # forked before any thread runs
         new_error: BakeError | None = None
-        validity: Callable[[], Outcome | None] | None = None
+        pending: list[Callable[[], Outcome | None]] = []
         keep: list[bytes] = []
+        old_doc: dict[str, Any] | None = None
+        aligned = False
         try:
             new_from, new_doc = read_side(new, "NEW")
-            validity = validity_beside(new_doc, new_from, fork_min_bytes)
-            try:  # beside its schema check, whose refusal comes first when it fails
-                new_authenticity = authenticate(new_doc, keys, new_from.folder, keep)
-            except Exception:  # noqa: BLE001 - not a snapshot: fail closed
-                new_authenticity, keep = FAILED, []
+            pending.append(validity_beside(new_doc, new_from, fork_min_bytes))
+            aligned = reader.count() == _row_count(new_doc)
+            if aligned:
+                del old_raw  # the child has it; only its chunks come back
+                found = _authenticate(new_doc, keys, new_from.folder, keep)
+                pending.append(lambda: found)
+            else:
+                pending.append(authenticity_beside(new_doc, new_from, keys, fork_min_bytes))
+                old_doc = parse_snapshot(old_raw, "OLD", old_from.source)
         except BakeError as error:
             new_error = error
         finally:
-            found_old = old_outcome()  # always reap the child
-            valid = None if validity is None else validity()
+            found_old = reader.finish(want_chunks=aligned)  # always reap the children
+            outcomes = [outcome() for outcome in pending]
         if isinstance(found_old, BakeError):
             raise found_old  # OLD's problem first, as in-process
         if new_error is not None:
             raise new_error
+        valid, new_authenticity = outcomes
         if isinstance(valid, InputError):
             raise valid
-        if valid is not None:
-            new_authenticity = FAILED  # the schema check could not run: fail closed
+        if valid is not None or not isinstance(new_authenticity, Authenticity):
+            new_authenticity = FAILED  # a check that could not run: fail closed
         old_side = Side("OLD", found_old.source, {}, found_old.authenticity)
         new_side = Side("NEW", new_from.source, new_doc, new_authenticity)
         refuse_unless(old_side, allow_unauthenticated)
         refuse_unless(new_side, allow_unauthenticated)
-        pairs, old_rows = compare_rows(found_old, new_doc["shadow"]["rows"], keep)
-        old_view = found_old.rest
-        if old_rows is not None:
-            old_view["shadow"]["rows"] = old_rows
-        changes = compare(old_view, new_doc, pairs)
-        facts = (str(old_view["generatedAt"]), found_old.count)
+        pairs = None
+        if aligned:
+            pairs, old_rows = compare_rows(found_old, new_doc["shadow"]["rows"], keep)
+            old_doc = found_old.rest
+            if old_rows is not None:
+                old_doc["shadow"]["rows"] = old_rows
+        assert old_doc is not None
+        changes = compare(old_doc, new_doc, pairs)
+        facts = (str(old_doc["generatedAt"]), found_old.count)
         return DiffResult(side_info(old_side, facts), side_info(new_side), changes, fail_on)
+
+
+def _row_count(snapshot: dict[str, Any]) -> int:
+    shadow = snapshot.get("shadow")
+    rows = shadow.get("rows") if isinstance(shadow, dict) else None
+    return len(rows) if isinstance(rows, list) else -1  # never OLD's count: not aligned
+
+
+def _authenticate(
+    snapshot: dict[str, Any], keys: Keys, folder: Path | None, keep: list[bytes]
+) -> Authenticity:
+    """NEW's authenticity here, beside its schema check (whose refusal comes first)."""
+    try:
+        return authenticate(snapshot, keys, folder, keep)
+    except Exception:  # noqa: BLE001 - not a snapshot: fail closed
+        keep.clear()
+        return FAILED

@@ -194,6 +194,12 @@ class SideSource:
     size: int  # bytes
 
 
+def read_raw(spec: str, label: str) -> tuple[SideSource, bytes]:
+    """Read one side's bytes."""
+    source, raw, folder = _read(spec, label)
+    return SideSource(label, source, folder, len(raw)), raw
+
+
 def read_side(spec: str, label: str) -> tuple[SideSource, dict[str, Any]]:
     """Read and parse one side."""
     source, raw, folder = _read(spec, label)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import compress
 from operator import itemgetter, ne
@@ -36,8 +35,9 @@ from compliance_bake.diff.pairs import pair_changes
 from compliance_bake.diff.sides import (
     Authenticity,
     Keys,
+    SideSource,
     authenticate,
-    read_side,
+    parse_snapshot,
     validate_side,
 )
 from compliance_bake.errors import EXIT_INTERNAL, BakeError, InputError, TargetError
@@ -67,26 +67,38 @@ def _frame(data: bytes) -> bytes:
     return len(data).to_bytes(_LENGTH, "big") + data
 
 
-def _child(spec: str, keys: Keys, write_fd: int) -> None:  # pragma: no cover - in the child
+_UNKNOWN = 2**64 - 1  # the row count of an OLD that is not a snapshot
+
+
+def _child(side: SideSource, raw: bytes, keys: Keys, write_fd: int) -> None:  # pragma: no cover
     code = 0
     try:
         with os.fdopen(write_fd, "wb") as pipe:
             try:
-                side, snapshot = read_side(spec, "OLD")
-                validate_side(snapshot, side)
-            except (InputError, TargetError) as error:
-                said = ["error", type(error).__name__, error.message, error.hint]
+                snapshot = parse_snapshot(raw, "OLD", side.source)
+            except InputError as error:
+                snapshot = None
+                problem: InputError | None = error
+            shadow = (snapshot or {}).get("shadow")
+            rows = shadow.get("rows") if isinstance(shadow, dict) else None
+            count = len(rows) if isinstance(rows, list) else _UNKNOWN
+            pipe.write(count.to_bytes(_LENGTH, "big"))
+            pipe.flush()  # the parent picks its way on this count, before the rest
+            del raw
+            if snapshot is not None:
+                problem = _problem(snapshot, side)
+            if problem is not None or snapshot is None:
+                assert problem is not None
+                said = ["error", type(problem).__name__, problem.message, problem.hint]
                 pipe.write(_frame(json.dumps(said).encode()))
                 return
             keep: list[bytes] = []
             found = authenticate(snapshot, keys, side.folder, keep)
-            rows = snapshot["shadow"]["rows"]
+            listed: list[Any] = snapshot["shadow"]["rows"]
             size = digest.CHUNK_ROWS
-            cuts = range(0, len(rows), size)
-            chunks = keep or [orjson.dumps(rows[at : at + size]) for at in cuts]
-            head: list[object] = [
-                "ok", side.source, found.authentic, found.checked, len(rows), bool(keep)
-            ]
+            cuts = range(0, count, size)
+            chunks = keep or [orjson.dumps(listed[at : at + size]) for at in cuts]
+            head: list[object] = ["ok", found.authentic, found.checked, count, bool(keep)]
             rest = dict(snapshot, shadow=dict(snapshot["shadow"], rows=[]))
             pipe.write(_frame(json.dumps(head).encode()) + _frame(orjson.dumps(rest)))
             pipe.write(len(chunks).to_bytes(_LENGTH, "big"))
@@ -98,6 +110,14 @@ def _child(spec: str, keys: Keys, write_fd: int) -> None:  # pragma: no cover - 
         os._exit(code)
 
 
+def _problem(snapshot: dict[str, Any], side: SideSource) -> InputError | None:
+    try:
+        validate_side(snapshot, side)
+    except InputError as error:
+        return error
+    return None
+
+
 def _read_exact(pipe: Any, size: int) -> bytes:
     data: bytes = pipe.read(size)
     if len(data) != size:
@@ -105,47 +125,73 @@ def _read_exact(pipe: Any, size: int) -> bytes:
     return data
 
 
-def _receive(pipe: Any) -> OldSide | BakeError:
-    head = json.loads(_read_exact(pipe, int.from_bytes(_read_exact(pipe, _LENGTH), "big")))
+def _framed(pipe: Any) -> bytes:
+    return _read_exact(pipe, int.from_bytes(_read_exact(pipe, _LENGTH), "big"))
+
+
+def _receive(pipe: Any, source: str, want_chunks: bool) -> OldSide | BakeError:
+    head = json.loads(_framed(pipe))
     if head[0] == "error" and head[1] in _ERRORS:
         return _ERRORS[head[1]](str(head[2]), str(head[3]))
-    kind, source, authentic, checked, count, canonical = head
+    kind, authentic, checked, count, canonical = head
     if kind != "ok" or type(authentic) is not bool or type(canonical) is not bool:
         raise ValueError("not an outcome")
-    rest = orjson.loads(_read_exact(pipe, int.from_bytes(_read_exact(pipe, _LENGTH), "big")))
-    chunks = [
-        _read_exact(pipe, int.from_bytes(_read_exact(pipe, _LENGTH), "big"))
-        for _ in range(int.from_bytes(_read_exact(pipe, _LENGTH), "big"))
-    ]
-    return OldSide(str(source), Authenticity(authentic, str(checked)), rest, int(count), chunks,
-                   canonical)  # fmt: skip
+    rest = orjson.loads(_framed(pipe))
+    chunks = []
+    for _ in range(int.from_bytes(_read_exact(pipe, _LENGTH), "big")):
+        chunk = _framed(pipe)  # read even when not wanted: the child writes them all
+        if want_chunks:
+            chunks.append(chunk)
+    return OldSide(source, Authenticity(authentic, str(checked)), rest, int(count), chunks,
+                   canonical and want_chunks)  # fmt: skip
 
 
-def read_old_beside(spec: str, keys: Keys) -> Callable[[], OldSide | BakeError]:
-    """Fork the child that takes OLD; the returned function waits for it (call it once: it
-    reaps the child) and gives OLD, or the BakeError that refuses it."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.close(read_fd)
-        _child(spec, keys, write_fd)
-    os.close(write_fd)
+class OldReader:
+    """The child that takes OLD, forked from OLD's bytes as read here (so both processes see
+    the same bytes). `count()` is OLD's row count as soon as the child parsed it (None when
+    OLD is not a snapshot); `finish()` waits for the rest and reaps the child: call it once,
+    whatever happened."""
 
-    def outcome() -> OldSide | BakeError:
-        try:
-            with os.fdopen(read_fd, "rb") as pipe:
-                found: OldSide | BakeError | None = _receive(pipe)
-        except (ValueError, TypeError, KeyError, IndexError, OSError, orjson.JSONDecodeError):
-            found = None
-        _, status = os.waitpid(pid, 0)
+    def __init__(self, side: SideSource, raw: bytes, keys: Keys) -> None:
+        self.side = side
+        read_fd, write_fd = os.pipe()
+        self._pid = os.fork()
+        if self._pid == 0:  # pragma: no cover - the child
+            os.close(read_fd)
+            _child(side, raw, keys, write_fd)
+        os.close(write_fd)
+        self._pipe = os.fdopen(read_fd, "rb")
+        self._broken = False
+        self._count: int | None = None
+        self._counted = False
+
+    def count(self) -> int | None:
+        if not self._counted:
+            self._counted = True
+            try:
+                found = int.from_bytes(_read_exact(self._pipe, _LENGTH), "big")
+            except (ValueError, OSError):
+                self._broken = True
+                return None
+            self._count = None if found == _UNKNOWN else found
+        return self._count
+
+    def finish(self, want_chunks: bool) -> OldSide | BakeError:
+        found: OldSide | BakeError | None = None
+        self.count()  # read first, if it was not
+        if not self._broken:
+            try:
+                found = _receive(self._pipe, self.side.source, want_chunks)
+            except (ValueError, TypeError, KeyError, IndexError, OSError, orjson.JSONDecodeError):
+                found = None
+        self._pipe.close()
+        _, status = os.waitpid(self._pid, 0)
         if found is None or os.waitstatus_to_exitcode(status) != 0:
             return CheckingFailed(
                 "OLD: the process that read and checked it failed; nothing about it is known",
                 "run the diff again; if it fails again, report it",
             )
         return found
-
-    return outcome
 
 
 def _rows(chunks: list[bytes]) -> list[dict[str, Any]]:
