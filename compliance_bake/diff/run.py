@@ -1,6 +1,9 @@
 """The diff, end to end: both sides read, authenticated and compared.
 
-NEW's bytes are read in a thread while OLD is parsed (sides.SideReader). Each side's schema
+A large local OLD (FORK_MIN_BYTES and up) is parsed and checked in a child while NEW is parsed
+here (`_run_split`, split.py): the two parses, the longest part of a large diff, overlap.
+Otherwise (small sides, a URL OLD, no fork) NEW's bytes are read in a thread while OLD is
+parsed (sides.SideReader). Each side's schema
 validation and authentication run beside the rest (parallel.py): the old one's beside parsing
 the new one, the new one's beside a keyed comparison (or after a cheap aligned one). Both
 outcomes are in before anything is reported: a side that is not a snapshot is refused (exit
