@@ -22,6 +22,7 @@ from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.inputs.models import Fixtures
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
+from compliance_bake.report.portal_previous import PreviousComparison, require_attestation, seal
 from compliance_bake.report.publish import publish
 from compliance_bake.report.snapshot import BakeSettings, all_checks_hold, build_snapshot
 from compliance_bake.signing.attestation import ATTESTATION_FILE, render_attestation
@@ -128,6 +129,7 @@ def run_bake(
     signing_key_file: Path | None = None,
     phases: Phases = no_phases,
     engine: EngineOptions | None = None,
+    previous: PreviousComparison | None = None,
 ) -> BakeResult:
     """Phases, in order: load (clock, secret, fixtures, the deep audit), matrix (the board and
     the shadow matrix), sign, validate, write (render and publish)."""
@@ -135,6 +137,9 @@ def run_bake(
     moment = resolve_now(now)
     secret = require_secret(secret_file)
     signing_key = resolve_signing_key(signing_key_file)
+    if previous is not None:
+        require_attestation(signing_key is not None)
+        previous.load()
     fixtures = load_fixtures(fixtures_dir)
     block = by_reason = None
     if deep_audit is not None:
@@ -153,12 +158,13 @@ def run_bake(
     phases("validate")
     validate_documents(snapshot)
     phases("write")
-    files = layout.render_files(snapshot, registry=registry)
+    record = None if previous is None else seal(previous.record(snapshot), secret.value)
+    files = layout.render_files(snapshot, registry=registry, previous=record)
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE])
         return BakeResult(snapshot, written, out_dir, None, by_reason)
     # Last in the dict, so renamed into place after the files it names.
-    files[ATTESTATION_FILE] = render_attestation(files, snapshot, signing_key)
+    files[ATTESTATION_FILE] = render_attestation(files, snapshot, signing_key, record)
     return BakeResult(
         snapshot=snapshot,
         written=publish(out_dir, files),

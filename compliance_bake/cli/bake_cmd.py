@@ -68,6 +68,31 @@ def bake() -> None:
     "Else $COMPLIANCE_SIGNING_KEY_FILE, then .compliance-bake/signing-key.pem when it exists; "
     "none: no attestation (and an earlier one is removed).",
 )
+@click.option(
+    "--previous",
+    metavar="OLD",
+    default=None,
+    help="Show on the portal what changed since OLD (an out/ folder, a snapshot file or the "
+    "http(s):// URL of a published /api/compliance), authenticated as `diff` authenticates a "
+    "side (the report signing secret; or --previous-public-key for a folder) and refused (exit "
+    "2) when it is not authentic. Needs an Ed25519 signing key: the record of the comparison "
+    "goes in the signed attestation's predicate (`previous`), from which `verify` re-renders "
+    "the section. The snapshot's fields do not change.",
+)
+@click.option(
+    "--previous-public-key",
+    "previous_public_key",
+    multiple=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="PEM",
+    help="Trusted Ed25519 public key for an OLD out/ folder's attestation (repeatable; else "
+    "$COMPLIANCE_PUBLIC_KEY_FILE).",
+)
+@click.option(
+    "--previous-unauthenticated",
+    is_flag=True,
+    help="Compare with OLD even when it is not authentic; the portal then says so.",
+)
 @engine_option
 @spark_master_option
 @spark_conf_option
@@ -83,6 +108,9 @@ def snapshot(
     console_depth: int,
     deep_audit: str | None,
     signing_key_file: Path | None,
+    previous: str | None,
+    previous_public_key: tuple[Path, ...],
+    previous_unauthenticated: bool,
     engine: str,
     spark_master: str,
     spark_conf: tuple[str, ...],
@@ -116,6 +144,14 @@ def snapshot(
     line per phase elsewhere (none under --quiet or --json). A run that fails ends with a short
     summary of what failed. --report adds JSON, JUnit or GitHub reports beside the tables.
 
+    With --previous OLD the portal also shows a "since the previous snapshot" section: the
+    decision changes (the first 200, the rest counted) and the changes per class, as `diff
+    OLD OUT` finds them. OLD is read and authenticated before anything else (not authentic:
+    exit 2; a URL that fails to fetch: exit 3). The section is rendered from a record in the
+    signed attestation (predicate.previous: OLD's digest, how it was authenticated, the
+    counts and the decisions shown, and an HMAC with the signing secret), so `verify`
+    re-renders and checks it with either key; without a signing key --previous is refused.
+
     \b
     Examples:
       compliance-bake bake snapshot
@@ -125,6 +161,9 @@ def snapshot(
         --now 2026-11-22T04:06:00Z --report junit:reports/junit.xml
       compliance-bake bake snapshot --signing-key \\
         .compliance-bake/signing-key.pem
+      compliance-bake bake snapshot --signing-key key.pem --previous yesterday/out
+      compliance-bake bake snapshot --signing-key key.pem \\
+        --previous https://registry.example/api/compliance
       compliance-bake bake snapshot --deep-audit plays/ --engine spark \\
         --spark-master 'local[2]'
       SOURCE_DATE_EPOCH=1795000000 compliance-bake bake snapshot --json
@@ -140,6 +179,18 @@ def snapshot(
     from compliance_bake.cli.phases import reporting
 
     options = engine_options(engine, spark_master, spark_conf)
+    comparison = None
+    if previous is not None:
+        from compliance_bake.diff.previous import PreviousSnapshot
+        from compliance_bake.signing.secret import resolve_secret
+        from compliance_bake.signing.signing_key import public_keys_from
+
+        comparison = PreviousSnapshot(
+            previous,
+            resolve_secret(secret_file),
+            public_keys_from(previous_public_key),
+            previous_unauthenticated,
+        )
     target = open_target(target_url, agent_key_file, timeout, concurrency, retries)
     try:
         with reporting("bake", enabled=not (as_json or quiet)) as (progress, phases):
@@ -155,6 +206,7 @@ def snapshot(
                 signing_key_file=signing_key_file,
                 phases=phases,
                 engine=options,
+                previous=comparison,
             )
     finally:
         if target is not None:

@@ -12,12 +12,12 @@ change of the reason text alone is `cosmetic`.
 Speed matters (two 500,000-row matrices): equal row lists are recognised by one C-level
 comparison, and the rows that differ position by position are found by C-level iteration; when
 they all keep their (state, partner), those are the changes. Only otherwise are the rows indexed
-by key.
+by key: by state, then by partner (`_index`), which a partner added or removed costs.
 """
 
 from __future__ import annotations
 
-from itertools import compress
+from itertools import chain, compress, groupby, repeat
 from operator import itemgetter, ne, not_
 from typing import Any
 
@@ -26,8 +26,8 @@ from compliance_bake.errors import InputError
 
 FIELDS = ("licenseStatus", "realAllowed", "shadowAllowed", "match")
 _KEY = itemgetter("state", "partner")
-_FIRST = itemgetter(0)
-_SECOND = itemgetter(1)
+_STATE = itemgetter("state")
+_PARTNER = itemgetter("partner")
 
 
 def _view(row: dict[str, Any]) -> dict[str, Any]:
@@ -62,41 +62,51 @@ def _pair_change(kind: str, key: tuple[str, str], before: Any, after: Any) -> Ch
     return Change(cls, kind, {"state": key[0], "partner": key[1]}, before, after)
 
 
-def _index(
-    keys: list[tuple[str, str]], rows: list[dict[str, Any]], side: str
-) -> dict[tuple[str, str], dict[str, Any]]:
-    index = dict(zip(keys, rows, strict=True))
-    if len(index) != len(rows):
-        raise InputError(
-            f"{side}: the shadow matrix lists a (state, partner) pair twice",
-            "compare snapshots baked by compliance-bake (each pair once)",
-        )
-    return index
+Index = dict[str, dict[str, dict[str, Any]]]  # state -> partner -> row
+Blocks = list[tuple[str, list[str], list[dict[str, Any]]]]  # (state, partners, rows), in order
 
 
-def _grouped(
-    kind: str,
-    keys: list[tuple[str, str]],
-    index: dict[tuple[str, str], dict[str, Any]],
-    other: list[tuple[str, str]],
-) -> list[Change]:
+def _index(rows: list[dict[str, Any]], side: str) -> tuple[Index, Blocks]:
+    """Rows by state, then by partner, and the runs of rows of one state in their order.
+
+    Two levels keyed by strings (whose hashes Python caches), filled by C-level `update`s
+    one run of a state at a time, cost a fraction of one dict keyed by (state, partner) tuples,
+    whose hashes are computed on every lookup."""
+    index: Index = {}
+    blocks: Blocks = []
+    for state, group in groupby(rows, _STATE):
+        block = list(group)
+        partners = list(map(_PARTNER, block))
+        known = index.setdefault(state, {})
+        size = len(known)
+        known.update(zip(partners, block, strict=True))
+        if len(known) - size != len(block):
+            raise InputError(
+                f"{side}: the shadow matrix lists a (state, partner) pair twice",
+                "compare snapshots baked by compliance-bake (each pair once)",
+            )
+        blocks.append((state, partners, block))
+    return index, blocks
+
+
+def _grouped(kind: str, keys: list[tuple[str, str]], index: Index, other: Index) -> list[Change]:
     """Pairs only on one side: those of a state (else a partner) the other side lacks become
     one `state-<kind>` (`partner-<kind>`) change each, with counts; the rest, pair changes."""
-    states, partners = set(map(_FIRST, other)), set(map(_SECOND, other))
+    states, partners = other.keys(), set(chain.from_iterable(other.values()))
     groups: dict[tuple[str, str], dict[str, int]] = {}
     single: list[Change] = []
     for key in keys:
         state, partner = key
         what = ("state", state) if state not in states else None
         what = what or (("partner", partner) if partner not in partners else None)
+        row = index[state][partner]
         if what is None:
-            row = index[key]
             pair = (None, row) if kind == "added" else (row, None)
             single.append(_pair_change(f"pair-{kind}", key, *pair))
             continue
         counts = groups.setdefault(what, {"pairs": 0, "allowed": 0})
         counts["pairs"] += 1
-        counts["allowed"] += index[key].get("realAllowed") is True
+        counts["allowed"] += row.get("realAllowed") is True
     grouped = [
         Change(
             ChangeClass.COVERAGE,
@@ -108,6 +118,33 @@ def _grouped(
         for (what, name), counts in sorted(groups.items())
     ]
     return grouped + single
+
+
+def _keyed(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]]) -> list[Change]:
+    """Rows that do not line up: both sides indexed by state and partner; the pairs whose row
+    differs or is missing on the other side found with C-level passes over each state's run."""
+    old_index, old_blocks = _index(old_rows, "OLD")
+    new_index, new_blocks = _index(new_rows, "NEW")
+    differ: list[tuple[str, str]] = []
+    for state, partners, block in new_blocks:
+        olds = old_index.get(state, {})
+        moved = compress(partners, map(ne, map(olds.get, partners), block))
+        differ += zip(repeat(state), moved)
+    removed: list[tuple[str, str]] = []
+    for state, partners, _ in old_blocks:
+        news = new_index.get(state, {})
+        gone = compress(partners, map(not_, map(news.__contains__, partners)))
+        removed += zip(repeat(state), gone)
+    added = [key for key in differ if key[1] not in old_index.get(key[0], ())]
+    changes = _grouped("added", added, new_index, old_index) if added else []
+    if removed:
+        changes += _grouped("removed", removed, old_index, new_index)
+    changes += [
+        _pair_change("pair-changed", key, old_index[key[0]][key[1]], new_index[key[0]][key[1]])
+        for key in differ
+        if key[1] in old_index.get(key[0], ())
+    ]
+    return changes
 
 
 def pair_changes(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]]) -> list[Change]:
@@ -122,19 +159,4 @@ def pair_changes(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]])
                 _pair_change("pair-changed", key, old_rows[i], new_rows[i])
                 for i, (key, _) in zip(moved, keys, strict=True)
             ]
-    # Rows that do not line up: index both sides by key, and find in C-level passes the keys
-    # whose row differs or is missing on the other side.
-    old_keys, new_keys = list(map(_KEY, old_rows)), list(map(_KEY, new_rows))
-    old_index, new_index = _index(old_keys, old_rows, "OLD"), _index(new_keys, new_rows, "NEW")
-    differ = list(compress(new_keys, map(ne, map(old_index.get, new_keys), new_rows)))
-    removed = list(compress(old_keys, map(not_, map(new_index.__contains__, old_keys))))
-    added = [key for key in differ if key not in old_index]
-    changes = _grouped("added", added, new_index, old_keys) if added else []
-    if removed:
-        changes += _grouped("removed", removed, old_index, new_keys)
-    changes += [
-        _pair_change("pair-changed", key, old_index[key], new_index[key])
-        for key in differ
-        if key in old_index
-    ]
-    return changes
+    return _keyed(old_rows, new_rows)

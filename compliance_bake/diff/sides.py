@@ -19,12 +19,14 @@ folder as it is on disk; a writer racing the diff is out of scope, as it is for 
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from compliance_bake.diff.digest import typed_digest
 from compliance_bake.errors import InputError, TargetError
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
@@ -63,9 +65,11 @@ class Side:
 Keys = KeyMaterial
 
 
-def _by_secret(snapshot: dict[str, Any], secret: Secret) -> Authenticity:
+def _by_secret(
+    snapshot: dict[str, Any], secret: Secret, keep: list[bytes] | None = None
+) -> Authenticity:
     proof = snapshot["integrity"]["proof"]
-    if proof["digest"] != proofs.integrity_digest(snapshot):
+    if proof["digest"] != typed_digest(snapshot, keep=keep):  # the same digest; see diff/digest.py
         return Authenticity(False, "integrity.proof.digest does not match the content (edited)")
     for where, block in (("integrity.proof", proof), ("shadow.proof", snapshot["shadow"]["proof"])):
         if not hmac_present(block) or not same_mac(
@@ -91,14 +95,19 @@ def _by_attestation(folder: Path | None, public_keys: tuple[bytes, ...]) -> Auth
     return Authenticity(False, f"public key: {file}: {what}")
 
 
-def authenticate(snapshot: dict[str, Any], keys: Keys, folder: Path | None) -> Authenticity:
+def authenticate(
+    snapshot: dict[str, Any], keys: Keys, folder: Path | None, keep: list[bytes] | None = None
+) -> Authenticity:
     """Is this snapshot the one its baker signed? Authentic when the secret's HMACs hold or
-    (for an out/ folder) its public attestation verifies with a trusted key. Fails closed."""
+    (for an out/ folder) its public attestation verifies with a trusted key. Fails closed.
+
+    For a side the snapshot schema accepts: `check_side` validates first, and parallel.py
+    discards this outcome when the side fails the schema (diff/digest.py relies on it)."""
     if keys.empty:
         return Authenticity(False, "not checked: no report signing secret or public key configured")
     reasons: list[str] = []
     if keys.secret is not None:
-        found = _by_secret(snapshot, keys.secret)
+        found = _by_secret(snapshot, keys.secret, keep)
         if found.authentic:
             return found
         reasons.append(found.checked)
@@ -185,7 +194,53 @@ class SideSource:
     size: int  # bytes
 
 
+def read_raw(spec: str, label: str) -> tuple[SideSource, bytes]:
+    """Read one side's bytes."""
+    source, raw, folder = _read(spec, label)
+    return SideSource(label, source, folder, len(raw)), raw
+
+
 def read_side(spec: str, label: str) -> tuple[SideSource, dict[str, Any]]:
     """Read and parse one side."""
     source, raw, folder = _read(spec, label)
     return SideSource(label, source, folder, len(raw)), parse_snapshot(raw, label, source)
+
+
+class SideReader:
+    """One side read ahead: a local file's bytes are read in a thread (the reads release the
+    GIL) while the other side is parsed; `side()` then parses them, or raises what reading
+    raised. A URL is fetched only when `side()` is called (a fetch may take its whole timeout,
+    and no thread is left behind when the other side is refused first). Call `close()` in any
+    case: it waits for the read."""
+
+    def __init__(self, spec: str, label: str) -> None:
+        self.spec, self.label = spec, label
+        self._read: tuple[str, bytes, Path | None] | BaseException | None = None
+        self._thread: threading.Thread | None = None
+        if not spec.startswith(URL_PREFIXES):
+            self._thread = threading.Thread(target=self._run, name=f"diff-read-{label}")
+            self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._read = _read(self.spec, self.label)
+        except BaseException as error:  # noqa: BLE001 - raised again by side()
+            self._read = error
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+    def side(self) -> tuple[SideSource, dict[str, Any]]:
+        if self._thread is None:
+            return read_side(self.spec, self.label)
+        self.close()
+        found, self._read = self._read, None  # the bytes are freed once parsed
+        if isinstance(found, BaseException):
+            raise found
+        assert found is not None
+        source, raw, folder = found
+        del found
+        return SideSource(self.label, source, folder, len(raw)), parse_snapshot(
+            raw, self.label, source
+        )

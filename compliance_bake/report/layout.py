@@ -41,13 +41,17 @@ def render_registry(snapshot: dict[str, Any]) -> dict[str, bytes]:
 
 
 def render_files(
-    snapshot: dict[str, Any], *, registry: dict[str, bytes] | None = None
+    snapshot: dict[str, Any],
+    *,
+    registry: dict[str, bytes] | None = None,
+    previous: dict[str, Any] | None = None,
 ) -> dict[str, bytes]:
-    """Every file of `out/`; `registry`: the registry files rendered already (render_registry)."""
+    """Every file of `out/`; `registry`: the registry files rendered already (render_registry);
+    `previous`: the record of `bake --previous` (report/portal_previous.py)."""
     from compliance_bake.report.portal import render_portal
 
     registry = registry or render_registry(snapshot)
     files = {API_FILE: dumps_pretty(snapshot)}
     files.update((name, registry[name]) for name in REGISTRY_BLOCKS)
-    files[PORTAL_FILE] = render_portal(snapshot)
+    files[PORTAL_FILE] = render_portal(snapshot, previous)
     return files

@@ -92,7 +92,11 @@ def _verdict(snapshot: dict[str, Any]) -> dict[str, Any]:
     return {"ok": not failed, "failed": failed}
 
 
-def render_portal(snapshot: dict[str, Any]) -> bytes:
+def render_portal(snapshot: dict[str, Any], previous: dict[str, Any] | None = None) -> bytes:
+    """The page; with `previous` (a record of report/portal_previous.py) it also shows the
+    "since the previous snapshot" section rendered from that record alone."""
+    from compliance_bake.report import portal_previous
+
     template = _environment().get_template("portal.html.j2")
     partners = snapshot["geo"]["partners"]
     page: str = template.render(
@@ -101,5 +105,6 @@ def render_portal(snapshot: dict[str, Any]) -> bytes:
         verdict=_verdict(snapshot),
         geo=partners[:GEO_LIMIT],
         geo_limit=GEO_LIMIT,
+        previous=None if previous is None else portal_previous.view(previous),
     )
     return page.encode("utf-8")

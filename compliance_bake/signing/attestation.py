@@ -47,8 +47,12 @@ def subjects(files: Mapping[str, bytes]) -> list[dict[str, Any]]:
     return [{"name": name, "digest": {"sha256": sha256_hex(files[name])}} for name in sorted(files)]
 
 
-def predicate(snapshot: Mapping[str, Any]) -> dict[str, Any]:
-    """What a reader without the HMAC secret may want at a glance, bound by the signature."""
+def predicate(
+    snapshot: Mapping[str, Any], previous: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """What a reader without the HMAC secret may want at a glance, bound by the signature; with
+    `bake --previous`, also `previous`: the record the portal's "since the previous snapshot"
+    section is rendered from (report/portal_previous.py), never a field of the snapshot."""
     enhancements = snapshot["enhancements"]
     shadow = snapshot["shadow"]
     summary: dict[str, Any] = {
@@ -67,15 +71,21 @@ def predicate(snapshot: Mapping[str, Any]) -> dict[str, Any]:
         "shadow": shadow["proof"]["digest"],
         "integrity": snapshot["integrity"]["proof"]["digest"],
     }
+    if previous is not None:
+        summary["previous"] = dict(previous)
     return summary
 
 
-def statement(files: Mapping[str, bytes], snapshot: Mapping[str, Any]) -> dict[str, Any]:
+def statement(
+    files: Mapping[str, bytes],
+    snapshot: Mapping[str, Any],
+    previous: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     return {
         "_type": STATEMENT_TYPE,
         "subject": subjects(files),
         "predicateType": PREDICATE_TYPE,
-        "predicate": predicate(snapshot),
+        "predicate": predicate(snapshot, previous),
     }
 
 
@@ -89,10 +99,13 @@ def envelope(payload: bytes, key: SigningKey) -> dict[str, Any]:
 
 
 def render_attestation(
-    files: Mapping[str, bytes], snapshot: Mapping[str, Any], key: SigningKey
+    files: Mapping[str, bytes],
+    snapshot: Mapping[str, Any],
+    key: SigningKey,
+    previous: Mapping[str, Any] | None = None,
 ) -> bytes:
     """The attestation file's bytes for these rendered files (the attestation itself excluded)."""
     if ATTESTATION_FILE in files:
         raise ValueError(f"{ATTESTATION_FILE} cannot be its own subject")
-    payload = canon(statement(files, snapshot))
+    payload = canon(statement(files, snapshot, previous))
     return dumps_pretty(envelope(payload, key))

@@ -114,6 +114,9 @@ def _has_high_char(data: bytes) -> bool:
     return not data.isascii() and any(lead in data for lead in _HIGH_BYTES)
 
 
+has_high_char = _has_high_char  # public: diff/digest.py checks each chunk of rows with it
+
+
 def _has_float_token(data: bytes) -> bool:
     """True whenever `_FLOAT_TOKEN.search(data)` matches (and, rarely, when only the reduced
     bytes match: a string such as `"x:1y.5,"`)."""

@@ -237,7 +237,9 @@ def _check_files(out_dir: Path, digests: dict[str, str], found: _Findings) -> No
 def _check_predicate(out_dir: Path, claimed: Any, found: _Findings) -> None:
     try:
         snapshot, _ = loads_pretty((out_dir / SNAPSHOT_FILE).read_bytes())  # as strict
-        summary = predicate(snapshot)
+        # `previous` (bake --previous) is carried as signed; verify/previous.py checks its use.
+        previous = claimed.get("previous") if isinstance(claimed, dict) else None
+        summary = predicate(snapshot, previous)
     except (OSError, StrictJSONError, KeyError, TypeError):
         found.fail(ATTESTATION_FILE, f"predicate: cannot summarise {SNAPSHOT_FILE}")
         return

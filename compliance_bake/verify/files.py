@@ -233,19 +233,24 @@ def registry_copies(docs: dict[str, Any], report: VerifyReport) -> None:
             )
 
 
-def portal_page(out_dir: Path, snap: dict[str, Any], report: VerifyReport) -> bytes:
+def portal_page(
+    out_dir: Path, snap: dict[str, Any], report: VerifyReport, previous: Any = None
+) -> bytes:
+    """The page is the rendering of the snapshot (and, after `bake --previous`, of the record
+    verify/previous.py found and checked: the "since the previous snapshot" section)."""
     raw = read_folder_file(out_dir, layout.PORTAL_FILE, report)
     if raw is None:
         return b""
     try:
-        same = raw == render_portal(snap)
+        same = raw == render_portal(snap, previous)
     except (KeyError, TypeError, ValueError, AttributeError, RecursionError, TemplateError):
         same = False  # an edited snapshot the page cannot even render from
+    what = "the snapshot" + ("" if previous is None else " and its previous-snapshot record")
     report.add(
         layout.PORTAL_FILE,
         same,
-        "portal page renders the snapshot"
+        f"portal page renders {what}"
         if same
-        else "portal page differs from the snapshot's rendering (edited after the bake)",
+        else f"portal page differs from the rendering of {what} (edited after the bake)",
     )
     return raw

@@ -30,6 +30,7 @@ from compliance_bake.targets.fetch import DEFAULT_TIMEOUT, SNAPSHOT_MAX_BYTES, f
 from compliance_bake.verify import files
 from compliance_bake.verify.attestation import check_attestation
 from compliance_bake.verify.findings import DIGEST, HMAC, KEY, RECORDED, RULE, VerifyReport
+from compliance_bake.verify.previous import previous_record
 from compliance_bake.verify.rules import RuleContext, check_rules
 from compliance_bake.verify.sealed import FAILS, Digests, start_digests
 
@@ -133,14 +134,14 @@ def _verify_folder(
     folder = files.load_folder(out_dir, report)
     docs, raws = folder.docs, folder.raws
     files.registry_copies(docs, report)
-    if keys.public_keys:
-        _attestation(out_dir, keys.public_keys, report)
+    attested = _attestation(out_dir, keys.public_keys, report) if keys.public_keys else None
     snap = docs[layout.API_FILE]
     if not isinstance(snap, dict):
         report.add(layout.API_FILE, False, "snapshot unreadable: digests, HMACs, rules not checked")
         return
     digests = start_digests(snap)  # hashed beside the portal page and the other files
-    raws.append((layout.PORTAL_FILE, files.portal_page(out_dir, snap, report)))
+    record = previous_record(out_dir, snap, keys.secret, attested, report)  # bake --previous
+    raws.append((layout.PORTAL_FILE, files.portal_page(out_dir, snap, report, record)))
     present = [x for x in (files.ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
     raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
     renderings = folder.renderings
@@ -157,7 +158,7 @@ def _verify_folder(
     )
 
 
-def _attestation(out_dir: Path, public_keys: Sequence[bytes], report: VerifyReport) -> None:
+def _attestation(out_dir: Path, public_keys: Sequence[bytes], report: VerifyReport) -> bool:
     result = check_attestation(out_dir, public_keys)
     for file, what in result.failures:
         report.add(file, False, f"attestation: {what}", KEY)
@@ -165,6 +166,7 @@ def _attestation(out_dir: Path, public_keys: Sequence[bytes], report: VerifyRepo
     signer = f"Ed25519 key {result.key_id}" if result.key_id else "Ed25519 (no given key verified)"
     report.signers.append(signer)
     report.applied.append("Ed25519 attestation")
+    return result.ok
 
 
 def _digest(report: VerifyReport, name: str, what: str, recorded: Any, compute: Any) -> None:

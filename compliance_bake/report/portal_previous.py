@@ -1,0 +1,128 @@
+"""The portal's "since the previous snapshot" section, and the record it is rendered from.
+
+`bake snapshot --previous OLD` compares the new snapshot with an earlier one. The comparison is
+presentation only: the snapshot's fields never change. What the section shows is a *record*
+(a plain JSON object) that the bake puts in the signed attestation's predicate as `previous`
+(signing/attestation.py) and that this module alone turns into HTML, so `verify` re-renders the
+page from the snapshot and that record and compares bytes:
+
+- `source`, `generatedAt`, `integrityDigest`: the previous snapshot as given, its time and its
+  `integrity.proof.digest` (which binds its every field);
+- `authenticated`, `checked`: whether and how it was authenticated when the bake read it;
+- `snapshot`: this snapshot's `integrity.proof.digest` (the record belongs to it alone);
+- `counts`: the changes per class; `decisions`: the first RECORD_LIMIT decision changes,
+  `decisionsTotal` how many there are;
+- `hmac`: HMAC-SHA3-256 of the record's RFC 8785 bytes without `hmac`, keyed with the report
+  signing secret (so `verify` with the secret alone can authenticate the record, as the
+  Ed25519 signature of the attestation does for a public key).
+
+Every value shown passes through `escape.escape_html` (the template's `cell` filter). A record
+that is not of this shape raises ValueError: `verify` then fails the page, never shows it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from compliance_bake.errors import InputError
+from compliance_bake.signing.proofs import proof_hmac
+
+RECORD_LIMIT = 200
+CLASSES = ("decision", "coverage", "self-check", "cosmetic")
+_FIELDS = ("realAllowed", "shadowAllowed", "licenseStatus", "match")
+_STRINGS = ("source", "generatedAt", "integrityDigest", "checked", "snapshot", "hmac")
+
+
+class PreviousComparison(Protocol):
+    """What `bake snapshot --previous` is handed (diff/previous.py builds it): the previous
+    snapshot read and authenticated first, then compared with the new one."""
+
+    def load(self) -> None:
+        """Read and authenticate the previous snapshot; a BakeError refuses it."""
+
+    def record(self, snapshot: dict[str, Any]) -> dict[str, Any]:
+        """The record of the comparison with `snapshot` (without its `hmac`)."""
+
+
+def require_attestation(signing_key: bool) -> None:
+    """The record goes in the signed attestation: without a signing key there is none."""
+    if not signing_key:
+        raise InputError(
+            "--previous needs an Ed25519 signing key: the record of the comparison goes in the "
+            "signed attestation",
+            "pass --signing-key PEM (or set $COMPLIANCE_SIGNING_KEY_FILE; "
+            "`compliance-bake signing-key mint` makes one)",
+        )
+
+
+def seal(record: dict[str, Any], secret: str) -> dict[str, Any]:
+    """The record with its `hmac` (over the record's canonical bytes without `hmac`)."""
+    sealed = {k: v for k, v in record.items() if k != "hmac"}
+    sealed["hmac"] = proof_hmac(sealed, secret)
+    return sealed
+
+
+def record_hmac_holds(record: dict[str, Any], secret: str) -> bool:
+    from compliance_bake.signing.canon import same_mac
+
+    mac = record.get("hmac")
+    return isinstance(mac, str) and same_mac(mac, proof_hmac(record, secret))
+
+
+def _need(ok: bool, what: str) -> None:
+    if not ok:
+        raise ValueError(f"previous-snapshot record: {what}")
+
+
+def _word(name: str, value: Any) -> str:
+    if name == "match":
+        return "yes" if value is True else "NO" if value is False else str(value)
+    if name == "licenseStatus":
+        return "none" if value is None else str(value)
+    return "allow" if value is True else "block" if value is False else str(value)
+
+
+def _decision_row(change: Any) -> dict[str, Any]:
+    _need(isinstance(change, dict), "a decision is not an object")
+    concerns, before, after = change.get("concerns"), change.get("before"), change.get("after")
+    _need(
+        isinstance(concerns, dict)
+        and isinstance(concerns.get("state"), str)
+        and isinstance(concerns.get("partner"), str),
+        "a decision names no state and partner",
+    )
+    _need(isinstance(before, dict) and isinstance(after, dict), "a decision has no before/after")
+    cells = {}
+    for name in _FIELDS:
+        was, now = _word(name, before.get(name)), _word(name, after.get(name))
+        cells[name] = {"before": was, "after": now, "moved": was != now}
+    return {"state": concerns["state"], "partner": concerns["partner"], "cells": cells}
+
+
+def view(record: Any) -> dict[str, Any]:
+    """What the section template shows, from the record alone (ValueError if malformed)."""
+    _need(isinstance(record, dict), "not an object")
+    for name in _STRINGS:
+        _need(isinstance(record.get(name), str), f"{name} is not a string")
+    _need(type(record.get("authenticated")) is bool, "authenticated is not true or false")
+    counts, decisions, total = record.get("counts"), record.get("decisions"), record.get(
+        "decisionsTotal"
+    )
+    _need(
+        isinstance(counts, dict) and all(type(counts.get(c)) is int for c in CLASSES),
+        "counts are not integers per class",
+    )
+    _need(isinstance(decisions, list) and type(total) is int, "no decisions list or total")
+    assert isinstance(counts, dict) and isinstance(decisions, list) and isinstance(total, int)
+    _need(len(decisions) <= total, "more decisions listed than counted")
+    return {
+        "source": record["source"],
+        "generated_at": record["generatedAt"],
+        "digest": record["integrityDigest"],
+        "authenticated": record["authenticated"],
+        "checked": record["checked"],
+        "counts": [(name, counts[name]) for name in CLASSES],
+        "rows": [_decision_row(change) for change in decisions],
+        "total": total,
+        "more": total - len(decisions),
+    }
