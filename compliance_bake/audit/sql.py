@@ -95,21 +95,45 @@ def code(name: str) -> int:
     return list(Violation.__members__).index(name) + 1
 
 
-def _reason_case(d: Dialect) -> str:
-    c = code
+# When a play was enriched, as one number (`timing`): the time's part of its reason, decided
+# once per play, so that the counts can group the plays before they are joined.
+TIMING = {"malformed": 1, "malformed-timestamp": 2, "future": 3, "window": 4, "not-enriched": 5}
+
+
+def _timing(d: Dialect) -> str:
+    t = TIMING
     return f"""CASE
-        WHEN malformed THEN {c("MALFORMED_ROW")}
-        WHEN enriched_text IS NOT NULL AND enriched_us IS NULL THEN {c("MALFORMED_TIMESTAMP")}
-        WHEN enriched_us > {d.param("now_us")} THEN {c("ENRICHED_IN_FUTURE")}
+        WHEN malformed THEN {t["malformed"]}
+        WHEN enriched_text IS NOT NULL AND enriched_us IS NULL THEN {t["malformed-timestamp"]}
+        WHEN enriched_us > {d.param("now_us")} THEN {t["future"]}
+        WHEN in_window THEN {t["window"]}
+        WHEN enriched_text IS NULL THEN {t["not-enriched"]}
+        ELSE 0
+      END"""
+
+
+def _reason_case(d: Dialect) -> str:
+    """A play's reason (NULL: none) from its `timing` and its joins (`p`, `z`, `s`, `l`)."""
+    c, t = code, TIMING
+    return f"""CASE
+        WHEN p.timing = {t["malformed"]} THEN {c("MALFORMED_ROW")}
+        WHEN p.timing = {t["malformed-timestamp"]} THEN {c("MALFORMED_TIMESTAMP")}
+        WHEN p.timing = {t["future"]} THEN {c("ENRICHED_IN_FUTURE")}
         WHEN z.zip IS NULL AND NOT {d.full_match("coalesce(p.zip, '')", "[0-9]{5}")}
           THEN {c("MALFORMED_ZIP")}
         WHEN s.state IS NULL THEN {c("UNKNOWN_STATE")}
-        WHEN NOT in_window THEN NULL
+        WHEN p.timing <> {t["window"]} THEN NULL
         WHEN z.zip IS NULL THEN {c("ZIP_NOT_REAL")}
         WHEN z.state <> p.state THEN {c("ZIP_IN_OTHER_STATE")}
         WHEN NOT s.regulated THEN {c("STATE_NOT_REGULATED")}
         WHEN l.partner IS NULL THEN {c("PARTNER_NOT_LICENSED")}
       END"""
+
+
+_JOINS = """
+  LEFT JOIN zips z ON z.zip = p.zip
+  LEFT JOIN states s ON s.state = p.state
+  LEFT JOIN licences l ON l.partner = p.partner AND l.state = p.state"""
 
 
 # The common form, `2026-11-20T10:00:01.250Z`, takes a faster path first (the regex costs about
@@ -144,24 +168,37 @@ parsed {m} (
   SELECT *, coalesce(NOT malformed AND enriched_us BETWEEN {d.param("since_us")}
                      AND {d.param("now_us")}, false) AS in_window
   FROM parsed
+), timed {m} (
+  SELECT *, {_timing(d)} AS timing
+  FROM windowed
 ), classified {m} (
-  SELECT p.line, p.play_id, p.partner, p.state, p.zip, p.enriched_at, p.raw, p.in_window,
-         p.enriched_text IS NULL AND NOT p.malformed AS not_enriched,
+  SELECT p.line, p.play_id, p.partner, p.state, p.zip, p.enriched_at, p.raw,
+         p.timing = {TIMING["window"]} AS in_window,
+         p.timing = {TIMING["not-enriched"]} AS not_enriched,
          {_reason_case(d)} AS reason
-  FROM windowed p
-  LEFT JOIN zips z ON z.zip = p.zip
-  LEFT JOIN states s ON s.state = p.state
-  LEFT JOIN licences l ON l.partner = p.partner AND l.state = p.state
+  FROM timed p{_JOINS}
+), counted {m} (
+  SELECT p.n, p.timing = {TIMING["window"]} AS in_window,
+         p.timing = {TIMING["not-enriched"]} AS not_enriched,
+         {_reason_case(d)} AS reason
+  FROM (
+    SELECT partner, state, zip, timing, count(*) AS n
+    FROM timed GROUP BY partner, state, zip, timing
+  ) p{_JOINS}
 )"""
 
 
-# The counts: one row (total, in window, not enriched, then one count per reason).
+# The counts: one row (total, in window, not enriched, then one count per reason). From the
+# plays grouped by what their reason depends on (`counted`): the joins then meet a few thousand
+# groups instead of every play (on 10,000,000 plays, 0.4 s of CPU less on CSV, 0.2 s on
+# Parquet). The groups are as many as the distinct partner, state, ZIP and timing of the plays
+# (8,652 on the benchmark's plays), so memory grows with those, as DuckDB's own would.
 COUNTS_SQL = f"""
-SELECT count(*) AS total,
-       count(*) FILTER (WHERE in_window) AS in_window,
-       count(*) FILTER (WHERE not_enriched) AS not_enriched,
-       {", ".join(f"count(*) FILTER (WHERE reason = {code(m.name)})" for m in Violation)}
-FROM classified
+SELECT coalesce(sum(n), 0) AS total,
+       coalesce(sum(n) FILTER (WHERE in_window), 0) AS in_window,
+       coalesce(sum(n) FILTER (WHERE not_enriched), 0) AS not_enriched,
+       {", ".join(f"coalesce(sum(n) FILTER (WHERE reason = {code(m.name)}), 0)" for m in Violation)}
+FROM counted
 """
 # Every violating play. Run only when the counts found one: a clean file is read once, and its
 # play ids are never materialised (on 10,000,000 plays that and the list cost about 0.6 s).
