@@ -1,12 +1,12 @@
 """The ZIP window's SQL, written once for every engine, and the dialect table of its spellings.
 
-`AUDIT_SQL` classifies every play; it ends in `COUNTS_SQL` (one row of counts) or `VIOLATIONS_SQL`
-(the violating plays). It names only the relations `plays(line, play_id, partner, state, zip,
-placed_at, enriched_at, wager_type, stake, malformed, raw)`, `zips(zip, state)`,
-`states(state, regulated)` and `licences(partner, state)` (active licences only), in plain SQL
-but for the few spellings of `Dialect`; `audit_query` writes it for one engine. The listed
-spellings are all that differ: tests/test_audit_dialects.py parses both with sqlglot and
-compares the trees.
+`audit_query` classifies every play (`classified`; `counted` groups the plays first, for the
+counts); it ends in `COUNTS_SQL` (one row of counts) or `VIOLATIONS_SQL` (the violating plays).
+It names only the relations `plays(line, play_id, partner, state, zip, placed_at, enriched_at,
+wager_type, stake, malformed, raw)`, `zips(zip, state)`, `states(state, regulated)` and
+`licences(partner, state)` (active licences only), in plain SQL but for the few spellings of
+`Dialect`; `audit_query` writes it for one engine. The listed spellings are all that differ:
+tests/test_audit_dialects.py parses both with sqlglot and compares the trees.
 
 Two behaviours of the engines differ and are made portable here:
 - the fast path's shape check is each engine's own (`Dialect.fast_shape`, below `_audit_sql`):
