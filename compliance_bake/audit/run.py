@@ -17,7 +17,6 @@ from compliance_bake.audit.plays import PlaysFormat
 from compliance_bake.audit.zip_window import DEFAULT_DAYS, ZipWindow, run_zip_window
 from compliance_bake.clock import iso_millis, resolve_now
 from compliance_bake.inputs.fixtures import load_fixtures
-from compliance_bake.inputs.zipindex import zip_index
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report.publish import publish
 
@@ -56,7 +55,6 @@ def run_audit(
     """Phases: load (clock, licences), audit (the query over the plays), write."""
     phases("load")
     moment = resolve_now(now)
-    zip_index()  # the audit joins it whole: the licences' states are then looked up in it
     registry = load_fixtures(fixtures_dir).registry
     fmt = None if plays_format is None else PlaysFormat(plays_format)
     phases("audit")
