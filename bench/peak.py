@@ -5,8 +5,9 @@ parent's high-water mark (the forked copy of the parent's memory is the "old mm"
 records). A bench that generated 10,000,000 plays in-process and then started its children
 reported the generator's 3.2 GiB for every one of them. So `measure` starts each command through
 a small launcher (a fresh interpreter, a few MiB): the launcher starts the command, reaps it with
-`os.wait4` and reports that child's own wall time, peak RSS and exit code on a pipe. The command's
-peak then starts from the launcher's few MiB, whatever the caller holds.
+`os.wait4` and reports that child's own wall time, peak RSS, exit code and CPU time (user plus
+system, all its threads) on a pipe. The command's peak then starts from the launcher's few
+MiB, whatever the caller holds.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ start = time.perf_counter()
 child = subprocess.Popen(sys.argv[2:])
 _, status, usage = os.wait4(child.pid, 0)
 elapsed = time.perf_counter() - start
-report = f"{elapsed!r} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}"
+cpu = usage.ru_utime + usage.ru_stime
+report = f"{elapsed!r} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)} {cpu!r}"
 os.write(int(sys.argv[1]), report.encode())
 """
 
@@ -36,6 +38,7 @@ class Measured:
     exit_code: int
     stdout: str
     stderr: str
+    cpu_s: float = 0.0  # user + system CPU seconds of the child (all its threads)
 
 
 def measure(argv: Sequence[str], env: Mapping[str, str] | None = None) -> Measured:
@@ -65,6 +68,6 @@ def measure(argv: Sequence[str], env: Mapping[str, str] | None = None) -> Measur
         os.close(read_end)
         if write_end >= 0:
             os.close(write_end)
-    wall, maxrss, code = report.decode().split()
+    wall, maxrss, code, cpu = report.decode().split()
     peak = int(maxrss) if sys.platform == "darwin" else int(maxrss) * 1024
-    return Measured(float(wall), peak, int(code), stdout, stderr)
+    return Measured(float(wall), peak, int(code), stdout, stderr, float(cpu))

@@ -146,3 +146,19 @@ def test_parquet_counts_every_row_of_every_row_group(tmp_path: Path) -> None:
     result, summary = audit(plays, tmp_path / "out")
     assert result.exit_code == 0
     assert summary["zipWindow"]["totalPlays"] == 50
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 7, 64, records.FEED_BLOCK])
+def test_line_feeds_counts_and_finds_blank_lines_across_blocks(block: int) -> None:
+    """Against bytes.count and a regex, at every block size (a blank line across two blocks)."""
+    import random
+    import re
+
+    rng = random.Random(block)
+    blank_line = re.compile(rb"\n\r?\n")
+    for _ in range(300):
+        data = bytes(rng.choice(b"ab\r\n\n") for _ in range(rng.randint(0, 40)))
+        begin = rng.randint(0, len(data))
+        end = rng.randint(begin, len(data))
+        expected = None if blank_line.search(data, begin, end) else data.count(b"\n", begin, end)
+        assert records.line_feeds(data, begin, end, block) == expected, (data, begin, end)

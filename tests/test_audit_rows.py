@@ -91,6 +91,32 @@ def small_limit(monkeypatch: pytest.MonkeyPatch) -> int:
     return MIB
 
 
+def test_records_near_the_limit_across_the_readers_buffers_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reader's buffer is as long as its limit (audit/plays.py): three records of 15 MiB
+    under a 16 MiB limit cross the buffers' edges at 16 and 32 MiB, and each is read."""
+    monkeypatch.setattr(records, "RECORD_LIMIT", 16 * MIB)
+    plays = tmp_path / "plays.csv"
+    with plays.open("w", encoding="utf-8", newline="") as handle:
+        handle.write(",".join(COLUMNS) + "\n")
+        for n in range(3):
+            big = play(f"big-{n}", partner="node-offshore-04")
+            big["stake"] = "\0"
+            before, after = _csv_line(big).split("\0")
+            handle.write(before)
+            for _ in range(15):
+                handle.write("9" * MIB)
+            handle.write(after)
+            handle.write(_csv_line(play(f"clean-{n}")))
+    result, summary = audit(plays, tmp_path / "out")
+    assert summary["zipWindow"]["totalPlays"] == physical_lines(plays) - 1 == 6
+    assert summary["byReason"]["partner-not-licensed"] == 3 == summary["violations"]
+    assert result.exit_code == 1
+    ids = sorted(v["playId"] for v in report(tmp_path / "out")["violations"])
+    assert ids == ["big-0", "big-1", "big-2"]
+
+
 @pytest.mark.parametrize("last", [False, True], ids=["middle", "last-line"])
 def test_a_record_past_the_readers_limit_is_a_malformed_row_with_its_line(
     tmp_path: Path, small_limit: int, last: bool

@@ -29,3 +29,13 @@ def test_a_small_child_of_a_large_parent_reads_small() -> None:
 def test_the_exit_code_and_stderr_are_the_childs() -> None:
     result = measure([sys.executable, "-c", "import sys; sys.stderr.write('no'); sys.exit(3)"])
     assert result.exit_code == 3 and result.stderr == "no"
+
+
+def test_the_cpu_time_is_the_childs_own() -> None:
+    """A child that spins for half a second of CPU reads about that; a sleeping one reads little."""
+    spin = "import time\nend = time.process_time() + 0.5\nwhile time.process_time() < end: pass"
+    busy = measure([sys.executable, "-c", spin])
+    idle = measure([sys.executable, "-c", "import time; time.sleep(0.5)"])
+    assert busy.exit_code == 0 and idle.exit_code == 0
+    assert 0.5 <= busy.cpu_s <= 5.0
+    assert idle.cpu_s < 0.4 < idle.wall_s
