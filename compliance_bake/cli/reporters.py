@@ -9,13 +9,10 @@ test suite per suite of the outcome, one test case per case, a failure per faile
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
-from xml.etree import ElementTree
 
 import click
 
@@ -76,6 +73,8 @@ def summary_document(outcome: Outcome) -> dict[str, Any]:
 
 
 def junit_bytes(outcome: Outcome) -> bytes:
+    from xml.etree import ElementTree  # here: every command's --help imports this module
+
     root = ElementTree.Element("testsuites", name=f"compliance-bake {outcome.command}")
     total = failures = 0
     for suite, cases in outcome.suites.items():
@@ -108,8 +107,7 @@ def _escape_property(text: str) -> str:
 
 def github_bytes(outcome: Outcome) -> bytes:
     lines = [
-        f"::error title={_escape_property(f'{suite}: {case.name}')}::"
-        f"{_escape_data(case.message)}"
+        f"::error title={_escape_property(f'{suite}: {case.name}')}::{_escape_data(case.message)}"
         for suite, case in outcome.failed()
     ]
     level = "notice" if outcome.ok else "error"
@@ -122,6 +120,8 @@ def github_bytes(outcome: Outcome) -> bytes:
 
 def _render(kind: str, outcome: Outcome) -> bytes:
     if kind == "json":
+        import json
+
         text = json.dumps(summary_document(outcome), indent=2, ensure_ascii=False) + "\n"
         return text.encode("utf-8")
     if kind == "junit":
@@ -130,6 +130,8 @@ def _render(kind: str, outcome: Outcome) -> bytes:
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
+    import tempfile
+
     from compliance_bake.errors import InputError
 
     try:

@@ -7,10 +7,8 @@ shows C0/C1 control characters (and DEL) as `\\xNN` and then escapes rich markup
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shutil
 from typing import Any
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -36,6 +34,8 @@ def count(n: int) -> str:
 
 def json_text(value: Any) -> str:
     """A value as JSON text (true, null, "x"), never a Python repr."""
+    import json  # here, as shutil below: every command's --help imports this module
+
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
 
@@ -44,5 +44,7 @@ def width() -> int:
     try:
         columns = int(os.environ.get("COLUMNS", ""))
     except ValueError:
+        import shutil
+
         columns = shutil.get_terminal_size((80, 24)).columns
     return max(40, columns)
