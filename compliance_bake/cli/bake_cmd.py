@@ -16,6 +16,7 @@ from compliance_bake.cli.options import (
     now_option,
     open_target,
     out_option,
+    public_key_option,
     quiet_option,
     secret_file_option,
     spark_conf_option,
@@ -79,12 +80,9 @@ def bake() -> None:
     "goes in the signed attestation's predicate (`previous`), from which `verify` re-renders "
     "the section. The snapshot's fields do not change.",
 )
-@click.option(
+@public_key_option(
     "--previous-public-key",
     "previous_public_key",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    metavar="PEM",
     help="Trusted Ed25519 public key for an OLD out/ folder's attestation (repeatable; else "
     "$COMPLIANCE_PUBLIC_KEY_FILE).",
 )

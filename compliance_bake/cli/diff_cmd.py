@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.options import json_option, secret_file_option
+from compliance_bake.cli.options import json_option, public_key_option, secret_file_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 DIFF_EXIT_CODES = exit_codes(
@@ -38,12 +38,9 @@ def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[ob
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
 @secret_file_option
-@click.option(
+@public_key_option(
     "--public-key",
     "public_key",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False),
-    metavar="PEM",
     help="Trusted Ed25519 public key (the .pub.pem of `signing-key mint`); repeat for rotation. "
     "Else $COMPLIANCE_PUBLIC_KEY_FILE. An out/ folder side is then authentic when its "
     "attestation verifies with one of them.",

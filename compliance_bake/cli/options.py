@@ -53,6 +53,8 @@ secret_file_option = click.option(
     help="File holding REPORT_SIGNING_SECRET (mode 0600). Else $REPORT_SIGNING_SECRET, "
     "$REPORT_SIGNING_SECRET_FILE, then the file `secret mint` made.",
 )
+
+
 def _remember_json(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
     """Under --json, an error (exit 2/3/4) is also a JSON object on stdout (cli/main.py)."""
     if value:
@@ -198,3 +200,16 @@ def engine_options(
     if engine != "spark" and (spark_conf or spark_master != "local[*]"):
         raise click.UsageError("--spark-master and --spark-conf need --engine spark")
     return EngineOptions(engine=engine, spark_master=spark_master, spark_conf=tuple(pairs))
+
+
+def public_key_option(flag: str, dest: str, help: str, metavar: str | None = "PEM") -> Any:
+    """A repeatable trusted Ed25519 public key file (`verify`, `diff`, `bake --previous`);
+    none given: $COMPLIANCE_PUBLIC_KEY_FILE (signing.signing_key.public_keys_from)."""
+    return click.option(
+        flag,
+        dest,
+        multiple=True,
+        type=click.Path(path_type=Path, dir_okay=False),
+        metavar=metavar,
+        help=help,
+    )

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.options import json_option, quiet_option, secret_file_option
+from compliance_bake.cli.options import (
+    json_option,
+    public_key_option,
+    quiet_option,
+    secret_file_option,
+)
 from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
 
@@ -18,11 +23,10 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
 )
 @click.argument("source", metavar="[SOURCE]", default="out")
 @secret_file_option
-@click.option(
+@public_key_option(
     "--public-key",
     "public_keys",
-    multiple=True,
-    type=click.Path(path_type=Path, dir_okay=False),
+    metavar=None,
     help="Ed25519 public key (PEM, from `signing-key mint`) to check "
     "out/attestation/compliance.intoto.json with; repeat it for key rotation.  "
     "[default: $COMPLIANCE_PUBLIC_KEY_FILE, several separated by ':']",
