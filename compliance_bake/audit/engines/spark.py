@@ -10,8 +10,8 @@ at most VIOLATIONS_BOUND violating plays and the digest; `--violations-out` is w
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,12 @@ from compliance_bake.audit.engines.interface import (
     Window,
     digest_text,
     violating_play,
+)
+from compliance_bake.audit.engines.spark_jvm import (
+    DriverJvm,
+    driver_jvm,
+    drop_archive,
+    java_executable,
 )
 from compliance_bake.audit.engines.spark_progress import stage_progress
 from compliance_bake.audit.intake import STDIN, plays_input
@@ -48,9 +54,6 @@ SESSION_CONF = {
     "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
     "spark.sql.ansi.enabled": "true",
 }
-# Errors only from the driver's own logging (Spark's default profile prints a banner and
-# warnings); a --spark-conf spark.driver.extraJavaOptions replaces it.
-LOG_CONFIG = Path(__file__).with_name("spark-log4j2.properties")
 LOCAL_CONF = {
     "spark.ui.showConsoleProgress": "false",  # our own progress goes to stderr
     "spark.driver.bindAddress": "127.0.0.1",
@@ -66,15 +69,29 @@ def _require_pyspark() -> None:
 
 
 def _require_java() -> None:
-    java = shutil.which("java") or (
-        os.path.join(os.environ["JAVA_HOME"], "bin", "java") if "JAVA_HOME" in os.environ else None
-    )
+    java = java_executable()
     if not java or not os.path.exists(java):
         raise InputError(
             "--engine spark with a local master needs Java 17 or later, and no java was found",
             "install a JDK 17+ (Debian: apt-get install openjdk-17-jre-headless) or set "
             "JAVA_HOME, or pass --spark-master sc://HOST:PORT",
         )
+
+
+def _start(session: Any, master: str, wanted: dict[str, str], jvm: DriverJvm | None) -> Any:
+    """A session for the master with the settings (a local driver's JVM options first)."""
+    if master.startswith("sc://"):
+        builder = session.builder.remote(master)
+    else:
+        builder = session.builder.master(master).appName("compliance-bake audit")
+        local = dict(LOCAL_CONF)
+        if jvm is not None:
+            local["spark.driver.extraJavaOptions"] = jvm.options
+        for key, value in local.items():
+            builder = builder.config(key, value)
+    for key, value in wanted.items():  # static settings (memory, jars) take effect only here
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
 
 
 class SparkEngine:
@@ -102,32 +119,29 @@ class SparkEngine:
                 "pass local[N], local[*], sc://HOST:PORT (Spark Connect), spark://, yarn or k8s://",
             )
         wanted = {**SESSION_CONF, **dict(options.spark_conf)}
-        if remote:
-            builder = SparkSession.builder.remote(master)
-            active = None
-        else:
+        active = None if remote else SparkSession.getActiveSession()
+        jvm = None
+        if not remote:
             _require_java()
             # local[N] needs no network: keep the driver on loopback.
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-            builder = SparkSession.builder.master(master).appName("compliance-bake audit")
-            local = dict(LOCAL_CONF)
-            if "spark.driver.extraJavaOptions" not in wanted:
-                local["spark.driver.extraJavaOptions"] = (
-                    f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
-                )
-            for key, value in local.items():
-                builder = builder.config(key, value)
-            active = SparkSession.getActiveSession()
-        for key, value in wanted.items():  # static settings (memory, jars) take effect only here
-            builder = builder.config(key, value)
+            if active is None and "spark.driver.extraJavaOptions" not in wanted:
+                jvm = driver_jvm(class_archive=master.startswith("local"))
         try:
-            spark = builder.getOrCreate()
+            spark = _start(SparkSession, master, wanted, jvm)
         except Exception as exc:  # Py4J, gRPC: whatever the cause, one line and exit 2
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-            raise InputError(
-                f"--spark-master {master}: cannot start a Spark session: {first}",
-                "check the master URL (a Connect server listening there) and Java 17+",
-            ) from None
+            spark = None
+            if jvm is not None and jvm.archive is not None:
+                # A damaged class-data archive stops the JVM at start: once more without it.
+                drop_archive(jvm.archive)
+                with contextlib.suppress(Exception):
+                    spark = _start(SparkSession, master, wanted, driver_jvm(class_archive=False))
+            if spark is None:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+                raise InputError(
+                    f"--spark-master {master}: cannot start a Spark session: {first}",
+                    "check the master URL (a Connect server listening there) and Java 17+",
+                ) from None
         for key, value in wanted.items():  # a session that was already running takes them here
             try:
                 spark.conf.set(key, value)
