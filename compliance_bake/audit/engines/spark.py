@@ -11,9 +11,11 @@ at most VIOLATIONS_BOUND violating plays and the digest; `--violations-out` is w
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from contextlib import ExitStack
 from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import Any
 
 from compliance_bake.audit.engines.interface import (
@@ -157,26 +159,32 @@ class SparkEngine:
         """The three reference relations, each marked for broadcast: a frame made from local
         rows has no size Spark can plan with, so without the mark each join would shuffle every
         play (a sort-merge join), and the joins on `state` would gather the plays of a state in
-        one task whatever the number of cores."""
+        one task whatever the number of cores. A local session reads them from JSON Lines files
+        in a private temporary folder (rows from this process would need Python workers, one per
+        task, started before the first play is read); a cluster gets them as rows."""
         from pyspark.sql.functions import broadcast
 
-        spark = self.spark
-        tables = {
-            "zips": (
-                zip(relations.zips, relations.zip_states, strict=True),
-                "zip STRING, state STRING",
-            ),
-            "states": (
-                zip(relations.states, relations.regulated, strict=True),
-                "state STRING, regulated BOOLEAN",
-            ),
+        tables: dict[str, tuple[tuple[str, str], tuple[list[Any], list[Any]]]] = {
+            "zips": (("zip", "state"), (relations.zips, relations.zip_states)),
+            "states": (("state", "regulated"), (relations.states, relations.regulated)),
             "licences": (
-                zip(relations.licence_partners, relations.licence_states, strict=True),
-                "partner STRING, state STRING",
+                ("partner", "state"),
+                (relations.licence_partners, relations.licence_states),
             ),
         }
-        for view, (rows, schema) in tables.items():
-            frame = spark.createDataFrame(list(rows), schema)
+        local = not self.remote and str(self.spark.sparkContext.master).startswith("local")
+        folder = Path(self._stack.enter_context(TemporaryDirectory())) if local else None
+        for view, (names, columns) in tables.items():
+            schema = ", ".join(f"{n} {'BOOLEAN' if n == 'regulated' else 'STRING'}" for n in names)
+            rows = zip(*columns, strict=True)
+            if folder is None:
+                frame = self.spark.createDataFrame(list(rows), schema)
+            else:
+                path = folder / f"{view}.jsonl"
+                with path.open("w", encoding="utf-8") as handle:
+                    for row in rows:
+                        handle.write(json.dumps(dict(zip(names, row, strict=True))) + "\n")
+                frame = self.spark.read.schema(schema).json(str(path))
             broadcast(frame).createOrReplaceTempView(view)
 
     def make_plays(self, plays: str, fmt: PlaysFormat | None = None) -> str:
