@@ -50,6 +50,8 @@ class BakeResult:
     attestation_key_id: str | None = None
     # With --deep-audit: violations by reason (every reason, zeros included), for the summaries.
     violations_by_reason: dict[str, int] | None = None
+    # With --previous: the record of the comparison that the attestation's predicate holds.
+    previous: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -79,7 +81,15 @@ class BakeResult:
                 if self.attestation_key_id is None
                 else {"file": ATTESTATION_FILE, "keyId": self.attestation_key_id}
             ),
+            "previous": None if self.previous is None else previous_summary(self.previous),
         }
+
+
+def previous_summary(record: dict[str, Any]) -> dict[str, Any]:
+    """What `--previous` compared against and the changes per class (the decisions themselves
+    are on the portal page and in the attestation; `compliance-bake diff` lists them all)."""
+    keys = ("source", "generatedAt", "authenticated", "checked", "counts", "decisionsTotal")
+    return {key: record[key] for key in keys}
 
 
 def validate_documents(snapshot: dict[str, Any]) -> None:
@@ -162,7 +172,7 @@ def run_bake(
     files = layout.render_files(snapshot, registry=registry, previous=record)
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE])
-        return BakeResult(snapshot, written, out_dir, None, by_reason)
+        return BakeResult(snapshot, written, out_dir, None, by_reason, record)
     # Last in the dict, so renamed into place after the files it names.
     files[ATTESTATION_FILE] = render_attestation(files, snapshot, signing_key, record)
     return BakeResult(
@@ -171,4 +181,5 @@ def run_bake(
         out_dir=out_dir,
         attestation_key_id=signing_key.key_id,
         violations_by_reason=by_reason,
+        previous=record,
     )

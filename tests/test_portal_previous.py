@@ -224,3 +224,33 @@ def test_without_a_key_verify_renders_the_section_and_says_it_is_unauthenticated
     page = (new / PORTAL).read_bytes()
     (new / PORTAL).write_bytes(page.replace(b"<td>NJ</td>", b"<td>MA</td>", 1))
     assert _verify(new, "--digests-only", env=no_secret).exit_code == 1
+
+
+def test_the_bakes_own_summaries_name_the_comparison(tmp_path: Path) -> None:
+    """`--json` carries what was compared against and the changes per class; the terminal
+    summary says it in one line; without --previous `previous` is null."""
+    key = mint(tmp_path)
+    signed = ("--signing-key", str(key.private))
+    old = bake(fixtures_with(tmp_path, "base", _with_extra), tmp_path / "old", *signed)
+    revoked = fixtures_with(tmp_path, "revoked", _revoked)
+    common = ("bake", "snapshot", "--fixtures", str(revoked), "--now", LATER, *signed)
+    done = invoke(*common, "--out", str(tmp_path / "a"), "--previous", str(old), "--json")
+    assert done.exit_code == 0, done.output
+    summary = json.loads(done.stdout)["previous"]
+    record = _predicate(tmp_path / "a")["previous"]
+    assert summary == {
+        "source": str(old),
+        "generatedAt": record["generatedAt"],
+        "authenticated": True,
+        "checked": record["checked"],
+        "counts": {"decision": 1, "coverage": 0, "self-check": 0, "cosmetic": 1},
+        "decisionsTotal": 1,
+    }
+    shown = invoke(*common, "--out", str(tmp_path / "b"), "--previous", str(old))
+    assert shown.exit_code == 0, shown.output
+    text = " ".join(shown.stdout.split())  # as wrapped at 80 columns
+    assert "Since the previous snapshot: 1 decision, 0 coverage, 0 self-check changes" in text
+    assert f"previous of {record['generatedAt']}, authenticated by {record['checked']}" in text
+    assert all(len(x) <= 80 for x in shown.stdout.splitlines() if "previous" in x)
+    plain = invoke(*common, "--out", str(tmp_path / "c"), "--json")
+    assert json.loads(plain.stdout)["previous"] is None

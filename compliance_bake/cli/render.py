@@ -125,8 +125,30 @@ def bake_report(result: BakeResult, depth: int) -> None:
     console.print(checks)
     if result.attestation_key_id is not None:
         console.print(f"Attestation signed with Ed25519 key {safe(result.attestation_key_id)}")
+    if result.previous is not None:
+        for line in previous_lines(result.previous):
+            console.print(line, soft_wrap=False)  # wrapped at the width
     console.print(f"Wrote {count(len(result.written))} files to {safe(result.out_dir)}")
     failure_summary(of_bake(result), console)
+
+
+def previous_lines(record: dict[str, Any]) -> list[str]:
+    """`--previous`: the changes per class (decisions in red when any), then what was compared
+    against and whether it was authenticated."""
+    counts = record["counts"]
+    decisions = f"{count(counts['decision'])} decision"
+    if counts["decision"]:
+        decisions = f"[bold red]{decisions}[/bold red]"
+    rest = ", ".join(f"{count(counts[c])} {c}" for c in ("coverage", "self-check"))
+    trust = (
+        f"authenticated by {safe(record['checked'])}"
+        if record["authenticated"]
+        else "[bold red]NOT AUTHENTICATED[/bold red]"
+    )
+    return [
+        f"Since the previous snapshot: {decisions}, {rest} changes",
+        f"  (listed on the portal page) previous of {safe(record['generatedAt'])}, {trust}",
+    ]
 
 
 def failure_summary(outcome: Outcome, console: Any | None = None) -> None:
