@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from compliance_bake.cli.phases import err_console
-from compliance_bake.cli.terminal import count, safe, width
+from compliance_bake.cli.terminal import count, previous_lines, safe, width
 
 if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
@@ -130,25 +130,6 @@ def bake_report(result: BakeResult, depth: int) -> None:
             console.print(line, soft_wrap=False)  # wrapped at the width
     console.print(f"Wrote {count(len(result.written))} files to {safe(result.out_dir)}")
     failure_summary(of_bake(result), console)
-
-
-def previous_lines(record: dict[str, Any]) -> list[str]:
-    """`--previous`: the changes per class (decisions in red when any), then what was compared
-    against and whether it was authenticated."""
-    counts = record["counts"]
-    decisions = f"{count(counts['decision'])} decision"
-    if counts["decision"]:
-        decisions = f"[bold red]{decisions}[/bold red]"
-    rest = ", ".join(f"{count(counts[c])} {c}" for c in ("coverage", "self-check"))
-    trust = (
-        f"authenticated by {safe(record['checked'])}"
-        if record["authenticated"]
-        else "[bold red]NOT AUTHENTICATED[/bold red]"
-    )
-    return [
-        f"Since the previous snapshot: {decisions}, {rest} changes",
-        f"  (listed on the portal page) previous of {safe(record['generatedAt'])}, {trust}",
-    ]
 
 
 def failure_summary(outcome: Outcome, console: Any | None = None) -> None:

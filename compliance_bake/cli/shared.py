@@ -19,9 +19,7 @@ _MEANINGS = {
 }
 
 
-def exit_codes(
-    *codes: int, zero: str = "", one: str = "", two: str = "", three: str = ""
-) -> str:
+def exit_codes(*codes: int, zero: str = "", one: str = "", two: str = "", three: str = "") -> str:
     """The footer for a command that can exit with codes; `zero`..`three` refine what they mean."""
     refined = {code: text for code, text in enumerate((zero, one, two, three)) if text}
     meanings = _MEANINGS | refined

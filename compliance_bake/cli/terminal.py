@@ -48,3 +48,22 @@ def width() -> int:
 
         columns = shutil.get_terminal_size((80, 24)).columns
     return max(40, columns)
+
+
+def previous_lines(record: dict[str, Any]) -> list[str]:
+    """`--previous`: the changes per class (decisions in red when any), then what was compared
+    against and whether it was authenticated."""
+    counts = record["counts"]
+    decisions = f"{count(counts['decision'])} decision"
+    if counts["decision"]:
+        decisions = f"[bold red]{decisions}[/bold red]"
+    rest = ", ".join(f"{count(counts[c])} {c}" for c in ("coverage", "self-check"))
+    trust = (
+        f"authenticated by {safe(record['checked'])}"
+        if record["authenticated"]
+        else "[bold red]NOT AUTHENTICATED[/bold red]"
+    )
+    return [
+        f"Since the previous snapshot: {decisions}, {rest} changes",
+        f"  (listed on the portal page) previous of {safe(record['generatedAt'])}, {trust}",
+    ]
