@@ -33,7 +33,7 @@ from compliance_bake.report import layout
 from compliance_bake.report.portal import Totals
 from compliance_bake.signing.secret import Secret
 from compliance_bake.verify import files
-from compliance_bake.verify.columns import ShadowColumns, shadow_columns, state_totals
+from compliance_bake.verify.columns import ShadowColumns, state_totals
 from compliance_bake.verify.findings import VerifyReport
 from compliance_bake.verify.sealed import Digests, start_digests
 from compliance_bake.verify.snapshot_checks import verify_snapshot
@@ -122,10 +122,9 @@ class Ahead:
         tail = VerifyReport(report.source, report.source_kind, report.hmac_checked)
         value, raws, rendering, blocks = self._args
         try:
-            self.columns = shadow_columns(value)  # for the rules and the portal's totals
-            verify_snapshot(
+            self.columns = verify_snapshot(  # the columns serve the portal's totals too
                 layout.API_FILE, value, secret, tail, list(raws), phases, rendering, blocks,
-                self.digests, self.columns,
+                self.digests,
             )  # fmt: skip
         except Exception:  # noqa: BLE001 - raised again where the checks run in the open
             return

@@ -16,7 +16,7 @@ from compliance_bake.signing import proofs as signing
 from compliance_bake.signing.canon import same_mac
 from compliance_bake.signing.integrity import hmac_present
 from compliance_bake.signing.secret import Secret
-from compliance_bake.verify.columns import ShadowColumns
+from compliance_bake.verify.columns import ShadowColumns, shadow_columns
 from compliance_bake.verify.findings import DIGEST, HMAC, RECORDED, RULE, VerifyReport
 from compliance_bake.verify.rules import RuleContext, check_rules
 from compliance_bake.verify.sealed import FAILS, Digests, start_digests
@@ -65,12 +65,13 @@ def verify_snapshot(
     rendering: str | None = None,
     block_renderings: frozenset[str] = frozenset(),
     digests: Callable[[], Digests] | None = None,
-    columns: ShadowColumns | None = None,
-) -> None:
+) -> ShadowColumns | None:
+    """Add the checks' findings to `report`; return the shadow rows as columns, as the rules
+    read them (None: not columns, or not a JSON object)."""
     phases("digests")
     if not isinstance(snap, dict):
         report.add(name, False, "the snapshot is not a JSON object")
-        return
+        return None
     enh, shadow, integrity = (snap.get(k) or {} for k in ("enhancements", "shadow", "integrity"))
     computed = (digests or start_digests(snap))()
     _digest(
@@ -108,6 +109,7 @@ def verify_snapshot(
         if not (shadow_ok and integrity_ok):
             report.signers[-1] += ": does not match"
     phases("rules")
+    columns = shadow_columns(snap)
     context = RuleContext(
         hmac_ok=shadow_ok,
         secret_value=None if secret is None else secret.value,
@@ -132,3 +134,4 @@ def verify_snapshot(
                 RECORDED,
             )
     report.add(name, True, "recorded checks read", RECORDED)
+    return columns
