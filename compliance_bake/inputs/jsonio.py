@@ -141,17 +141,28 @@ def loads_pretty(raw: bytes) -> tuple[Any, bool]:
     """
     try:
         value = orjson.loads(raw)
-        same = dumps_pretty(value) == raw
     except (orjson.JSONDecodeError, TypeError, MemoryError):
-        same = False
-    if same and not _may_hold_float(raw):
-        return value, True
+        pass
+    else:
+        if plainly_pretty(value, raw):
+            return value, True
     value = loads_strict(raw)
     try:
         same = dumps_pretty(value) == raw
     except TypeError:  # orjson renders no deeper than 254 levels: not the layout
         same = False
     return value, same
+
+
+def plainly_pretty(value: Any, raw: bytes) -> bool:
+    """Whether `value`, orjson's reading of `raw`, is the strict reading and `raw` its
+    `dumps_pretty` rendering, shown at C speed (`loads_pretty`'s fast path): `raw` is that
+    rendering and holds no float. False leaves the question to `loads_strict`."""
+    try:
+        same = dumps_pretty(value) == raw
+    except (TypeError, MemoryError):  # orjson renders no deeper than 254 levels
+        return False
+    return same and not _may_hold_float(raw)
 
 
 # A digit, then what may follow a float's integer part in orjson's rendering (`1.5`, `1e+20`):

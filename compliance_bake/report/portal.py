@@ -59,17 +59,26 @@ def _environment() -> Any:
     return env
 
 
-def _grid(snapshot: dict[str, Any]) -> dict[str, Any]:
-    rows = snapshot["shadow"]["rows"]
-    full = len(rows) <= GRID_LIMIT
-    # One count per (state, real decision, match): states in order of first appearance; per
-    # state "allow", "block", "mismatches".
-    per_state: dict[str, dict[str, int]] = {}
+Totals = dict[Any, dict[str, int]]
+
+
+def state_totals(rows: list[dict[str, Any]]) -> Totals:
+    """One count per (state, real decision, match): states in order of first appearance; per
+    state "allow", "block", "mismatches"."""
+    per_state: Totals = {}
     for (state, real, match), count in Counter(map(_STATE_REAL_MATCH, rows)).items():
         totals = per_state.setdefault(state, {"allow": 0, "block": 0, "mismatches": 0})
         totals["allow" if real else "block"] += count
         if not match:
             totals["mismatches"] += count
+    return per_state
+
+
+def _grid(snapshot: dict[str, Any], per_state: Totals | None = None) -> dict[str, Any]:
+    rows = snapshot["shadow"]["rows"]
+    full = len(rows) <= GRID_LIMIT
+    if per_state is None:
+        per_state = state_totals(rows)
     return {
         "full": full,
         "states": list(per_state),
@@ -92,16 +101,20 @@ def _verdict(snapshot: dict[str, Any]) -> dict[str, Any]:
     return {"ok": not failed, "failed": failed}
 
 
-def render_portal(snapshot: dict[str, Any], previous: dict[str, Any] | None = None) -> bytes:
+def render_portal(
+    snapshot: dict[str, Any], previous: dict[str, Any] | None = None, totals: Totals | None = None
+) -> bytes:
     """The page; with `previous` (a record of report/portal_previous.py) it also shows the
-    "since the previous snapshot" section rendered from that record alone."""
+    "since the previous snapshot" section rendered from that record alone. `totals`: what
+    `state_totals` gives for the shadow rows, when the caller has counted it another way
+    (verify, from columns: tests/test_verify_beside.py holds the two equal)."""
     from compliance_bake.report import portal_previous
 
     template = _environment().get_template("portal.html.j2")
     partners = snapshot["geo"]["partners"]
     page: str = template.render(
         s=snapshot,
-        grid=_grid(snapshot),
+        grid=_grid(snapshot, totals),
         verdict=_verdict(snapshot),
         geo=partners[:GEO_LIMIT],
         geo_limit=GEO_LIMIT,

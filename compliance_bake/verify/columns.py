@@ -20,6 +20,37 @@ _REASON = operator.methodcaller("get", "reason")
 
 
 @dataclass(frozen=True, slots=True)
+class Grid:
+    """Rows laid out as the bake writes them: runs of `width` rows, each of one state and each
+    holding the same partners in the same order, no partner twice in a run."""
+
+    width: int
+    states: list[Any]  # each run's state, in order (not known to be distinct)
+    partners: list[Any]  # the partners of every run, in order
+
+
+def _grid(state: list[Any], partner: list[Any]) -> Grid | None:
+    """The Grid the rows are, or None (then the rules count pair by pair)."""
+    if not state:
+        return None
+    width = state.count(state[0])  # the first run's width, when its state has no other run
+    starts = range(0, len(state), width)
+    if len(state) % width or not all(
+        state[at : at + width].count(state[at]) == width for at in starts
+    ):
+        return None
+    first = partner[:width]
+    try:
+        if len(set(first)) != width:
+            return None
+    except TypeError:  # a partner that cannot be hashed
+        return None
+    if not all(partner[at : at + width] == first for at in starts[1:]):
+        return None
+    return Grid(width, state[::width], first)
+
+
+@dataclass(frozen=True, slots=True)
 class ShadowColumns:
     state: list[Any]
     partner: list[Any]
@@ -30,6 +61,7 @@ class ShadowColumns:
     reason: list[Any]  # None where the row has no reason
     booleans: bool  # realAllowed, shadowAllowed and match hold True or False, nothing else
     states_str: bool  # every state is a string
+    grid: Grid | None  # the rows as the bake lays them out, when they are (`_grid`)
 
     def __len__(self) -> int:
         return len(self.state)
@@ -61,14 +93,20 @@ def shadow_columns(snap: dict[str, Any]) -> ShadowColumns | None:
         reason,
         booleans=all(_only(column, bool) for column in (real, shadow, match)),
         states_str=_only(state, str),
+        grid=_grid(state, partner),
     )
 
 
 def covers(states: list[Any], columns: ShadowColumns) -> bool:
     """Every pair's state is regulated, no pair twice, and as many pairs as states x partners:
-    then every state x partner is there (the pairs lie within them, and are that many)."""
+    then every state x partner is there (the pairs lie within them, and are that many). On the
+    bake's grid: each regulated state has a run of its own, and no other run."""
     try:
-        regulated, partners, present = set(states), set(columns.partner), set(columns.state)
+        regulated = set(states)
+        if columns.grid is not None:
+            heads = columns.grid.states
+            return len(set(heads)) == len(heads) and set(heads) == regulated
+        partners, present = set(columns.partner), set(columns.state)
     except TypeError:  # a state or partner that cannot be hashed
         return False
     return (
@@ -76,6 +114,12 @@ def covers(states: list[Any], columns: ShadowColumns) -> bool:
         and len(columns) == len(regulated) * len(partners)
         and _pairs_unique(columns.state, columns.partner, len(present))
     )
+
+
+def matrix_partners(columns: ShadowColumns) -> dict[Any, None]:
+    """The partners of the matrix in the order they first appear (`dict.fromkeys`)."""
+    grid = columns.grid
+    return dict.fromkeys(columns.partner if grid is None else grid.partners)
 
 
 def _pairs_unique(state: list[Any], partner: list[Any], states: int) -> bool:
@@ -122,12 +166,35 @@ def reasons_hold(columns: ShadowColumns, wanted: Callable[[str], str]) -> bool:
     """An allowed row (realAllowed truthy) has no reason; a blocked one `wanted(its state)`."""
     if not columns.states_str:
         return False
-    try:
-        if not set(itertools.compress(columns.reason, columns.real)) <= {None}:
-            return False
-    except TypeError:  # a reason that cannot be hashed is not None
+    allowed = list(itertools.compress(columns.reason, columns.real))
+    if allowed.count(None) != len(allowed):
         return False
     blocked = list(map(operator.not_, columns.real))
+    grid = columns.grid
+    if grid is not None:  # run by run: one reason wanted in each
+        for at, state in zip(range(0, len(columns), grid.width), grid.states, strict=True):
+            end = at + grid.width
+            found = list(itertools.compress(columns.reason[at:end], blocked[at:end]))
+            if found.count(wanted(state)) != len(found):
+                return False
+        return True
     reasons = {state: wanted(state) for state in set(columns.state)}
     expected = list(map(reasons.__getitem__, itertools.compress(columns.state, blocked)))
     return list(itertools.compress(columns.reason, blocked)) == expected
+
+
+def state_totals(columns: ShadowColumns) -> dict[Any, dict[str, int]] | None:
+    """The portal's totals per state (report/portal.py `state_totals`), counted run by run on a
+    grid of booleans whose runs' states are distinct; None otherwise."""
+    grid = columns.grid
+    try:
+        if grid is None or not columns.booleans or len(set(grid.states)) != len(grid.states):
+            return None
+    except TypeError:  # a state that cannot be hashed
+        return None
+    totals = {}
+    for at, state in zip(range(0, len(columns), grid.width), grid.states, strict=True):
+        allow = columns.real[at : at + grid.width].count(True)
+        mismatches = columns.match[at : at + grid.width].count(False)
+        totals[state] = {"allow": allow, "block": grid.width - allow, "mismatches": mismatches}
+    return totals

@@ -9,6 +9,7 @@ blocks, and the portal page is the rendering of the snapshot.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
@@ -20,11 +21,18 @@ from jinja2 import TemplateError
 from compliance_bake.errors import InputError
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
-from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_pretty
+from compliance_bake.inputs.jsonio import dumps_pretty, plainly_pretty
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals
-from compliance_bake.report.portal import render_portal
+from compliance_bake.report.portal import Totals, render_portal
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
+from compliance_bake.verify.documents import (
+    SchemaOutcome,
+    parse_pretty,
+    schema_finding,
+    schema_outcome,
+    schema_valid,
+)
 from compliance_bake.verify.findings import RULE, VerifyReport
 
 ATTESTATION_FILE = "attestation/compliance.intoto.json"
@@ -35,39 +43,6 @@ BAKED_FILES = (*layout.JSON_FILES, layout.PORTAL_FILE)
 # ... or by `audit deep` into the same out/ (allowed, but no signature of the snapshot covers it).
 EXPECTED_FILES = frozenset((*BAKED_FILES, ATTESTATION_FILE, AUDIT_FILE))
 RawFile = tuple[str, bytes]  # a file's name in out/ and the bytes read
-
-
-def parse_document(name: str, raw: bytes, report: VerifyReport) -> Any | None:
-    """The strictly parsed document, or None after a finding naming `name`."""
-    parsed = parse_pretty(name, raw, report)
-    return None if parsed is None else parsed[0]
-
-
-def parse_pretty(name: str, raw: bytes, report: VerifyReport) -> tuple[Any, bool] | None:
-    """The strictly parsed document and whether `raw` is in the baked layout (`loads_pretty`),
-    or None after a finding naming `name`."""
-    try:
-        return loads_pretty(raw)
-    except StrictJSONError as exc:
-        report.add(name, False, f"not strict JSON at {exc.where}: {exc}")
-    except RecursionError:
-        report.add(name, False, "not readable JSON: nested deeper than the parser's limit")
-    except ValueError as exc:  # e.g. an integer longer than Python's digit limit
-        report.add(name, False, f"not readable JSON: {exc}")
-    return None
-
-
-def schema_valid(  # a schema is a rule of meaning: its findings count for *compliant*
-    name: str, schema: str, doc: Any, report: VerifyReport
-) -> bool:
-    try:
-        problem = schemas.first_violation(schema, doc)
-    except (RecursionError, ValueError) as exc:  # jsonschema-rs on a pathological document
-        return report.add(name, False, f"schema: cannot validate ({type(exc).__name__})", RULE)
-    if problem is not None:
-        what = f"schema: {problem.path}: {problem.message}"
-        return report.add(name, False, what, RULE, "schema")
-    return report.add(name, True, "schema valid", RULE, "schema")
 
 
 def _empty_regular(path: Path) -> bool:
@@ -116,6 +91,14 @@ def read_folder_file(
 
 
 REGISTRY_BLOCKS = {layout.ENHANCEMENTS_FILE: "enhancements", layout.SHADOW_FILE: "shadow"}
+Reads = dict[str, "Future[bytes]"]
+
+
+def read_files(out_dir: Path, names: Iterable[str]) -> tuple[Reads, ThreadPoolExecutor]:
+    """Start reading files of out/ in two threads (reading lets go of the GIL); shut the
+    executor down, waiting or not, once they are submitted."""
+    reader = ThreadPoolExecutor(max_workers=2, thread_name_prefix="read")
+    return {name: reader.submit(_read, out_dir, name) for name in names}, reader
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,17 +108,43 @@ class Folder:
     renderings: frozenset[str]  # files whose bytes are `dumps_pretty` of the snapshot or a block
 
 
-def load_folder(out_dir: Path, report: VerifyReport) -> Folder:
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What load_folder would find, found already (verify/beside.py). `value` is orjson's
+    reading of the snapshot file, whose bytes are plainly its rendering (`plainly_pretty`): the
+    strict reading; `schema` is the snapshot schema's outcome on it; `copies` says, for each
+    registry copy read, whether its bytes are the rendering of the value's block."""
+
+    value: Any
+    schema: SchemaOutcome
+    copies: dict[str, bool]
+
+
+def known(raw: bytes, value: Any, copies: Mapping[str, bytes]) -> Known | None:
+    """Known, for the snapshot file `raw` read as `value` and the registry copies' bytes; None
+    when `raw` is not plainly the rendering of `value` (load_folder then reads it as ever)."""
+    if not plainly_pretty(value, raw):
+        return None
+    snap = value if isinstance(value, dict) else {}
+    renders = {
+        name: _renders(snap.get(REGISTRY_BLOCKS[name]), data) for name, data in copies.items()
+    }
+    return Known(value, schema_outcome(schemas.SNAPSHOT, value), renders)
+
+
+def load_folder(
+    out_dir: Path, report: VerifyReport, reads: Reads | None = None, found: Known | None = None
+) -> Folder:
     """Every JSON file of out/, parsed and checked (`load_folder_file`), snapshot first; a
-    registry copy is offered the snapshot's block to compare its bytes with."""
+    registry copy is offered the snapshot's block to compare its bytes with. `reads`: the files'
+    reads, under way; `found`: what is known of them already."""
     docs: dict[str, Any] = {}
     raws: list[RawFile] = []
     renderings: set[str] = set()
     snapshot_valid = False
-    # Reading lets go of the GIL: the copies are read while the snapshot is parsed.
-    reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="read")
-    reads = {name: reader.submit(_read, out_dir, name) for name in layout.JSON_FILES}
-    reader.shutdown(wait=False)  # the thread ends with its work
+    if reads is None:  # the copies are read while the snapshot is parsed
+        reads, reader = read_files(out_dir, layout.JSON_FILES)
+        reader.shutdown(wait=False)  # the thread ends with its work
     for name in layout.JSON_FILES:
         snap = docs.get(layout.API_FILE)
         block = (
@@ -145,7 +154,7 @@ def load_folder(out_dir: Path, report: VerifyReport) -> Folder:
         )
         covered = snapshot_valid and name in REGISTRY_BLOCKS and _schema_holds_copy(name)
         docs[name], raw, valid, rendering = load_folder_file(
-            out_dir, name, report, block, covered, reads[name]
+            out_dir, name, report, block, covered, reads[name], found
         )
         snapshot_valid = snapshot_valid or (name == layout.API_FILE and valid)
         raws.append((name, raw))
@@ -161,6 +170,7 @@ def load_folder_file(
     block: Any = None,
     covered: bool = False,
     pending: Future[bytes] | None = None,
+    found: Known | None = None,
 ) -> tuple[Any | None, bytes, bool, Any]:
     """Read, parse, validate one JSON file of out/ and check its byte layout; also say whether
     its schema holds, and give the value the bytes are the rendering of (None: not one).
@@ -169,11 +179,17 @@ def load_folder_file(
     exactly the block's rendering, the file holds that very value (`loads_pretty` would read it
     back, equal): the block itself stands for it, unparsed. `covered`: the snapshot passed a
     schema that requires of the block what the copy's schema requires, so that value is valid.
+    `found`: what is known already of the snapshot file (and of the copies, against its blocks).
     """
     raw = read_folder_file(out_dir, name, report, pending)
     if raw is None:
         return None, b"", False, None
-    if block is not None and _rendering(block) == raw:
+    snapshot = found is not None and name == layout.API_FILE
+    if snapshot:
+        doc, same = found.value, True  # type: ignore[union-attr]
+    elif block is not None and (
+        found.copies[name] if found is not None and name in found.copies else _renders(block, raw)
+    ):
         doc, same = block, True
     else:
         parsed = parse_pretty(name, raw, report)
@@ -183,6 +199,8 @@ def load_folder_file(
         covered = False
     if covered:
         valid = report.add(name, True, "schema valid", RULE, "schema")
+    elif snapshot:
+        valid = schema_finding(name, found.schema, report)  # type: ignore[union-attr]
     else:
         valid = schema_valid(name, layout.JSON_FILES[name], doc, report)
     report.add(
@@ -195,6 +213,10 @@ def load_folder_file(
     # The snapshot goes on to the rules even when its schema fails (each rule fails closed);
     # a registry copy that breaks its schema is only compared.
     return (doc if valid or name == layout.API_FILE else None), raw, valid, doc if same else None
+
+
+def _renders(block: Any, raw: bytes) -> bool:
+    return block is not None and _rendering(block) == raw
 
 
 def _rendering(value: Any) -> bytes | None:
@@ -234,15 +256,20 @@ def registry_copies(docs: dict[str, Any], report: VerifyReport) -> None:
 
 
 def portal_page(
-    out_dir: Path, snap: dict[str, Any], report: VerifyReport, previous: Any = None
+    out_dir: Path,
+    snap: dict[str, Any],
+    report: VerifyReport,
+    previous: Any = None,
+    pending: Future[bytes] | None = None,
+    totals: Totals | None = None,
 ) -> bytes:
     """The page is the rendering of the snapshot (and, after `bake --previous`, of the record
     verify/previous.py found and checked: the "since the previous snapshot" section)."""
-    raw = read_folder_file(out_dir, layout.PORTAL_FILE, report)
+    raw = read_folder_file(out_dir, layout.PORTAL_FILE, report, pending)
     if raw is None:
         return b""
     try:
-        same = raw == render_portal(snap, previous)
+        same = raw == render_portal(snap, previous, totals)
     except (KeyError, TypeError, ValueError, AttributeError, RecursionError, TemplateError):
         same = False  # an edited snapshot the page cannot even render from
     what = "the snapshot" + ("" if previous is None else " and its previous-snapshot record")

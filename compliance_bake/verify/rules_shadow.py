@@ -125,8 +125,11 @@ def _shadow_summary(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
 @rule("geo-profiles", "geo: one discrete profile per partner of the matrix, unique (spec 2.4)")
 def _geo_profiles(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     rows = snap["shadow"]["rows"]
-    column = ctx.columns.partner if ctx.columns is not None else (r["partner"] for r in rows)
-    partners = dict.fromkeys(column)  # in the matrix's order, and a set to look up
+    partners = (  # in the matrix's order, and a set to look up
+        columns.matrix_partners(ctx.columns)
+        if ctx.columns is not None
+        else dict.fromkeys(r["partner"] for r in rows)
+    )
     profiles = snap["geo"]["partners"]
     counts = Counter(p["nodeId"] for p in profiles)
     bad = [f"no profile for {p}" for p in partners if counts[p] == 0]

@@ -12,29 +12,26 @@ verifies; the byte-layout, registry-copy and portal checks need the folder a bak
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from compliance_bake.errors import InputError
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
+from compliance_bake.memory import gc_paused
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
-from compliance_bake.signing import proofs as signing
-from compliance_bake.signing.canon import same_mac
-from compliance_bake.signing.integrity import hmac_present
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.fetch import DEFAULT_TIMEOUT, SNAPSHOT_MAX_BYTES, fetch_document
-from compliance_bake.verify import files
+from compliance_bake.verify import beside, files
 from compliance_bake.verify.attestation import check_attestation
-from compliance_bake.verify.findings import DIGEST, HMAC, KEY, RECORDED, RULE, VerifyReport
+from compliance_bake.verify.documents import parse_document, schema_valid
+from compliance_bake.verify.findings import KEY, VerifyReport
 from compliance_bake.verify.previous import previous_record
-from compliance_bake.verify.rules import RuleContext, check_rules
-from compliance_bake.verify.sealed import FAILS, Digests, start_digests
+from compliance_bake.verify.sealed import start_digests
+from compliance_bake.verify.snapshot_checks import verify_snapshot
 
-HMAC_METHOD = "HMAC-SHA3-256 with REPORT_SIGNING_SECRET"
 NO_KEY_HINT = (
     "give a key: set REPORT_SIGNING_SECRET (or --secret-file / REPORT_SIGNING_SECRET_FILE), or "
     "--public-key PEM for the Ed25519 attestation; or pass --digests-only to check digests and "
@@ -83,7 +80,8 @@ def verify_source(
         allow_recorded_failures=opts.allow_recorded_failures,
     )
     if kind == "folder":
-        _verify_folder(Path(source), keys, report, opts.phases)
+        with gc_paused():  # what is parsed and built here lives until verify returns
+            _verify_folder(Path(source), keys, report, opts.phases)
         return report
     if keys.public_keys and keys.secret is None:
         raise InputError(
@@ -101,10 +99,10 @@ def verify_source(
                 "pass an out/ folder, a snapshot file or an http(s):// URL",
             ) from None
     report.applied, report.not_applied = _applied(keys), list(FOLDER_ONLY)
-    doc = files.parse_document(source, raw, report)
+    doc = parse_document(source, raw, report)
     if doc is not None:
-        files.schema_valid(source, schemas.SNAPSHOT, doc, report)
-        _verify_snapshot(source, doc, keys, report, [(source, raw)], opts.phases)
+        schema_valid(source, schemas.SNAPSHOT, doc, report)
+        verify_snapshot(source, doc, keys.secret, report, [(source, raw)], opts.phases)
     return report
 
 
@@ -131,7 +129,11 @@ def _verify_folder(
 ) -> None:
     report.applied = [*_applied(keys), *FOLDER_ONLY]
     files.unexpected_files(out_dir, report)
-    folder = files.load_folder(out_dir, report)
+    reads, reader = files.read_files(out_dir, beside.READ_FILES)
+    ahead = beside.start(out_dir, reads, reader)  # a large snapshot: its layout in a child
+    if ahead is not None:
+        ahead.check(report, keys.secret, phases)  # while the child checks the layout
+    folder = files.load_folder(out_dir, report, reads, ahead.known() if ahead else None)
     docs, raws = folder.docs, folder.raws
     files.registry_copies(docs, report)
     attested = _attestation(out_dir, keys.public_keys, report) if keys.public_keys else None
@@ -139,21 +141,28 @@ def _verify_folder(
     if not isinstance(snap, dict):
         report.add(layout.API_FILE, False, "snapshot unreadable: digests, HMACs, rules not checked")
         return
-    digests = start_digests(snap)  # hashed beside the portal page and the other files
+    # hashed beside the portal page and the other files
+    digests = ahead.digests if ahead and snap is ahead.value else start_digests(snap)
     record = previous_record(out_dir, snap, keys.secret, attested, report)  # bake --previous
-    raws.append((layout.PORTAL_FILE, files.portal_page(out_dir, snap, report, record)))
+    totals = ahead.totals(snap) if ahead else None  # counted on the columns the rules read
+    portal = files.portal_page(out_dir, snap, report, record, reads[layout.PORTAL_FILE], totals)
+    raws.append((layout.PORTAL_FILE, portal))
     present = [x for x in (files.ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
-    raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
+    raws.extend((x, files.read_folder_file(out_dir, x, report, reads[x]) or b"") for x in present)
     renderings = folder.renderings
-    _verify_snapshot(
+    rendering = layout.API_FILE if layout.API_FILE in renderings else None
+    blocks = renderings - {layout.API_FILE}
+    if ahead is not None and ahead.settles((snap, raws, rendering, blocks), report):
+        return
+    verify_snapshot(
         layout.API_FILE,
         snap,
-        keys,
+        keys.secret,
         report,
         raws,
-        phases,
-        rendering=layout.API_FILE if layout.API_FILE in renderings else None,
-        block_renderings=renderings - {layout.API_FILE},
+        phases if ahead is None else no_phases,  # with a tail, its phases were shown
+        rendering=rendering,
+        block_renderings=blocks,
         digests=digests,
     )
 
@@ -167,111 +176,3 @@ def _attestation(out_dir: Path, public_keys: Sequence[bytes], report: VerifyRepo
     report.signers.append(signer)
     report.applied.append("Ed25519 attestation")
     return result.ok
-
-
-def _digest(report: VerifyReport, name: str, what: str, recorded: Any, compute: Any) -> None:
-    try:
-        ok = recorded() == compute()
-    except FAILS:
-        ok = False
-    report.add(name, ok, what, DIGEST)
-
-
-def _computed(value: str | None) -> str:
-    if value is None:
-        raise ValueError("the digest cannot be computed on this document")
-    return value
-
-
-def _hmac(report: VerifyReport, name: str, where: str, proof: Any, secret: Secret | None) -> bool:
-    if not (isinstance(proof, dict) and hmac_present(proof)):
-        return report.add(name, False, f"{where}.hmac is missing or malformed", HMAC)
-    if secret is None:
-        return True
-    try:
-        ok = same_mac(proof["hmac"], signing.proof_hmac(proof, secret.value))
-    except (TypeError, ValueError, RecursionError):
-        ok = False
-    return report.add(
-        name,
-        ok,
-        f"{where}.hmac" + ("" if ok else " does not match (tampered, or another secret)"),
-        HMAC,
-    )
-
-
-def _verify_snapshot(
-    name: str,
-    snap: Any,
-    keys: KeyMaterial,
-    report: VerifyReport,
-    raws: list[tuple[str, bytes]],
-    phases: Phases = no_phases,
-    rendering: str | None = None,
-    block_renderings: frozenset[str] = frozenset(),
-    digests: Callable[[], Digests] | None = None,
-) -> None:
-    phases("digests")
-    if not isinstance(snap, dict):
-        report.add(name, False, "the snapshot is not a JSON object")
-        return
-    enh, shadow, integrity = (snap.get(k) or {} for k in ("enhancements", "shadow", "integrity"))
-    computed = (digests or start_digests(snap))()
-    _digest(
-        report,
-        name,
-        "enhancements.signature",
-        lambda: enh["signature"],
-        lambda: _computed(computed.enhancements),
-    )
-    _digest(
-        report,
-        name,
-        "shadow.proof.digest",
-        lambda: shadow["proof"]["digest"],
-        lambda: _computed(computed.shadow),
-    )
-    _digest(
-        report,
-        name,
-        "shadow.signature equals proof.digest",
-        lambda: shadow["signature"],
-        lambda: shadow["proof"]["digest"],
-    )
-    _digest(
-        report,
-        name,
-        "integrity.proof.digest",
-        lambda: integrity["proof"]["digest"],
-        lambda: _computed(computed.integrity),
-    )
-    shadow_ok = _hmac(report, name, "shadow.proof", shadow.get("proof"), keys.secret)
-    integrity_ok = _hmac(report, name, "integrity.proof", integrity.get("proof"), keys.secret)
-    if keys.secret is not None:
-        report.signers.append(f"{HMAC_METHOD} ({keys.secret.source})")
-        if not (shadow_ok and integrity_ok):
-            report.signers[-1] += ": does not match"
-    phases("rules")
-    context = RuleContext(
-        hmac_ok=shadow_ok,
-        secret_value=None if keys.secret is None else keys.secret.value,
-        files=tuple(raws),
-        shadow_digest=computed.of_shadow_block,
-        rendering=rendering,
-        block_renderings=block_renderings,
-    )
-    for result in check_rules(snap, context):
-        what = f"rule {result.rule.id}: {result.rule.message}"
-        if not result.ok:
-            what += ": " + "; ".join(result.places)
-        report.add(name, result.ok, what, RULE, result.rule.id)
-    checks = integrity.get("checks")
-    for check in checks if isinstance(checks, list) else []:
-        if isinstance(check, dict) and check.get("ok") is not True:
-            report.add(
-                name,
-                False,
-                f"recorded check {check.get('id')} failed: {check.get('label')}",
-                RECORDED,
-            )
-    report.add(name, True, "recorded checks read", RECORDED)

@@ -1,0 +1,137 @@
+"""The snapshot's own checks, on any source: digests, HMACs, rules and recorded checks.
+
+`verify_snapshot` adds them to a report in this order: the three digests and the signature that
+must equal one (kind DIGEST), both proofs' HMACs (HMAC), every rule of rules.py (RULE), every
+check the snapshot records (RECORDED). verifier.py runs it on a single document or an out/
+folder; for a large folder, beside.py runs it while a child checks the file's layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from compliance_bake.progress import Phases, no_phases
+from compliance_bake.signing import proofs as signing
+from compliance_bake.signing.canon import same_mac
+from compliance_bake.signing.integrity import hmac_present
+from compliance_bake.signing.secret import Secret
+from compliance_bake.verify.columns import ShadowColumns, shadow_columns
+from compliance_bake.verify.findings import DIGEST, HMAC, RECORDED, RULE, VerifyReport
+from compliance_bake.verify.rules import RuleContext, check_rules
+from compliance_bake.verify.sealed import FAILS, Digests, start_digests
+
+HMAC_METHOD = "HMAC-SHA3-256 with REPORT_SIGNING_SECRET"
+
+
+def _digest(report: VerifyReport, name: str, what: str, recorded: Any, compute: Any) -> None:
+    try:
+        ok = recorded() == compute()
+    except FAILS:
+        ok = False
+    report.add(name, ok, what, DIGEST)
+
+
+def _computed(value: str | None) -> str:
+    if value is None:
+        raise ValueError("the digest cannot be computed on this document")
+    return value
+
+
+def _hmac(report: VerifyReport, name: str, where: str, proof: Any, secret: Secret | None) -> bool:
+    if not (isinstance(proof, dict) and hmac_present(proof)):
+        return report.add(name, False, f"{where}.hmac is missing or malformed", HMAC)
+    if secret is None:
+        return True
+    try:
+        ok = same_mac(proof["hmac"], signing.proof_hmac(proof, secret.value))
+    except (TypeError, ValueError, RecursionError):
+        ok = False
+    return report.add(
+        name,
+        ok,
+        f"{where}.hmac" + ("" if ok else " does not match (tampered, or another secret)"),
+        HMAC,
+    )
+
+
+def verify_snapshot(
+    name: str,
+    snap: Any,
+    secret: Secret | None,
+    report: VerifyReport,
+    raws: list[tuple[str, bytes]],
+    phases: Phases = no_phases,
+    rendering: str | None = None,
+    block_renderings: frozenset[str] = frozenset(),
+    digests: Callable[[], Digests] | None = None,
+) -> ShadowColumns | None:
+    """Add the checks' findings to `report`; return the shadow rows as columns, as the rules
+    read them (None: not columns, or not a JSON object)."""
+    phases("digests")
+    if not isinstance(snap, dict):
+        report.add(name, False, "the snapshot is not a JSON object")
+        return None
+    enh, shadow, integrity = (snap.get(k) or {} for k in ("enhancements", "shadow", "integrity"))
+    computed = (digests or start_digests(snap))()
+    _digest(
+        report,
+        name,
+        "enhancements.signature",
+        lambda: enh["signature"],
+        lambda: _computed(computed.enhancements),
+    )
+    _digest(
+        report,
+        name,
+        "shadow.proof.digest",
+        lambda: shadow["proof"]["digest"],
+        lambda: _computed(computed.shadow),
+    )
+    _digest(
+        report,
+        name,
+        "shadow.signature equals proof.digest",
+        lambda: shadow["signature"],
+        lambda: shadow["proof"]["digest"],
+    )
+    _digest(
+        report,
+        name,
+        "integrity.proof.digest",
+        lambda: integrity["proof"]["digest"],
+        lambda: _computed(computed.integrity),
+    )
+    shadow_ok = _hmac(report, name, "shadow.proof", shadow.get("proof"), secret)
+    integrity_ok = _hmac(report, name, "integrity.proof", integrity.get("proof"), secret)
+    if secret is not None:
+        report.signers.append(f"{HMAC_METHOD} ({secret.source})")
+        if not (shadow_ok and integrity_ok):
+            report.signers[-1] += ": does not match"
+    phases("rules")
+    columns = shadow_columns(snap)
+    context = RuleContext(
+        hmac_ok=shadow_ok,
+        secret_value=None if secret is None else secret.value,
+        files=tuple(raws),
+        shadow_digest=computed.of_shadow_block,
+        rendering=rendering,
+        block_renderings=block_renderings,
+        columns=columns,
+    )
+    for result in check_rules(snap, context):
+        what = f"rule {result.rule.id}: {result.rule.message}"
+        if not result.ok:
+            what += ": " + "; ".join(result.places)
+        report.add(name, result.ok, what, RULE, result.rule.id)
+    checks = integrity.get("checks")
+    for check in checks if isinstance(checks, list) else []:
+        if isinstance(check, dict) and check.get("ok") is not True:
+            report.add(
+                name,
+                False,
+                f"recorded check {check.get('id')} failed: {check.get('label')}",
+                RECORDED,
+            )
+    report.add(name, True, "recorded checks read", RECORDED)
+    return columns
