@@ -30,7 +30,6 @@ from compliance_bake.diff.parallel import (
     FORK_MIN_BYTES,
     Outcome,
     Pending,
-    authenticity_beside,
     check_beside,
     validity_beside,
 )
@@ -40,12 +39,11 @@ from compliance_bake.diff.sides import (
     Side,
     SideReader,
     authenticate,
-    parse_snapshot,
     read_raw,
     read_side,
     refuse_unless,
 )
-from compliance_bake.diff.split import OldReader, compare_rows, local_size
+from compliance_bake.diff.split import OldReader, OldRows, compare_rows, local_size, new_chunks
 from compliance_bake.errors import BakeError, InputError
 from compliance_bake.memory import gc_paused
 from compliance_bake.signing.secret import Secret
@@ -154,32 +152,39 @@ def _run_split(
     fail_on: tuple[ChangeClass, ...],
     fork_min_bytes: int,
 ) -> DiffResult:
-    """OLD parsed and checked in a child while NEW is parsed here (split.py). When the rows
-    line up, NEW is authenticated here (its canonical chunks are compared with OLD's); when
-    they do not, NEW's checks fork and OLD's bytes, read once, are parsed here too."""
+    """OLD parsed and checked in a child while NEW is parsed, schema-checked (in another) and
+    authenticated here; the shadow rows are compared as bytes (split.py, rowbytes.py) while
+    OLD's child checks OLD's schema. Nothing is reported before both outcomes are in."""
     with gc_paused():
         old_from, old_raw = read_raw(old, "OLD")
         reader = OldReader(old_from, old_raw, keys)  # forked before any thread runs
+        del old_raw  # the child has it; OLD's rows come back as bytes
         new_error: BakeError | None = None
         pending: list[Callable[[], Outcome | None]] = []
         keep: list[bytes] = []
-        old_doc: dict[str, Any] | None = None
-        aligned = False
+        old_rows: OldRows | None = None
+        pairs: list[Change] | None = None
+        parsed: list[dict[str, Any]] | None = None
+        problem: Exception | None = None
         try:
             new_from, new_doc = read_side(new, "NEW")
             pending.append(validity_beside(new_doc, new_from, fork_min_bytes))
-            aligned = reader.count() == _row_count(new_doc)
-            if aligned:
-                del old_raw  # the child has it; only its chunks come back
-                found = _authenticate(new_doc, keys, new_from.folder, keep)
-                pending.append(lambda: found)
-            else:
-                pending.append(authenticity_beside(new_doc, new_from, keys, fork_min_bytes))
-                old_doc = parse_snapshot(old_raw, "OLD", old_from.source)
+            found = _authenticate(new_doc, keys, new_from.folder, keep)
+            pending.append(lambda: found)
+            old_rows = reader.rows()
+            if old_rows is not None:  # compared while OLD's child checks OLD's schema
+                try:
+                    rows = new_doc["shadow"]["rows"]
+                    pairs, parsed = compare_rows(old_rows, rows, new_chunks(rows, keep))
+                except Exception as error:  # noqa: BLE001 - raised after the outcomes
+                    problem = error
+            keep.clear()  # NEW's bytes and OLD's are no longer needed
+            if old_rows is not None:
+                old_rows.chunks.clear()
         except BakeError as error:
             new_error = error
         finally:
-            found_old = reader.finish(want_chunks=aligned)  # always reap the children
+            found_old = reader.finish()  # always reap the children
             outcomes = [outcome() for outcome in pending]
         if isinstance(found_old, BakeError):
             raise found_old  # OLD's problem first, as in-process
@@ -190,26 +195,20 @@ def _run_split(
             raise valid
         if valid is not None or not isinstance(new_authenticity, Authenticity):
             new_authenticity = FAILED  # a check that could not run: fail closed
-        old_side = Side("OLD", found_old.source, {}, found_old.authenticity)
+        if old_rows is None:  # pragma: no cover - a snapshot the schema accepts has rows
+            raise InputError("OLD: not a snapshot", "pass a snapshot baked by compliance-bake")
+        old_side = Side("OLD", old_from.source, {}, found_old)
         new_side = Side("NEW", new_from.source, new_doc, new_authenticity)
         refuse_unless(old_side, allow_unauthenticated)
         refuse_unless(new_side, allow_unauthenticated)
-        pairs = None
-        if aligned:
-            pairs, old_rows = compare_rows(found_old, new_doc["shadow"]["rows"], keep)
-            old_doc = found_old.rest
-            if old_rows is not None:
-                old_doc["shadow"]["rows"] = old_rows
-        assert old_doc is not None
+        if problem is not None:
+            raise problem
+        old_doc = old_rows.rest
+        if parsed is not None:
+            old_doc["shadow"]["rows"] = parsed
         changes = compare(old_doc, new_doc, pairs)
-        facts = (str(old_doc["generatedAt"]), found_old.count)
+        facts = (str(old_doc["generatedAt"]), old_rows.count)
         return DiffResult(side_info(old_side, facts), side_info(new_side), changes, fail_on)
-
-
-def _row_count(snapshot: dict[str, Any]) -> int:
-    shadow = snapshot.get("shadow")
-    rows = shadow.get("rows") if isinstance(shadow, dict) else None
-    return len(rows) if isinstance(rows, list) else -1  # never OLD's count: not aligned
 
 
 def _authenticate(

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass
 from itertools import compress
 from operator import itemgetter, ne
@@ -32,6 +33,7 @@ import orjson
 from compliance_bake.diff import digest
 from compliance_bake.diff.model import Change
 from compliance_bake.diff.pairs import pair_changes
+from compliance_bake.diff.rowbytes import Run, pair_changes_by_bytes, row_pieces, runs_of
 from compliance_bake.diff.sides import (
     Authenticity,
     Keys,
@@ -54,56 +56,84 @@ class CheckingFailed(BakeError):
 
 
 @dataclass(frozen=True, slots=True)
-class OldSide:
-    source: str
-    authenticity: Authenticity
+class OldRows:
+    """What OLD's process sends before its outcome: enough to compare, nothing yet trusted."""
+
     rest: dict[str, Any]  # OLD with `shadow.rows` empty
     count: int  # its rows
-    chunks: list[bytes]  # its rows, as JSON arrays of CHUNK_ROWS rows
-    canonical: bool  # the chunks are RFC 8785 bytes
+    chunks: list[bytes]  # its rows, as JSON arrays of CHUNK_ROWS rows with sorted keys
+    runs: list[Run] | None  # its (state, partners) runs, None when the rows have no such keys
 
 
 def _frame(data: bytes) -> bytes:
     return len(data).to_bytes(_LENGTH, "big") + data
 
 
-_UNKNOWN = 2**64 - 1  # the row count of an OLD that is not a snapshot
+_NO_ROWS = _frame(b'["none"]')  # OLD is not a snapshot (its schema check says why)
+
+
+def _rows_message(snapshot: dict[str, Any], keep: list[bytes]) -> bytes:
+    shadow = snapshot.get("shadow")
+    rows = shadow.get("rows") if isinstance(shadow, dict) else None
+    if not isinstance(rows, list):
+        return _NO_ROWS
+    try:
+        runs: list[Run] | None = runs_of(rows)
+    except (KeyError, TypeError):
+        runs = None
+    try:
+        size = digest.CHUNK_ROWS
+        chunks = keep or [
+            orjson.dumps(rows[at : at + size], option=orjson.OPT_SORT_KEYS)
+            for at in range(0, len(rows), size)
+        ]
+        rest = dict(snapshot, shadow=dict(shadow, rows=[]))
+        parts = [json.dumps(["rows", len(rows), len(chunks)]).encode(), orjson.dumps(rest)]
+        parts.append(orjson.dumps(runs))
+    except (TypeError, orjson.JSONEncodeError):
+        return _NO_ROWS
+    return b"".join(map(_frame, parts + chunks))
+
+
+def _said(problem: InputError) -> bytes:
+    return _frame(json.dumps(["error", type(problem).__name__, problem.message,
+                              problem.hint]).encode())  # fmt: skip
 
 
 def _child(side: SideSource, raw: bytes, keys: Keys, write_fd: int) -> None:  # pragma: no cover
+    """Parse OLD; authenticate it (which makes its rows' canonical bytes); send the rows, from a
+    thread, while OLD is checked against the schema; then send the outcome."""
     code = 0
     try:
         with os.fdopen(write_fd, "wb") as pipe:
             try:
                 snapshot = parse_snapshot(raw, "OLD", side.source)
             except InputError as error:
-                snapshot = None
-                problem: InputError | None = error
-            shadow = (snapshot or {}).get("shadow")
-            rows = shadow.get("rows") if isinstance(shadow, dict) else None
-            count = len(rows) if isinstance(rows, list) else _UNKNOWN
-            pipe.write(count.to_bytes(_LENGTH, "big"))
-            pipe.flush()  # the parent picks its way on this count, before the rest
-            del raw
-            if snapshot is not None:
-                problem = _problem(snapshot, side)
-            if problem is not None or snapshot is None:
-                assert problem is not None
-                said = ["error", type(problem).__name__, problem.message, problem.hint]
-                pipe.write(_frame(json.dumps(said).encode()))
+                pipe.write(_NO_ROWS + _said(error))
                 return
+            del raw
             keep: list[bytes] = []
-            found = authenticate(snapshot, keys, side.folder, keep)
-            listed: list[Any] = snapshot["shadow"]["rows"]
-            size = digest.CHUNK_ROWS
-            cuts = range(0, count, size)
-            chunks = keep or [orjson.dumps(listed[at : at + size]) for at in cuts]
-            head: list[object] = ["ok", found.authentic, found.checked, count, bool(keep)]
-            rest = dict(snapshot, shadow=dict(snapshot["shadow"], rows=[]))
-            pipe.write(_frame(json.dumps(head).encode()) + _frame(orjson.dumps(rest)))
-            pipe.write(len(chunks).to_bytes(_LENGTH, "big"))
-            for chunk in chunks:
-                pipe.write(_frame(chunk))
+            failure: Exception | None = None
+            try:
+                found = authenticate(snapshot, keys, side.folder, keep)
+            except Exception as error:  # noqa: BLE001 - said below, once the schema is checked
+                failure = error
+                keep.clear()
+            message = _rows_message(snapshot, keep)
+            del keep
+            sender = threading.Thread(target=pipe.write, args=(message,), name="diff-old-rows")
+            sender.start()  # the write releases the GIL while the parent reads
+            try:
+                problem = _problem(snapshot, side)
+            finally:
+                sender.join()
+            del message
+            if problem is not None:
+                pipe.write(_said(problem))
+                return
+            if failure is not None:
+                raise failure  # a snapshot that could not be authenticated: fail closed
+            pipe.write(_frame(json.dumps(["ok", found.authentic, found.checked]).encode()))
     except BaseException:  # noqa: BLE001 - the parent reads no outcome and fails closed
         code = 1
     finally:
@@ -129,28 +159,37 @@ def _framed(pipe: Any) -> bytes:
     return _read_exact(pipe, int.from_bytes(_read_exact(pipe, _LENGTH), "big"))
 
 
-def _receive(pipe: Any, source: str, want_chunks: bool) -> OldSide | BakeError:
+def _receive_rows(pipe: Any) -> OldRows | None:
+    head = json.loads(_framed(pipe))
+    if head == ["none"]:
+        return None
+    kind, count, chunk_count = head
+    if kind != "rows" or type(count) is not int or type(chunk_count) is not int:
+        raise ValueError("not OLD's rows")
+    rest = orjson.loads(_framed(pipe))
+    runs = orjson.loads(_framed(pipe))
+    chunks = [_framed(pipe) for _ in range(chunk_count)]
+    return OldRows(rest, count, chunks, runs)
+
+
+def _receive_outcome(pipe: Any) -> Authenticity | BakeError:
     head = json.loads(_framed(pipe))
     if head[0] == "error" and head[1] in _ERRORS:
         return _ERRORS[head[1]](str(head[2]), str(head[3]))
-    kind, authentic, checked, count, canonical = head
-    if kind != "ok" or type(authentic) is not bool or type(canonical) is not bool:
+    kind, authentic, checked = head
+    if kind != "ok" or type(authentic) is not bool or not isinstance(checked, str):
         raise ValueError("not an outcome")
-    rest = orjson.loads(_framed(pipe))
-    chunks = []
-    for _ in range(int.from_bytes(_read_exact(pipe, _LENGTH), "big")):
-        chunk = _framed(pipe)  # read even when not wanted: the child writes them all
-        if want_chunks:
-            chunks.append(chunk)
-    return OldSide(source, Authenticity(authentic, str(checked)), rest, int(count), chunks,
-                   canonical and want_chunks)  # fmt: skip
+    return Authenticity(authentic, checked)
+
+
+_BROKEN = (ValueError, TypeError, KeyError, IndexError, OSError, orjson.JSONDecodeError)
 
 
 class OldReader:
-    """The child that takes OLD, forked from OLD's bytes as read here (so both processes see
-    the same bytes). `count()` is OLD's row count as soon as the child parsed it (None when
-    OLD is not a snapshot); `finish()` waits for the rest and reaps the child: call it once,
-    whatever happened."""
+    """The child that takes OLD, forked from OLD's bytes as read here. `rows()` is what it
+    sends first (OLD's rows as bytes, for the comparison; None when OLD is not a snapshot or
+    the child broke); `finish()` waits for its outcome (OLD's authenticity, or the error that
+    refuses it) and reaps the child: call it once, whatever happened."""
 
     def __init__(self, side: SideSource, raw: bytes, keys: Keys) -> None:
         self.side = side
@@ -162,27 +201,25 @@ class OldReader:
         os.close(write_fd)
         self._pipe = os.fdopen(read_fd, "rb")
         self._broken = False
-        self._count: int | None = None
-        self._counted = False
+        self._rows: OldRows | None = None
+        self._received = False
 
-    def count(self) -> int | None:
-        if not self._counted:
-            self._counted = True
+    def rows(self) -> OldRows | None:
+        if not self._received:
+            self._received = True
             try:
-                found = int.from_bytes(_read_exact(self._pipe, _LENGTH), "big")
-            except (ValueError, OSError):
+                self._rows = _receive_rows(self._pipe)
+            except _BROKEN:
                 self._broken = True
-                return None
-            self._count = None if found == _UNKNOWN else found
-        return self._count
+        return self._rows
 
-    def finish(self, want_chunks: bool) -> OldSide | BakeError:
-        found: OldSide | BakeError | None = None
-        self.count()  # read first, if it was not
+    def finish(self) -> Authenticity | BakeError:
+        found: Authenticity | BakeError | None = None
+        self.rows()  # read first, if they were not
         if not self._broken:
             try:
-                found = _receive(self._pipe, self.side.source, want_chunks)
-            except (ValueError, TypeError, KeyError, IndexError, OSError, orjson.JSONDecodeError):
+                found = _receive_outcome(self._pipe)
+            except _BROKEN:
                 found = None
         self._pipe.close()
         _, status = os.waitpid(self._pid, 0)
@@ -201,15 +238,24 @@ def _rows(chunks: list[bytes]) -> list[dict[str, Any]]:
     return rows
 
 
-def compare_rows(old: OldSide, new_rows: list[dict[str, Any]], new_chunks: list[bytes]) -> (
+def new_chunks(rows: list[Any], keep: list[bytes]) -> list[bytes]:
+    """NEW's rows as OLD's child sends OLD's: the canonical chunks its authentication kept, or
+    made the same way when it kept none."""
+    size = digest.CHUNK_ROWS
+    return keep or [
+        orjson.dumps(rows[at : at + size], option=orjson.OPT_SORT_KEYS)
+        for at in range(0, len(rows), size)
+    ]
+
+
+def compare_rows(old: OldRows, new_rows: list[dict[str, Any]], new_chunks: list[bytes]) -> (
     tuple[list[Change] | None, list[dict[str, Any]] | None]
 ):
-    """(the shadow matrix's changes, None) when the chunks settle them; else (None, OLD's rows
-    parsed whole) for `compare` to match."""
+    """(the shadow matrix's changes, None) when the bytes settle them; else (None, OLD's rows
+    parsed whole) for `compare` to match. `new_chunks`: from `new_chunks`, on OLD's grid."""
     size = digest.CHUNK_ROWS
     same_grid = (
-        old.canonical
-        and len(new_chunks) == len(old.chunks)
+        len(new_chunks) == len(old.chunks)
         and old.count == len(new_rows)
         and len(new_chunks) * size >= len(new_rows)
     )
@@ -223,6 +269,13 @@ def compare_rows(old: OldSide, new_rows: list[dict[str, Any]], new_chunks: list[
             _KEY(a) == _KEY(b) for a, b in zip(old_rows, new_part, strict=True) if a != b
         ):
             return pair_changes(old_rows, new_part), None
+    if old.runs is not None:
+        old_pieces = row_pieces(old.chunks, old.count)
+        new_pieces = row_pieces(new_chunks, len(new_rows))
+        if old_pieces is not None and new_pieces is not None:
+            found = pair_changes_by_bytes(old.runs, old_pieces, new_rows, new_pieces)
+            if found is not None:
+                return found, None
     return None, _rows(old.chunks)
 
 
