@@ -24,6 +24,7 @@ is reported before both sides have passed their schema and authenticity checks.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import compress, groupby, repeat
 from operator import itemgetter, ne, not_
 from typing import Any
@@ -31,12 +32,23 @@ from typing import Any
 import orjson
 
 from compliance_bake.diff.model import Change
-from compliance_bake.diff.pairs import grouped, pair_change
+from compliance_bake.diff.pairs import grouped, pair_change, pair_changes
 
 Run = tuple[str, list[str]]  # a state and its partners, in the rows' order
+_KEY = itemgetter("state", "partner")
 _STATE = itemgetter("state")
 _PARTNER = itemgetter("partner")
 _SPLIT = b"},{"
+
+
+@dataclass(frozen=True, slots=True)
+class SideRows:
+    """A side's rows as its process sends them (split.py), before its outcome."""
+
+    rest: dict[str, Any]  # the side with `shadow.rows` empty
+    count: int  # its rows
+    chunks: list[bytes]  # its rows: JSON arrays of digest.CHUNK_ROWS rows with sorted keys
+    runs: list[Run] | None  # its (state, partners) runs; None when its rows have no such keys
 
 
 def runs_of(rows: list[dict[str, Any]]) -> list[Run]:
@@ -62,7 +74,7 @@ def _row(piece: bytes) -> dict[str, Any]:
 Spans = dict[str, tuple[list[str], int]]  # state -> (its partners, its first row)
 
 
-def _spans(runs: list[Run]) -> Spans | None:
+def _spans(runs: list[Run], count: int) -> Spans | None:
     spans: Spans = {}
     start = 0
     for state, partners in runs:
@@ -70,7 +82,7 @@ def _spans(runs: list[Run]) -> Spans | None:
             return None  # a state in two runs, or a pair twice: pairs.py decides
         spans[state] = (partners, start)
         start += len(partners)
-    return spans
+    return spans if start == count else None
 
 
 def _partners(spans: Spans) -> set[str]:
@@ -81,25 +93,19 @@ def _partners(spans: Spans) -> set[str]:
 
 
 def pair_changes_by_bytes(
-    old_runs: list[Run],
-    old_pieces: list[bytes],
-    new_rows: list[dict[str, Any]],
-    new_pieces: list[bytes],
+    old_runs: list[Run], old_pieces: list[bytes], new_runs: list[Run], new_pieces: list[bytes]
 ) -> list[Change] | None:
-    """`pairs.pair_changes(OLD's rows, new_rows)` from OLD's runs and row bytes, and NEW's
-    rows with their bytes; None when it declines (see above)."""
-    olds, news = _spans(old_runs), _spans(runs_of(new_rows))
-    if olds is None or news is None or len(new_pieces) != len(new_rows):
-        return None
-    if sum(len(partners) for partners, _ in olds.values()) != len(old_pieces):
+    """`pairs.pair_changes` of the two sides' rows, from their runs and rows' bytes; None when
+    it declines (see above)."""
+    olds, news = _spans(old_runs, len(old_pieces)), _spans(new_runs, len(new_pieces))
+    if olds is None or news is None:
         return None
     # Pairs whose row differs or is new, in NEW's order (pairs._keyed's `differ`).
     keys: list[tuple[str, str]] = []
     befores: list[bytes | None] = []
-    afters: list[dict[str, Any]] = []
+    afters: list[bytes] = []
     for state, (partners, start) in news.items():
-        end = start + len(partners)
-        mine = new_pieces[start:end]
+        mine = new_pieces[start : start + len(partners)]
         was, at = olds.get(state, (None, 0))
         if was is None:
             theirs: list[bytes | None] = [None] * len(partners)
@@ -111,7 +117,7 @@ def pair_changes_by_bytes(
         moved = list(map(ne, theirs, mine))
         keys += zip(repeat(state), compress(partners, moved))
         befores += compress(theirs, moved)
-        afters += compress(new_rows[start:end], moved)
+        afters += compress(mine, moved)
     # Pairs only on OLD's side, in OLD's order.
     removed: list[tuple[str, str]] = []
     removed_rows: list[dict[str, Any]] = []
@@ -126,14 +132,45 @@ def pair_changes_by_bytes(
     changes: list[Change] = []
     if added:
         changes += grouped(
-            "added", [keys[i] for i in added], [afters[i] for i in added], olds.keys(),
+            "added", [keys[i] for i in added], [_row(afters[i]) for i in added], olds.keys(),
             _partners(olds),
         )  # fmt: skip
     if removed:
         changes += grouped("removed", removed, removed_rows, news.keys(), _partners(news))
     changes += [
-        pair_change("pair-changed", key, _row(before), after)
+        pair_change("pair-changed", key, _row(before), _row(after))
         for key, before, after in zip(keys, befores, afters, strict=True)
         if before is not None
     ]
     return changes
+
+
+def _parsed(chunks: list[bytes]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for chunk in chunks:
+        rows += orjson.loads(chunk)
+    return rows
+
+
+Compared = tuple[list[Change] | None, list[dict[str, Any]], list[dict[str, Any]]]
+
+
+def compare_rows(old: SideRows, new: SideRows) -> Compared:
+    """(the shadow matrix's changes, [], []) when the bytes settle them; else (None, OLD's
+    rows, NEW's rows), parsed whole, for `compare` to match."""
+    if old.count == new.count and len(old.chunks) == len(new.chunks):  # the same grid
+        differ = list(compress(range(len(new.chunks)), map(ne, old.chunks, new.chunks)))
+        old_part = _parsed([old.chunks[i] for i in differ])
+        new_part = _parsed([new.chunks[i] for i in differ])
+        if len(old_part) == len(new_part) and all(
+            _KEY(a) == _KEY(b) for a, b in zip(old_part, new_part, strict=True) if a != b
+        ):
+            return pair_changes(old_part, new_part), [], []  # the rows line up
+    if old.runs is not None and new.runs is not None:
+        old_pieces = row_pieces(old.chunks, old.count)
+        new_pieces = row_pieces(new.chunks, new.count)
+        if old_pieces is not None and new_pieces is not None:
+            found = pair_changes_by_bytes(old.runs, old_pieces, new.runs, new_pieces)
+            if found is not None:
+                return found, [], []
+    return None, _parsed(old.chunks), _parsed(new.chunks)
