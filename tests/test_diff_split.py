@@ -185,18 +185,3 @@ def test_a_new_side_whose_child_fails_is_exit_4(
     with pytest.raises(split.CheckingFailed) as caught:
         run_diff(str(base), str(base), secret=resolve_secret(None), fork_min_bytes=1)
     assert caught.value.exit_code == 4 and caught.value.message.startswith("NEW:")
-
-
-def test_rows_through_the_pipe_where_no_memory_file_can_be_made(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Without memfd_create (not Linux), the children send their rows through the pipe."""
-    from compliance_bake.diff import split
-
-    base = bake(fixtures_with(tmp_path, "base"), tmp_path / "base-out")
-    new = bake(fixtures_with(tmp_path, "partner", _remove_partner), tmp_path / "partner-out")
-    spilled = _both(base, new)
-    monkeypatch.setattr(split, "_spill_file", lambda: None)
-    piped = _both(base, new)
-    assert piped == spilled and piped[0] == piped[1]
-    assert piped[0]["counts"]["coverage"] >= 1

@@ -81,28 +81,6 @@ def _rows_message(snapshot: dict[str, Any], keep: list[bytes]) -> list[bytes]:
     return parts
 
 
-_SPILLED = _frame(b'["spilled"]')
-
-
-def _spill_file() -> int | None:
-    """An anonymous file in memory (Linux) for a child's rows, else None (the pipe carries
-    them). Through a pipe the child waits for this process to read every 64 KiB before it can
-    check its side's schema; into memory it writes them at once and goes on."""
-    try:
-        return os.memfd_create("diff-rows", os.MFD_CLOEXEC)
-    except (AttributeError, OSError):
-        return None
-
-
-def _send(pipe: Any, spill: int | None, message: list[bytes]) -> None:  # pragma: no cover
-    if spill is not None:
-        with open(spill, "wb", closefd=False) as spilled:
-            spilled.writelines(message)
-        message = [_SPILLED]
-    pipe.writelines(message)
-    pipe.flush()
-
-
 def _said(problem: InputError) -> bytes:
     said = ["error", type(problem).__name__, problem.message, problem.hint]
     return _frame(json.dumps(said).encode())
@@ -116,9 +94,7 @@ def _problem(snapshot: dict[str, Any], side: SideSource) -> InputError | None:
     return None
 
 
-def _child(  # pragma: no cover
-    side: SideSource, raw: bytes, keys: Keys, write_fd: int, spill: int | None
-) -> None:
+def _child(side: SideSource, raw: bytes, keys: Keys, write_fd: int) -> None:  # pragma: no cover
     """Parse the side; authenticate it (which keeps its rows' canonical bytes); send the rows;
     check the side against the schema while the parent compares them; send the outcome.
 
@@ -140,7 +116,8 @@ def _child(  # pragma: no cover
             except Exception as error:  # noqa: BLE001 - said below, once the schema is checked
                 failure = error
                 keep.clear()
-            _send(pipe, spill, _rows_message(snapshot, keep))
+            pipe.writelines(_rows_message(snapshot, keep))  # read as soon as it is sent
+            pipe.flush()
             del keep
             problem = _problem(snapshot, side)  # while the parent compares the rows
             if problem is not None:
@@ -166,12 +143,8 @@ def _framed(pipe: Any) -> bytes:
     return _read_exact(pipe, int.from_bytes(_read_exact(pipe, _LENGTH), "big"))
 
 
-def _receive_rows(pipe: Any, spill: int | None) -> SideRows | None:
+def _receive_rows(pipe: Any) -> SideRows | None:
     head = json.loads(_framed(pipe))
-    if head == ["spilled"] and spill is not None:
-        os.lseek(spill, 0, os.SEEK_SET)  # the child wrote it all and is done with it
-        with open(spill, "rb", closefd=False) as spilled:
-            return _receive_rows(spilled, None)
     if head == ["none"]:
         return None
     kind, count, chunk_count = head
@@ -206,11 +179,10 @@ class SideProcess:
     def __init__(self, side: SideSource, raw: bytes, keys: Keys) -> None:
         self.side = side
         read_fd, write_fd = os.pipe()
-        self._spill = _spill_file()
         self._pid = os.fork()
         if self._pid == 0:  # pragma: no cover - the child
             os.close(read_fd)
-            _child(side, raw, keys, write_fd, self._spill)
+            _child(side, raw, keys, write_fd)
         os.close(write_fd)
         self._pipe = os.fdopen(read_fd, "rb")
         self._broken = False
@@ -221,7 +193,7 @@ class SideProcess:
         if not self._received:
             self._received = True
             try:
-                self._rows = _receive_rows(self._pipe, self._spill)
+                self._rows = _receive_rows(self._pipe)
             except _BROKEN:
                 self._broken = True
         return self._rows
@@ -235,8 +207,6 @@ class SideProcess:
             except _BROKEN:
                 found = None
         self._pipe.close()
-        if self._spill is not None:
-            os.close(self._spill)
         _, status = os.waitpid(self._pid, 0)
         if found is None or os.waitstatus_to_exitcode(status) != 0:
             return CheckingFailed(
