@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compliance_bake.diff import rowbytes
+from compliance_bake.diff import digest, rowbytes
 from compliance_bake.diff.pairs import pair_changes
 from compliance_bake.diff.rowbytes import (
     SideRows,
@@ -104,11 +104,14 @@ def test_bytes_give_exactly_pair_changes(sides: tuple[list[Any], list[Any]], chu
     else:
         assert any("},{" in row["reason"] for row in old + new)  # the cut is not exact
     # The whole comparison: the bytes' answer, or both sides parsed for `compare`.
+    grid, digest.CHUNK_ROWS = digest.CHUNK_ROWS, chunk  # the grid the chunks were cut on
     try:
         pairs, old_rows, new_rows = compare_rows(old_side, new_side)
     except InputError as error:
         assert error.message == expected
         return
+    finally:
+        digest.CHUNK_ROWS = grid
     if pairs is None:
         assert (old_rows, new_rows) == (old, new)
         assert _expected(old_rows, new_rows) == expected
