@@ -1,10 +1,12 @@
-"""Shadow pairs compared by key over their rows' JSON bytes, without parsing OLD's rows.
+"""Shadow pairs compared over their rows' JSON bytes, without parsing the rows.
 
-When OLD is read in its own process (split.py), its rows come back as chunks of JSON arrays
-serialised with sorted keys (the canonical bytes its authentication made, or made the same
-way), with the (state, partners) runs of the matrix; NEW's rows have the same chunks here.
-`pair_changes_by_bytes` gives exactly what `pairs.pair_changes` gives on the parsed rows, for
-rows that do not line up position by position (a partner or a state added or removed):
+When the sides are read in their own processes (split.py), their rows come back as chunks of
+JSON arrays serialised with sorted keys (the canonical bytes their authentication made, or made
+the same way), with the (state, partners) runs of the matrix when asked. `compare_rows` first
+compares chunk by chunk when the sides have as many rows (equal bytes, equal rows: only the
+chunks that differ are parsed); otherwise `pair_changes_by_bytes` gives exactly what
+`pairs.pair_changes` gives on the parsed rows, for rows that do not line up position by
+position (a partner or a state added or removed):
 
 - each row's bytes are cut out of its chunk (`row_pieces`): a row is a flat object, so rows
   are separated by `},{`, and the cut counts as exact only when it yields one piece per row
@@ -16,10 +18,10 @@ rows that do not line up position by position (a partner or a state added or rem
 - only the rows that differ are parsed, and the changes are made by pairs.py's functions, in
   pairs.py's order.
 
-It declines (None: the caller parses OLD's rows and calls `pair_changes`) when the cut is
-not exact or a state's rows are not one run, or a run lists a partner twice (pairs.py
-refuses that side). The bytes are trusted only as far as the sides are: nothing compared here
-is reported before both sides have passed their schema and authenticity checks.
+It declines (None: both sides' rows are parsed for `pair_changes`) when the cut is not exact,
+a state's rows are not one run, or a run lists a partner twice (pairs.py refuses that side).
+The bytes are trusted only as far as the sides are: nothing compared here is reported before
+both sides have passed their schema and authenticity checks.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """The diff, end to end: both sides read, authenticated and compared.
 
-A large local OLD (FORK_MIN_BYTES and up) is parsed and checked in a child while NEW is parsed
-here (`_run_split`, split.py): the two parses, the longest part of a large diff, overlap.
-Otherwise (small sides, a URL OLD, no fork) NEW's bytes are read in a thread while OLD is
-parsed (sides.SideReader). Each side's schema
-validation and authentication run beside the rest (parallel.py): the old one's beside parsing
-the new one, the new one's beside a keyed comparison (or after a cheap aligned one). Both
-outcomes are in before anything is reported: a side that is not a snapshot is refused (exit
-2), and so is one that is not authentic unless the caller allowed it.
+A large local OLD (FORK_MIN_BYTES and up) makes both sides go to children that parse and check
+them at the same time (`_run_split`, split.py), while this process compares their shadow rows
+as bytes (rowbytes.py). Otherwise (small sides, a URL OLD, no fork) NEW's bytes are read in a
+thread while OLD is parsed (sides.SideReader), and each side's schema validation and
+authentication run beside the rest (parallel.py): the old one's beside parsing the new one, the
+new one's beside a keyed comparison (or after a cheap aligned one). Both outcomes are in before
+anything is reported: a side that is not a snapshot is refused (exit 2), and so is one that is
+not authentic unless the caller allowed it.
 """
 
 from __future__ import annotations
@@ -164,6 +164,9 @@ def _run_split(
             new_from, new_raw = read_raw(new, "NEW")
             processes.append(SideProcess(new_from, new_raw, keys))
             del new_raw
+            counts = [process.count() for process in processes]
+            for process in processes:  # the runs match pairs by key: rows that do not line up
+                process.ask(runs=counts[0] != counts[1])
             sides = [process.rows() for process in processes]
             if sides[0] is not None and sides[1] is not None:
                 try:  # while the children check the sides' schemas

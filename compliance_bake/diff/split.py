@@ -1,16 +1,16 @@
 """Large sides read each in its own process, at the same time (run.py uses it).
 
 Parsing and checking the two sides is most of a 500,000-row diff. Here each side's bytes, once
-read, go to a child forked before anything is parsed: it parses the side, authenticates it
-exactly as `check_side` does (the same functions, the same keys), which makes its rows'
-canonical bytes (digest.py), and sends back, through a pipe: the side without its shadow rows,
-the rows' (state, partners) runs, and the rows as chunks of JSON with sorted keys (the
-canonical bytes, or made the same way when authentication made none). It sends them from a
-thread while it checks the side against the snapshot schema, and then its outcome: the side's
-authenticity, or the error that refuses it.
+read, go to a child forked at once: it parses the side and sends its row count; authenticates
+it exactly as `check_side` does (the same functions, the same keys), which makes its rows'
+canonical bytes (digest.py); sends the side without its shadow rows and the rows as chunks of
+JSON with sorted keys (the canonical bytes, or made the same way when authentication made none),
+with the rows' (state, partners) runs when this process asks for them (the two sides' counts
+differ: the rows are then matched by key); checks the side against the snapshot schema; and
+sends its outcome: the side's authenticity, or the error that refuses it.
 
-This process compares the two sides' rows as bytes (rowbytes.py) while the children finish
-their schema checks, and reports nothing before both outcomes are in.
+This process compares the two sides' rows as bytes (rowbytes.py) while the children check the
+schemas, and reports nothing before both outcomes are in.
 
 Fail closed: a child that dies or sends anything malformed is an internal error (exit 4), never
 an authentic side; a child's InputError (a side that is not JSON, not a snapshot) is raised
@@ -19,6 +19,7 @@ here as it would have been in-process.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from typing import Any
@@ -54,15 +55,16 @@ def _frame(data: bytes) -> bytes:
 _NO_ROWS = _frame(b'["none"]')  # the side is not a snapshot (its schema check says why)
 
 
-def _rows_message(snapshot: dict[str, Any], keep: list[bytes]) -> list[bytes]:
-    """The frames that carry the side's rows: its head, rest, runs, then each chunk (its
-    length, then its bytes: written as they are, not copied into one buffer)."""
+def _rows_message(snapshot: dict[str, Any], keep: list[bytes], with_runs: bool) -> list[bytes]:
+    """The frames that carry the side's rows: its head, rest, runs (None unless asked), then
+    each chunk (its length, then its bytes: written as they are, not copied into one
+    buffer)."""
     shadow = snapshot.get("shadow")
     rows = shadow.get("rows") if isinstance(shadow, dict) else None
     if not isinstance(shadow, dict) or not isinstance(rows, list):
         return [_NO_ROWS]
     try:
-        runs: list[Any] | None = runs_of(rows)
+        runs: list[Any] | None = runs_of(rows) if with_runs else None
     except (KeyError, TypeError):
         runs = None  # not a snapshot's rows: the schema check refuses the side
     try:
@@ -94,9 +96,30 @@ def _problem(snapshot: dict[str, Any], side: SideSource) -> InputError | None:
     return None
 
 
-def _child(side: SideSource, raw: bytes, keys: Keys, write_fd: int) -> None:  # pragma: no cover
-    """Parse the side; authenticate it (which keeps its rows' canonical bytes); send the rows;
-    check the side against the schema while the parent compares them; send the outcome.
+_UNKNOWN = 2**64 - 1  # the row count of a side that is not a snapshot
+
+
+def _count(snapshot: dict[str, Any] | None) -> bytes:
+    shadow = (snapshot or {}).get("shadow")
+    rows = shadow.get("rows") if isinstance(shadow, dict) else None
+    return (len(rows) if isinstance(rows, list) else _UNKNOWN).to_bytes(_LENGTH, "big")
+
+
+def _asked(request_fd: int) -> bool:  # pragma: no cover - in the child
+    """Whether the parent wants the rows' runs (the sides' row counts differ)."""
+    try:
+        return os.read(request_fd, 1) == b"r"
+    finally:
+        os.close(request_fd)
+
+
+def _child(  # pragma: no cover
+    side: SideSource, raw: bytes, keys: Keys, write_fd: int, request_fd: int
+) -> None:
+    """Parse the side and send its row count; authenticate it (which keeps its rows'
+    canonical bytes); send the rows (with their runs when the parent asks: the two sides'
+    counts differ); check the side against the schema while the parent compares them; send
+    the outcome.
 
     The rows are sent before the schema check, not beside it from a thread: the check holds
     the GIL, and a thread writing the pipe 64 KiB at a time would wait for it at every write."""
@@ -106,9 +129,11 @@ def _child(side: SideSource, raw: bytes, keys: Keys, write_fd: int) -> None:  # 
             try:
                 snapshot = parse_snapshot(raw, side.label, side.source)
             except InputError as error:
-                pipe.write(_NO_ROWS + _said(error))
+                pipe.write(_count(None) + _NO_ROWS + _said(error))
                 return
             del raw
+            pipe.write(_count(snapshot))
+            pipe.flush()  # the parent asks for the runs on both sides' counts
             keep: list[bytes] = []
             failure: Exception | None = None
             try:
@@ -116,8 +141,8 @@ def _child(side: SideSource, raw: bytes, keys: Keys, write_fd: int) -> None:  # 
             except Exception as error:  # noqa: BLE001 - said below, once the schema is checked
                 failure = error
                 keep.clear()
-            pipe.writelines(_rows_message(snapshot, keep))  # read as soon as it is sent
-            pipe.flush()
+            pipe.writelines(_rows_message(snapshot, keep, _asked(request_fd)))
+            pipe.flush()  # read as soon as it is sent
             del keep
             problem = _problem(snapshot, side)  # while the parent compares the rows
             if problem is not None:
@@ -179,23 +204,50 @@ class SideProcess:
     def __init__(self, side: SideSource, raw: bytes, keys: Keys) -> None:
         self.side = side
         read_fd, write_fd = os.pipe()
+        request_read, self._request = os.pipe()
         self._pid = os.fork()
         if self._pid == 0:  # pragma: no cover - the child
             os.close(read_fd)
-            _child(side, raw, keys, write_fd)
+            os.close(self._request)
+            _child(side, raw, keys, write_fd, request_read)
         os.close(write_fd)
+        os.close(request_read)
         self._pipe = os.fdopen(read_fd, "rb")
         self._broken = False
+        self._count: int | None = None
+        self._counted = False
         self._rows: SideRows | None = None
         self._received = False
+
+    def count(self) -> int | None:
+        """The side's row count, once the child has parsed it (None: not a snapshot)."""
+        if not self._counted:
+            self._counted = True
+            try:
+                found = int.from_bytes(_read_exact(self._pipe, _LENGTH), "big")
+                self._count = None if found == _UNKNOWN else found
+            except _BROKEN:
+                self._broken = True
+        return self._count
+
+    def ask(self, runs: bool) -> None:
+        """Answer the child (once): send the rows' runs too, or not. Never blocks."""
+        if self._request >= 0:
+            with contextlib.suppress(OSError):  # the child is gone: finish() says so
+                os.write(self._request, b"r" if runs else b"n")
+            os.close(self._request)
+            self._request = -1
 
     def rows(self) -> SideRows | None:
         if not self._received:
             self._received = True
-            try:
-                self._rows = _receive_rows(self._pipe)
-            except _BROKEN:
-                self._broken = True
+            self.count()
+            self.ask(False)  # if not asked: the child waits for the answer
+            if not self._broken:
+                try:
+                    self._rows = _receive_rows(self._pipe)
+                except _BROKEN:
+                    self._broken = True
         return self._rows
 
     def finish(self) -> Authenticity | BakeError:
