@@ -177,6 +177,8 @@ def _receive_rows(pipe: Any) -> SideRows | None:
         raise ValueError("not a side's rows")
     rest = orjson.loads(_framed(pipe))
     runs = orjson.loads(_framed(pipe))
+    if not isinstance(rest, dict) or not isinstance(runs, list | None):
+        raise ValueError("not a side's rows")
     chunks = [_framed(pipe) for _ in range(chunk_count)]
     return SideRows(rest, count, chunks, runs)
 
@@ -196,10 +198,12 @@ _BROKEN = (ValueError, TypeError, KeyError, IndexError, OSError, orjson.JSONDeco
 
 class SideProcess:
     """The child that takes one side, forked from the side's bytes as read here (fork before
-    any thread runs in this process). `rows()` is what it sends first: the side's rows as
-    bytes, for the comparison, None when the side is not a snapshot or the child broke;
-    `finish()` waits for its outcome (the side's authenticity, or the error that refuses it)
-    and reaps the child: call it once, whatever happened."""
+    any thread runs in this process). In order: `count()` is the side's row count once the
+    child parsed it; `ask()` tells the child whether to send the rows' runs too; `rows()` is
+    what it sends then: the side's rows as bytes, for the comparison (None when the side is not
+    a snapshot or the child broke); `finish()` waits for its outcome (the side's authenticity,
+    or the error that refuses it) and reaps the child: call it once, whatever happened. Each
+    step does the ones before it that were skipped, so the child never waits for an answer."""
 
     def __init__(self, side: SideSource, raw: bytes, keys: Keys) -> None:
         self.side = side
