@@ -16,9 +16,9 @@ One run does everything:
 
 Timings on a shared machine vary by tens of percent from run to run, so each diff is compared
 with the baseline measured right after it in the same process; the ratios printed are medians
-of those paired ratios, of wall time and of the CPU time of the diff's own process (OLD is
-parsed and checked in a child forked beside it, NEW's checks in others: their CPU is printed
-apart, and so is their peak RSS, the largest child's).
+of those paired ratios, of wall time and of the CPU time of the diff's own process (each side
+is parsed and checked in a child of its own while the diff's process compares the rows: the
+children's CPU is printed apart, and so is their peak RSS, the largest child's).
 Targets: the diff within 2 s and under 1 GiB peak RSS. Exits 1 if one is missed (the figures
 are printed either way).
 """
@@ -192,8 +192,8 @@ def _scenario(old: Path, new: Path, repeat: int) -> bool:
     print(f"orjson.loads x2 (s):     {_seconds(runs, 'baseline')} (CPU {baseline_cpu})")
     print(f"ratio diff/baseline:     {ratio:.2f}x wall, {cpu_ratio:.2f}x CPU of the diff process")
     print(
-        f"peak RSS of a diff:      {peak / 1024**2:,.0f} MiB (checking children: "
-        f"{children_peak / 1024**2:,.0f} MiB, OLD's own parse among them)"
+        f"peak RSS of a diff:      {peak / 1024**2:,.0f} MiB (its children, each parsing "
+        f"and checking a side: {children_peak / 1024**2:,.0f} MiB, the largest)"
     )
     time_ok, memory_ok = best["seconds"] <= MAX_SECONDS, peak < MAX_MEMORY
     verdict = "met" if time_ok else "MISSED"

@@ -103,3 +103,85 @@ def test_a_child_that_fails_is_exit_4_never_authentic(
         run_diff(str(base), str(base), secret=resolve_secret(None), fork_min_bytes=1,
                  allow_unauthenticated=True)  # fmt: skip
     assert caught.value.exit_code == 4 and "OLD" in caught.value.message
+
+
+def _edited(base: Path, root: Path, name: str, edit: Any) -> Path:
+    """A copy of base's snapshot file, its rows edited (so no longer authentic)."""
+    doc = json.loads((base / "api" / "compliance.json").read_bytes())
+    edit(doc["shadow"]["rows"])
+    path = root / f"{name}.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize("chunk", [1, 2_000])
+def test_rows_the_bytes_path_declines_give_the_in_process_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """A pair listed twice, a state split into two runs, a reason holding `},{`: the split path
+    parses the rows and answers (or refuses) exactly as in-process."""
+    monkeypatch.setattr(digest, "CHUNK_ROWS", chunk)
+    base = bake(fixtures_with(tmp_path, "base"), tmp_path / "base-out")
+    edits = {
+        "twice": lambda rows: rows.insert(1, dict(rows[0])),
+        "split": lambda rows: rows.append(rows.pop(0)),
+        "braces": lambda rows: rows[3].update(reason="odd },{ reason"),
+        "braces-removed": lambda rows: rows[3].update(reason="x},{y") or rows.pop(5),
+    }
+    for name, edit in edits.items():
+        edited = _edited(base, tmp_path, name, edit)
+        for old, new in ((base, edited), (edited, base)):
+            found = []
+            for fork_min_bytes in (1, ALL_IN_PROCESS):
+                try:
+                    result = run_diff(str(old), str(new), secret=resolve_secret(None),
+                                      fork_min_bytes=fork_min_bytes,
+                                      allow_unauthenticated=True)  # fmt: skip
+                    found.append(result.as_json())
+                except BakeError as error:
+                    found.append((type(error).__name__, error.message, error.exit_code))
+            assert found[0] == found[1], name
+    twice = _edited(base, tmp_path, "twice", edits["twice"])
+    with pytest.raises(BakeError, match="pair twice") as caught:
+        run_diff(str(base), str(twice), secret=resolve_secret(None), fork_min_bytes=1,
+                 allow_unauthenticated=True)  # fmt: skip
+    assert caught.value.exit_code == 2
+
+
+def test_a_removed_partner_is_compared_as_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The keyed case (rows that no longer line up) parses neither side's rows here."""
+    from compliance_bake.diff import rowbytes
+
+    base = bake(fixtures_with(tmp_path, "base"), tmp_path / "base-out")
+    new = bake(fixtures_with(tmp_path, "partner", _remove_partner), tmp_path / "partner-out")
+    whole = run_diff(str(base), str(new), secret=resolve_secret(None),
+                     fork_min_bytes=ALL_IN_PROCESS).as_json()  # fmt: skip
+
+    def refused(chunks: list[bytes]) -> list[Any]:
+        raise AssertionError("parsed whole")
+
+    monkeypatch.setattr(rowbytes, "_parsed", refused)
+    split = run_diff(str(base), str(new), secret=resolve_secret(None), fork_min_bytes=1)
+    assert split.as_json() == whole
+    assert [c["kind"] for c in whole["changes"]][:2] == ["partner-removed", "geo-removed"]
+
+
+def test_a_new_side_whose_child_fails_is_exit_4(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compliance_bake.diff import split
+
+    base = bake(fixtures_with(tmp_path, "base"), tmp_path / "base-out")
+    parse = split.parse_snapshot
+
+    def broken(raw: bytes, label: str, source: str) -> Any:
+        if label == "NEW":
+            raise RuntimeError("the checking process breaks")
+        return parse(raw, label, source)
+
+    monkeypatch.setattr(split, "parse_snapshot", broken)  # in the forked children only
+    with pytest.raises(split.CheckingFailed) as caught:
+        run_diff(str(base), str(base), secret=resolve_secret(None), fork_min_bytes=1)
+    assert caught.value.exit_code == 4 and caught.value.message.startswith("NEW:")

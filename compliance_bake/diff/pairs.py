@@ -17,6 +17,7 @@ by key: by state, then by partner (`_index`), which a partner added or removed c
 
 from __future__ import annotations
 
+from collections.abc import Container
 from itertools import chain, compress, groupby, repeat
 from operator import itemgetter, ne, not_
 from typing import Any
@@ -48,7 +49,7 @@ def _pair_class(old: dict[str, Any], new: dict[str, Any]) -> ChangeClass | None:
     return None
 
 
-def _pair_change(kind: str, key: tuple[str, str], before: Any, after: Any) -> Change:
+def pair_change(kind: str, key: tuple[str, str], before: Any, after: Any) -> Change:
     cls = ChangeClass.COVERAGE
     if before is not None and after is not None:
         cls = _pair_class(before, after) or ChangeClass.COSMETIC
@@ -89,20 +90,25 @@ def _index(rows: list[dict[str, Any]], side: str) -> tuple[Index, Blocks]:
     return index, blocks
 
 
-def _grouped(kind: str, keys: list[tuple[str, str]], index: Index, other: Index) -> list[Change]:
-    """Pairs only on one side: those of a state (else a partner) the other side lacks become
-    one `state-<kind>` (`partner-<kind>`) change each, with counts; the rest, pair changes."""
-    states, partners = other.keys(), set(chain.from_iterable(other.values()))
+def grouped(
+    kind: str,
+    keys: list[tuple[str, str]],
+    rows: list[dict[str, Any]],
+    other_states: Container[str],
+    other_partners: Container[str],
+) -> list[Change]:
+    """Pairs only on one side (`keys`, their `rows` alongside): those of a state (else a
+    partner) the other side lacks become one `state-<kind>` (`partner-<kind>`) change each,
+    with counts; the rest, pair changes."""
     groups: dict[tuple[str, str], dict[str, int]] = {}
     single: list[Change] = []
-    for key in keys:
+    for key, row in zip(keys, rows, strict=True):
         state, partner = key
-        what = ("state", state) if state not in states else None
-        what = what or (("partner", partner) if partner not in partners else None)
-        row = index[state][partner]
+        what = ("state", state) if state not in other_states else None
+        what = what or (("partner", partner) if partner not in other_partners else None)
         if what is None:
             pair = (None, row) if kind == "added" else (row, None)
-            single.append(_pair_change(f"pair-{kind}", key, *pair))
+            single.append(pair_change(f"pair-{kind}", key, *pair))
             continue
         counts = groups.setdefault(what, {"pairs": 0, "allowed": 0})
         counts["pairs"] += 1
@@ -118,6 +124,11 @@ def _grouped(kind: str, keys: list[tuple[str, str]], index: Index, other: Index)
         for (what, name), counts in sorted(groups.items())
     ]
     return grouped + single
+
+
+def _grouped(kind: str, keys: list[tuple[str, str]], index: Index, other: Index) -> list[Change]:
+    rows = [index[state][partner] for state, partner in keys]
+    return grouped(kind, keys, rows, other.keys(), set(chain.from_iterable(other.values())))
 
 
 def _keyed(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]]) -> list[Change]:
@@ -140,7 +151,7 @@ def _keyed(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]]) -> li
     if removed:
         changes += _grouped("removed", removed, old_index, new_index)
     changes += [
-        _pair_change("pair-changed", key, old_index[key[0]][key[1]], new_index[key[0]][key[1]])
+        pair_change("pair-changed", key, old_index[key[0]][key[1]], new_index[key[0]][key[1]])
         for key in differ
         if key[1] in old_index.get(key[0], ())
     ]
@@ -156,7 +167,7 @@ def pair_changes(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]])
         keys = [(_KEY(old_rows[i]), _KEY(new_rows[i])) for i in moved]
         if all(old_key == new_key for old_key, new_key in keys):
             return [
-                _pair_change("pair-changed", key, old_rows[i], new_rows[i])
+                pair_change("pair-changed", key, old_rows[i], new_rows[i])
                 for i, (key, _) in zip(moved, keys, strict=True)
             ]
     return _keyed(old_rows, new_rows)

@@ -106,37 +106,6 @@ def _fork(job: Callable[[], Outcome | None]) -> Callable[[], Outcome | None]:
     return outcome
 
 
-def validity_beside(
-    snapshot: dict[str, Any], side: SideSource, min_bytes: int = FORK_MIN_BYTES
-) -> Callable[[], Outcome | None]:
-    """The schema check alone, in a child for a large side: None (valid), the InputError, or
-    "not authentic" when the child failed (fail closed)."""
-    if not hasattr(os, "fork") or side.size < min_bytes:
-        found = _validity(snapshot, side)
-        return lambda: found
-    return _fork(lambda: _validity(snapshot, side))
-
-
-def authenticity_beside(
-    snapshot: dict[str, Any], side: SideSource, keys: Keys, min_bytes: int = FORK_MIN_BYTES
-) -> Callable[[], Outcome | None]:
-    """Authentication alone, in a child for a large side (its outcome counts only once the
-    side passes its schema check); "not authentic" when it cannot run (fail closed)."""
-    def job() -> Outcome:
-        try:
-            return authenticate(snapshot, keys, side.folder)
-        except Exception:  # noqa: BLE001 - not a snapshot: its schema check says so
-            return _FAILED
-
-    if not hasattr(os, "fork") or side.size < min_bytes:
-        found = job()
-        return lambda: found
-    return _fork(job)
-
-
-FAILED = _FAILED
-
-
 def check_beside(
     snapshot: dict[str, Any], side: SideSource, keys: Keys, min_bytes: int = FORK_MIN_BYTES
 ) -> Pending:

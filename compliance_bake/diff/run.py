@@ -1,20 +1,19 @@
 """The diff, end to end: both sides read, authenticated and compared.
 
-A large local OLD (FORK_MIN_BYTES and up) is parsed and checked in a child while NEW is parsed
-here (`_run_split`, split.py): the two parses, the longest part of a large diff, overlap.
-Otherwise (small sides, a URL OLD, no fork) NEW's bytes are read in a thread while OLD is
-parsed (sides.SideReader). Each side's schema
-validation and authentication run beside the rest (parallel.py): the old one's beside parsing
-the new one, the new one's beside a keyed comparison (or after a cheap aligned one). Both
-outcomes are in before anything is reported: a side that is not a snapshot is refused (exit
-2), and so is one that is not authentic unless the caller allowed it.
+A large local OLD (FORK_MIN_BYTES and up) makes both sides go to children that parse and check
+them at the same time (`_run_split`, split.py), while this process compares their shadow rows
+as bytes (rowbytes.py). Otherwise (small sides, a URL OLD, no fork) NEW's bytes are read in a
+thread while OLD is parsed (sides.SideReader), and each side's schema validation and
+authentication run beside the rest (parallel.py): the old one's beside parsing the new one, the
+new one's beside a keyed comparison (or after a cheap aligned one). Both outcomes are in before
+anything is reported: a side that is not a snapshot is refused (exit 2), and so is one that is
+not authentic unless the caller allowed it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from compliance_bake.diff.compare import compare
@@ -26,26 +25,22 @@ from compliance_bake.diff.model import (
     SideInfo,
 )
 from compliance_bake.diff.parallel import (
-    FAILED,
     FORK_MIN_BYTES,
     Outcome,
     Pending,
-    authenticity_beside,
     check_beside,
-    validity_beside,
 )
+from compliance_bake.diff.rowbytes import SideRows, compare_rows
 from compliance_bake.diff.sides import (
     Authenticity,
     Keys,
     Side,
     SideReader,
-    authenticate,
-    parse_snapshot,
     read_raw,
     read_side,
     refuse_unless,
 )
-from compliance_bake.diff.split import OldReader, compare_rows, local_size
+from compliance_bake.diff.split import SideProcess, local_size
 from compliance_bake.errors import BakeError, InputError
 from compliance_bake.memory import gc_paused
 from compliance_bake.signing.secret import Secret
@@ -104,7 +99,7 @@ def run_diff(
     keys = Keys(secret, tuple(public_keys))
     size = local_size(old) if hasattr(os, "fork") else None
     if size is not None and size >= fork_min_bytes:  # large: OLD read beside NEW (split.py)
-        return _run_split(old, new, keys, allow_unauthenticated, fail_on, fork_min_bytes)
+        return _run_split(old, new, keys, allow_unauthenticated, fail_on)
     pending: list[Pending] = []
     found: list[Outcome] = []
     changes: list[Change] = []
@@ -152,72 +147,60 @@ def _run_split(
     keys: Keys,
     allow_unauthenticated: bool,
     fail_on: tuple[ChangeClass, ...],
-    fork_min_bytes: int,
 ) -> DiffResult:
-    """OLD parsed and checked in a child while NEW is parsed here (split.py). When the rows
-    line up, NEW is authenticated here (its canonical chunks are compared with OLD's); when
-    they do not, NEW's checks fork and OLD's bytes, read once, are parsed here too."""
+    """Each side parsed and checked in its own child, at the same time (split.py); the shadow
+    rows compared here as bytes (rowbytes.py) while the children check the sides' schemas.
+    Nothing is reported before both outcomes are in."""
     with gc_paused():
         old_from, old_raw = read_raw(old, "OLD")
-        reader = OldReader(old_from, old_raw, keys)  # forked before any thread runs
+        processes = [SideProcess(old_from, old_raw, keys)]  # forked before any thread runs
+        del old_raw  # the child has it; the rows come back as bytes
         new_error: BakeError | None = None
-        pending: list[Callable[[], Outcome | None]] = []
-        keep: list[bytes] = []
-        old_doc: dict[str, Any] | None = None
-        aligned = False
+        sides: list[SideRows | None] = [None, None]
+        pairs: list[Change] | None = None
+        parsed: list[list[dict[str, Any]]] = [[], []]
+        problem: Exception | None = None
         try:
-            new_from, new_doc = read_side(new, "NEW")
-            pending.append(validity_beside(new_doc, new_from, fork_min_bytes))
-            aligned = reader.count() == _row_count(new_doc)
-            if aligned:
-                del old_raw  # the child has it; only its chunks come back
-                found = _authenticate(new_doc, keys, new_from.folder, keep)
-                pending.append(lambda: found)
-            else:
-                pending.append(authenticity_beside(new_doc, new_from, keys, fork_min_bytes))
-                old_doc = parse_snapshot(old_raw, "OLD", old_from.source)
+            new_from, new_raw = read_raw(new, "NEW")
+            processes.append(SideProcess(new_from, new_raw, keys))
+            del new_raw
+            counts = [process.count() for process in processes]
+            for process in processes:  # the runs match pairs by key: rows that do not line up
+                process.ask(runs=counts[0] != counts[1])
+            sides = [process.rows() for process in processes]
+            if sides[0] is not None and sides[1] is not None:
+                try:  # while the children check the sides' schemas
+                    pairs, *parsed = compare_rows(sides[0], sides[1])
+                except Exception as error:  # noqa: BLE001 - raised after the outcomes
+                    problem = error
+                sides[0].chunks.clear()  # no longer needed
+                sides[1].chunks.clear()
         except BakeError as error:
             new_error = error
         finally:
-            found_old = reader.finish(want_chunks=aligned)  # always reap the children
-            outcomes = [outcome() for outcome in pending]
-        if isinstance(found_old, BakeError):
-            raise found_old  # OLD's problem first, as in-process
+            found = [process.finish() for process in processes]  # always reap the children
+        if isinstance(found[0], BakeError):
+            raise found[0]  # OLD's problem first, as in-process
         if new_error is not None:
             raise new_error
-        valid, new_authenticity = outcomes
-        if isinstance(valid, InputError):
-            raise valid
-        if valid is not None or not isinstance(new_authenticity, Authenticity):
-            new_authenticity = FAILED  # a check that could not run: fail closed
-        old_side = Side("OLD", found_old.source, {}, found_old.authenticity)
-        new_side = Side("NEW", new_from.source, new_doc, new_authenticity)
+        if isinstance(found[1], BakeError):
+            raise found[1]
+        old_rows, new_rows = sides
+        if old_rows is None or new_rows is None:  # pragma: no cover - a snapshot has rows
+            raise InputError("not a snapshot", "pass a snapshot baked by compliance-bake")
+        old_side = Side("OLD", old_from.source, {}, found[0])
+        new_side = Side("NEW", new_from.source, {}, found[1])
         refuse_unless(old_side, allow_unauthenticated)
         refuse_unless(new_side, allow_unauthenticated)
-        pairs = None
-        if aligned:
-            pairs, old_rows = compare_rows(found_old, new_doc["shadow"]["rows"], keep)
-            old_doc = found_old.rest
-            if old_rows is not None:
-                old_doc["shadow"]["rows"] = old_rows
-        assert old_doc is not None
+        if problem is not None:
+            raise problem
+        old_doc, new_doc = old_rows.rest, new_rows.rest
+        if pairs is None:
+            old_doc["shadow"]["rows"], new_doc["shadow"]["rows"] = parsed
         changes = compare(old_doc, new_doc, pairs)
-        facts = (str(old_doc["generatedAt"]), found_old.count)
-        return DiffResult(side_info(old_side, facts), side_info(new_side), changes, fail_on)
-
-
-def _row_count(snapshot: dict[str, Any]) -> int:
-    shadow = snapshot.get("shadow")
-    rows = shadow.get("rows") if isinstance(shadow, dict) else None
-    return len(rows) if isinstance(rows, list) else -1  # never OLD's count: not aligned
-
-
-def _authenticate(
-    snapshot: dict[str, Any], keys: Keys, folder: Path | None, keep: list[bytes]
-) -> Authenticity:
-    """NEW's authenticity here, beside its schema check (whose refusal comes first)."""
-    try:
-        return authenticate(snapshot, keys, folder, keep)
-    except Exception:  # noqa: BLE001 - not a snapshot: fail closed
-        keep.clear()
-        return FAILED
+        return DiffResult(
+            side_info(old_side, (str(old_doc["generatedAt"]), old_rows.count)),
+            side_info(new_side, (str(new_doc["generatedAt"]), new_rows.count)),
+            changes,
+            fail_on,
+        )

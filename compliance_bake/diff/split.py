@@ -1,37 +1,33 @@
-"""A large local OLD side read in its own process, at the same time as NEW (run.py uses it).
+"""Large sides read each in its own process, at the same time (run.py uses it).
 
-Parsing the two sides one after the other is the longest part of a 500,000-row diff. Here a
-child forked before anything is read takes OLD: it reads and parses it, validates it against
-the snapshot schema and authenticates it exactly as `check_side` does (the same functions, the
-same keys), while this process reads, parses and checks NEW. The child then sends back, through
-a pipe: its outcome, OLD without its shadow rows, and the rows as chunks of JSON: the canonical
-bytes its authentication made anyway (digest.py), or plain JSON when there were none.
+Parsing and checking the two sides is most of a 500,000-row diff. Here each side's bytes, once
+read, go to a child forked at once: it parses the side and sends its row count; authenticates
+it exactly as `check_side` does (the same functions, the same keys), which makes its rows'
+canonical bytes (digest.py); sends the side without its shadow rows and the rows as chunks of
+JSON with sorted keys (the canonical bytes, or made the same way when authentication made none),
+with the rows' (state, partners) runs when this process asks for them (the two sides' counts
+differ: the rows are then matched by key); checks the side against the snapshot schema; and
+sends its outcome: the side's authenticity, or the error that refuses it.
 
-The comparison: where both sides' rows are canonical chunks of the same grid and as many, a
-chunk with the same bytes on both sides holds the same rows (RFC 8785 bytes are equal exactly
-when the values are), so only the chunks that differ are parsed and compared, and when every
-row that differs keeps its (state, partner), that is pairs.py's aligned result exactly.
-Otherwise every chunk is parsed and `compare` runs on the whole, as it always does.
+This process compares the two sides' rows as bytes (rowbytes.py) while the children check the
+schemas, and reports nothing before both outcomes are in.
 
 Fail closed: a child that dies or sends anything malformed is an internal error (exit 4), never
-an authentic side; a child's InputError or TargetError (OLD unreadable, not a snapshot, a
-fetch that failed) is raised here as it would have been in-process.
+an authentic side; a child's InputError (a side that is not JSON, not a snapshot) is raised
+here as it would have been in-process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from dataclasses import dataclass
-from itertools import compress
-from operator import itemgetter, ne
 from typing import Any
 
 import orjson
 
 from compliance_bake.diff import digest
-from compliance_bake.diff.model import Change
-from compliance_bake.diff.pairs import pair_changes
+from compliance_bake.diff.rowbytes import SideRows, runs_of
 from compliance_bake.diff.sides import (
     Authenticity,
     Keys,
@@ -44,70 +40,52 @@ from compliance_bake.errors import EXIT_INTERNAL, BakeError, InputError, TargetE
 
 _LENGTH = 8
 _ERRORS: dict[str, type[BakeError]] = {"InputError": InputError, "TargetError": TargetError}
-_KEY = itemgetter("state", "partner")
 
 
 class CheckingFailed(BakeError):
-    """The process that read OLD died or answered nonsense: nothing about OLD is known."""
+    """The process that read a side died or answered nonsense: nothing about it is known."""
 
     exit_code = EXIT_INTERNAL
-
-
-@dataclass(frozen=True, slots=True)
-class OldSide:
-    source: str
-    authenticity: Authenticity
-    rest: dict[str, Any]  # OLD with `shadow.rows` empty
-    count: int  # its rows
-    chunks: list[bytes]  # its rows, as JSON arrays of CHUNK_ROWS rows
-    canonical: bool  # the chunks are RFC 8785 bytes
 
 
 def _frame(data: bytes) -> bytes:
     return len(data).to_bytes(_LENGTH, "big") + data
 
 
-_UNKNOWN = 2**64 - 1  # the row count of an OLD that is not a snapshot
+_NO_ROWS = _frame(b'["none"]')  # the side is not a snapshot (its schema check says why)
 
 
-def _child(side: SideSource, raw: bytes, keys: Keys, write_fd: int) -> None:  # pragma: no cover
-    code = 0
+def _rows_message(snapshot: dict[str, Any], keep: list[bytes], with_runs: bool) -> list[bytes]:
+    """The frames that carry the side's rows: its head, rest, runs (None unless asked), then
+    each chunk (its length, then its bytes: written as they are, not copied into one
+    buffer)."""
+    shadow = snapshot.get("shadow")
+    rows = shadow.get("rows") if isinstance(shadow, dict) else None
+    if not isinstance(shadow, dict) or not isinstance(rows, list):
+        return [_NO_ROWS]
     try:
-        with os.fdopen(write_fd, "wb") as pipe:
-            try:
-                snapshot = parse_snapshot(raw, "OLD", side.source)
-            except InputError as error:
-                snapshot = None
-                problem: InputError | None = error
-            shadow = (snapshot or {}).get("shadow")
-            rows = shadow.get("rows") if isinstance(shadow, dict) else None
-            count = len(rows) if isinstance(rows, list) else _UNKNOWN
-            pipe.write(count.to_bytes(_LENGTH, "big"))
-            pipe.flush()  # the parent picks its way on this count, before the rest
-            del raw
-            if snapshot is not None:
-                problem = _problem(snapshot, side)
-            if problem is not None or snapshot is None:
-                assert problem is not None
-                said = ["error", type(problem).__name__, problem.message, problem.hint]
-                pipe.write(_frame(json.dumps(said).encode()))
-                return
-            keep: list[bytes] = []
-            found = authenticate(snapshot, keys, side.folder, keep)
-            listed: list[Any] = snapshot["shadow"]["rows"]
-            size = digest.CHUNK_ROWS
-            cuts = range(0, count, size)
-            chunks = keep or [orjson.dumps(listed[at : at + size]) for at in cuts]
-            head: list[object] = ["ok", found.authentic, found.checked, count, bool(keep)]
-            rest = dict(snapshot, shadow=dict(snapshot["shadow"], rows=[]))
-            pipe.write(_frame(json.dumps(head).encode()) + _frame(orjson.dumps(rest)))
-            pipe.write(len(chunks).to_bytes(_LENGTH, "big"))
-            for chunk in chunks:
-                pipe.write(_frame(chunk))
-    except BaseException:  # noqa: BLE001 - the parent reads no outcome and fails closed
-        code = 1
-    finally:
-        os._exit(code)
+        runs: list[Any] | None = runs_of(rows) if with_runs else None
+    except (KeyError, TypeError):
+        runs = None  # not a snapshot's rows: the schema check refuses the side
+    try:
+        size = digest.CHUNK_ROWS
+        chunks = keep or [
+            orjson.dumps(rows[at : at + size], option=orjson.OPT_SORT_KEYS)
+            for at in range(0, len(rows), size)
+        ]
+        rest = dict(snapshot, shadow=dict(shadow, rows=[]))
+        head = json.dumps(["rows", len(rows), len(chunks)]).encode()
+        parts = [_frame(head), _frame(orjson.dumps(rest)), _frame(orjson.dumps(runs))]
+    except (TypeError, orjson.JSONEncodeError):
+        return [_NO_ROWS]
+    for chunk in chunks:
+        parts += (len(chunk).to_bytes(_LENGTH, "big"), chunk)
+    return parts
+
+
+def _said(problem: InputError) -> bytes:
+    said = ["error", type(problem).__name__, problem.message, problem.hint]
+    return _frame(json.dumps(said).encode())
 
 
 def _problem(snapshot: dict[str, Any], side: SideSource) -> InputError | None:
@@ -116,6 +94,67 @@ def _problem(snapshot: dict[str, Any], side: SideSource) -> InputError | None:
     except InputError as error:
         return error
     return None
+
+
+_UNKNOWN = 2**64 - 1  # the row count of a side that is not a snapshot
+
+
+def _count(snapshot: dict[str, Any] | None) -> bytes:
+    shadow = (snapshot or {}).get("shadow")
+    rows = shadow.get("rows") if isinstance(shadow, dict) else None
+    return (len(rows) if isinstance(rows, list) else _UNKNOWN).to_bytes(_LENGTH, "big")
+
+
+def _asked(request_fd: int) -> bool:  # pragma: no cover - in the child
+    """Whether the parent wants the rows' runs (the sides' row counts differ)."""
+    try:
+        return os.read(request_fd, 1) == b"r"
+    finally:
+        os.close(request_fd)
+
+
+def _child(  # pragma: no cover
+    side: SideSource, raw: bytes, keys: Keys, write_fd: int, request_fd: int
+) -> None:
+    """Parse the side and send its row count; authenticate it (which keeps its rows'
+    canonical bytes); send the rows (with their runs when the parent asks: the two sides'
+    counts differ); check the side against the schema while the parent compares them; send
+    the outcome.
+
+    The rows are sent before the schema check, not beside it from a thread: the check holds
+    the GIL, and a thread writing the pipe 64 KiB at a time would wait for it at every write."""
+    code = 0
+    try:
+        with os.fdopen(write_fd, "wb") as pipe:
+            try:
+                snapshot = parse_snapshot(raw, side.label, side.source)
+            except InputError as error:
+                pipe.write(_count(None) + _NO_ROWS + _said(error))
+                return
+            del raw
+            pipe.write(_count(snapshot))
+            pipe.flush()  # the parent asks for the runs on both sides' counts
+            keep: list[bytes] = []
+            failure: Exception | None = None
+            try:
+                found = authenticate(snapshot, keys, side.folder, keep)
+            except Exception as error:  # noqa: BLE001 - said below, once the schema is checked
+                failure = error
+                keep.clear()
+            pipe.writelines(_rows_message(snapshot, keep, _asked(request_fd)))
+            pipe.flush()  # read as soon as it is sent
+            del keep
+            problem = _problem(snapshot, side)  # while the parent compares the rows
+            if problem is not None:
+                pipe.write(_said(problem))
+                return
+            if failure is not None:
+                raise failure  # a snapshot that could not be authenticated: fail closed
+            pipe.write(_frame(json.dumps(["ok", found.authentic, found.checked]).encode()))
+    except BaseException:  # noqa: BLE001 - the parent reads no outcome and fails closed
+        code = 1
+    finally:
+        os._exit(code)
 
 
 def _read_exact(pipe: Any, size: int) -> bytes:
@@ -129,101 +168,109 @@ def _framed(pipe: Any) -> bytes:
     return _read_exact(pipe, int.from_bytes(_read_exact(pipe, _LENGTH), "big"))
 
 
-def _receive(pipe: Any, source: str, want_chunks: bool) -> OldSide | BakeError:
+def _receive_rows(pipe: Any) -> SideRows | None:
+    head = json.loads(_framed(pipe))
+    if head == ["none"]:
+        return None
+    kind, count, chunk_count = head
+    if kind != "rows" or type(count) is not int or type(chunk_count) is not int:
+        raise ValueError("not a side's rows")
+    rest = orjson.loads(_framed(pipe))
+    runs = orjson.loads(_framed(pipe))
+    if not isinstance(rest, dict) or not isinstance(runs, list | None):
+        raise ValueError("not a side's rows")
+    chunks = [_framed(pipe) for _ in range(chunk_count)]
+    return SideRows(rest, count, chunks, runs)
+
+
+def _receive_outcome(pipe: Any) -> Authenticity | BakeError:
     head = json.loads(_framed(pipe))
     if head[0] == "error" and head[1] in _ERRORS:
         return _ERRORS[head[1]](str(head[2]), str(head[3]))
-    kind, authentic, checked, count, canonical = head
-    if kind != "ok" or type(authentic) is not bool or type(canonical) is not bool:
+    kind, authentic, checked = head
+    if kind != "ok" or type(authentic) is not bool or not isinstance(checked, str):
         raise ValueError("not an outcome")
-    rest = orjson.loads(_framed(pipe))
-    chunks = []
-    for _ in range(int.from_bytes(_read_exact(pipe, _LENGTH), "big")):
-        chunk = _framed(pipe)  # read even when not wanted: the child writes them all
-        if want_chunks:
-            chunks.append(chunk)
-    return OldSide(source, Authenticity(authentic, str(checked)), rest, int(count), chunks,
-                   canonical and want_chunks)  # fmt: skip
+    return Authenticity(authentic, checked)
 
 
-class OldReader:
-    """The child that takes OLD, forked from OLD's bytes as read here (so both processes see
-    the same bytes). `count()` is OLD's row count as soon as the child parsed it (None when
-    OLD is not a snapshot); `finish()` waits for the rest and reaps the child: call it once,
-    whatever happened."""
+_BROKEN = (ValueError, TypeError, KeyError, IndexError, OSError, orjson.JSONDecodeError)
+
+
+class SideProcess:
+    """The child that takes one side, forked from the side's bytes as read here (fork before
+    any thread runs in this process). In order: `count()` is the side's row count once the
+    child parsed it; `ask()` tells the child whether to send the rows' runs too; `rows()` is
+    what it sends then: the side's rows as bytes, for the comparison (None when the side is not
+    a snapshot or the child broke); `finish()` waits for its outcome (the side's authenticity,
+    or the error that refuses it) and reaps the child: call it once, whatever happened. Each
+    step does the ones before it that were skipped, so the child never waits for an answer."""
 
     def __init__(self, side: SideSource, raw: bytes, keys: Keys) -> None:
         self.side = side
         read_fd, write_fd = os.pipe()
+        request_read, self._request = os.pipe()
         self._pid = os.fork()
         if self._pid == 0:  # pragma: no cover - the child
             os.close(read_fd)
-            _child(side, raw, keys, write_fd)
+            os.close(self._request)
+            _child(side, raw, keys, write_fd, request_read)
         os.close(write_fd)
+        os.close(request_read)
         self._pipe = os.fdopen(read_fd, "rb")
         self._broken = False
         self._count: int | None = None
         self._counted = False
+        self._rows: SideRows | None = None
+        self._received = False
 
     def count(self) -> int | None:
+        """The side's row count, once the child has parsed it (None: not a snapshot)."""
         if not self._counted:
             self._counted = True
             try:
                 found = int.from_bytes(_read_exact(self._pipe, _LENGTH), "big")
-            except (ValueError, OSError):
+                self._count = None if found == _UNKNOWN else found
+            except _BROKEN:
                 self._broken = True
-                return None
-            self._count = None if found == _UNKNOWN else found
         return self._count
 
-    def finish(self, want_chunks: bool) -> OldSide | BakeError:
-        found: OldSide | BakeError | None = None
-        self.count()  # read first, if it was not
+    def ask(self, runs: bool) -> None:
+        """Answer the child (once): send the rows' runs too, or not. Never blocks."""
+        if self._request >= 0:
+            with contextlib.suppress(OSError):  # the child is gone: finish() says so
+                os.write(self._request, b"r" if runs else b"n")
+            os.close(self._request)
+            self._request = -1
+
+    def rows(self) -> SideRows | None:
+        if not self._received:
+            self._received = True
+            self.count()
+            self.ask(False)  # if not asked: the child waits for the answer
+            if not self._broken:
+                try:
+                    self._rows = _receive_rows(self._pipe)
+                except _BROKEN:
+                    self._broken = True
+        return self._rows
+
+    def finish(self) -> Authenticity | BakeError:
+        found: Authenticity | BakeError | None = None
+        self.rows()  # read first, if they were not
         if not self._broken:
             try:
-                found = _receive(self._pipe, self.side.source, want_chunks)
-            except (ValueError, TypeError, KeyError, IndexError, OSError, orjson.JSONDecodeError):
+                found = _receive_outcome(self._pipe)
+            except _BROKEN:
                 found = None
         self._pipe.close()
         _, status = os.waitpid(self._pid, 0)
         if found is None or os.waitstatus_to_exitcode(status) != 0:
             return CheckingFailed(
-                "OLD: the process that read and checked it failed; nothing about it is known",
+                f"{self.side.label}: the process that read and checked it failed; nothing "
+                "about it is known",
                 "run the diff again; if it fails again, report it",
             )
         return found
-
-
-def _rows(chunks: list[bytes]) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for chunk in chunks:
-        rows += orjson.loads(chunk)
-    return rows
-
-
-def compare_rows(old: OldSide, new_rows: list[dict[str, Any]], new_chunks: list[bytes]) -> (
-    tuple[list[Change] | None, list[dict[str, Any]] | None]
-):
-    """(the shadow matrix's changes, None) when the chunks settle them; else (None, OLD's rows
-    parsed whole) for `compare` to match."""
-    size = digest.CHUNK_ROWS
-    same_grid = (
-        old.canonical
-        and len(new_chunks) == len(old.chunks)
-        and old.count == len(new_rows)
-        and len(new_chunks) * size >= len(new_rows)
-    )
-    if same_grid:
-        differ = list(compress(range(len(new_chunks)), map(ne, old.chunks, new_chunks)))
-        old_rows = _rows([old.chunks[i] for i in differ])
-        new_part: list[dict[str, Any]] = []
-        for i in differ:
-            new_part += new_rows[i * size : (i + 1) * size]
-        if len(old_rows) == len(new_part) and all(
-            _KEY(a) == _KEY(b) for a, b in zip(old_rows, new_part, strict=True) if a != b
-        ):
-            return pair_changes(old_rows, new_part), None
-    return None, _rows(old.chunks)
 
 
 def local_size(spec: str) -> int | None:
