@@ -19,8 +19,11 @@ with the baseline measured right after it in the same process; the ratios printe
 of those paired ratios, of wall time and of the CPU time of the diff's own process (each side
 is parsed and checked in a child of its own while the diff's process compares the rows: the
 children's CPU is printed apart, and so is their peak RSS, the largest child's).
-Targets: the diff within 2 s and under 1 GiB peak RSS. Exits 1 if one is missed (the figures
-are printed either way).
+Memory is measured on one more, untimed run of `compliance-bake diff OLD NEW --json`: the peak
+of the PSS of all its processes summed, sampled every 10 ms (bench/peak.py `tree_peak`), since
+one process's peak RSS leaves its children out and counts their shared pages in each.
+Targets: the diff within 2 s, and under 1 GiB for all its processes together. Exits 1 if one
+is missed (the figures are printed either way).
 """
 
 from __future__ import annotations
@@ -192,14 +195,31 @@ def _scenario(old: Path, new: Path, repeat: int) -> bool:
     print(f"orjson.loads x2 (s):     {_seconds(runs, 'baseline')} (CPU {baseline_cpu})")
     print(f"ratio diff/baseline:     {ratio:.2f}x wall, {cpu_ratio:.2f}x CPU of the diff process")
     print(
-        f"peak RSS of a diff:      {peak / 1024**2:,.0f} MiB (its children, each parsing "
-        f"and checking a side: {children_peak / 1024**2:,.0f} MiB, the largest)"
+        f"peak RSS of a diff:      {peak / 1024**2:,.0f} MiB, its own (its children, each "
+        f"parsing and checking a side: {children_peak / 1024**2:,.0f} MiB, the largest)"
     )
-    time_ok, memory_ok = best["seconds"] <= MAX_SECONDS, peak < MAX_MEMORY
+    tree = _tree_memory(old, new)
+    print(
+        f"memory of a diff:        {tree.pss_bytes / 1024**2:,.0f} MiB, the peak of its "
+        f"{tree.processes} processes' PSS summed (`compliance-bake diff`, sampled every 10 ms)"
+    )
+    time_ok, memory_ok = best["seconds"] <= MAX_SECONDS, tree.pss_bytes < MAX_MEMORY
     verdict = "met" if time_ok else "MISSED"
     print(f"target <= {MAX_SECONDS:.0f} s: {verdict} (best {best['seconds']:.2f} s)")
-    print(f"target < 1 GiB: {'met' if memory_ok else 'MISSED'}")
-    return time_ok and memory_ok
+    print(f"target < 1 GiB (all its processes): {'met' if memory_ok else 'MISSED'}")
+    return bool(time_ok and memory_ok)
+
+
+def _tree_memory(old: Path, new: Path) -> Any:
+    """The memory of the whole diff: it forks a child per side, and each process's own peak RSS
+    leaves the others out (and counts their shared pages in each). One more run, untimed."""
+    from bench.peak import tree_peak
+
+    command = [sys.executable, "-m", "compliance_bake", "diff", str(old), str(new), "--json"]
+    tree = tree_peak(command, env=_env())
+    if tree.exit_code not in (0, 1):
+        raise SystemExit(f"the sampled diff failed with exit code {tree.exit_code}")
+    return tree
 
 
 if __name__ == "__main__":
