@@ -65,6 +65,21 @@ def run_cli(
     )
 
 
+def bake_deep_demo(out: Path) -> Path:
+    """A demo bake with the ZIP-window audit over the demo plays, with the test secret."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("REPORT_SIGNING_SECRET", SECRET)
+    try:
+        run = invoke(
+            "bake", "snapshot", "--out", str(out), "--now", NOW,
+            "--deep-audit", str(Path(__file__).resolve().parent.parent / "fixtures" / "plays.csv"),
+        )  # fmt: skip
+    finally:
+        mp.undo()
+    assert run.exit_code == 0, run.output
+    return out
+
+
 def snapshot_tree(root: Path) -> dict[str, tuple[int, bytes]]:
     """Every file under root: relative path -> (mode, bytes)."""
     return {

@@ -31,7 +31,7 @@ from compliance_bake.verify.columns import shadow_columns, state_totals
 from compliance_bake.verify.verifier import KeyMaterial, VerifyOptions, verify_source
 from tests._attest_helpers import bake, mint
 from tests._resign import resign
-from tests.conftest import NOW, SECRET, invoke
+from tests.conftest import NOW, SECRET, bake_deep_demo, invoke
 from tests.test_verify_rules import CASES
 
 DEMO_PLAYS = Path(__file__).resolve().parent.parent / "fixtures" / "plays.csv"
@@ -42,16 +42,7 @@ Edit = Callable[[Path], None]
 @pytest.fixture(scope="module")
 def deep_out(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A demo bake with the ZIP-window audit, copied by each test."""
-    out = tmp_path_factory.mktemp("beside") / "out"
-    mp = pytest.MonkeyPatch()
-    mp.setenv("REPORT_SIGNING_SECRET", SECRET)
-    try:
-        run = invoke(
-            "bake", "snapshot", "--out", str(out), "--now", NOW, "--deep-audit", str(DEMO_PLAYS)
-        )
-    finally:
-        mp.undo()
-    assert run.exit_code == 0, run.output
+    out = bake_deep_demo(tmp_path_factory.mktemp("beside") / "out")
     yield out
 
 
@@ -187,15 +178,24 @@ def _secret_in_copy(doc: dict[str, Any]) -> None:
 LAYOUT_EDITS: dict[str, tuple[Edit, bool | None]] = {  # edit, whether the child can answer
     "float": (_text(layout.API_FILE, '"consoleDepth": 2', '"consoleDepth": 2.5'), False),
     "exponent": (_text(layout.API_FILE, '"consoleDepth": 2', '"consoleDepth": 2e0'), False),
-    "duplicate-key": (_text(layout.API_FILE, '  "ok": true,\n', '  "ok": true,\n  "ok": true,\n'), False),  # noqa: E501
+    "duplicate-key": (
+        _text(layout.API_FILE, '  "ok": true,\n', '  "ok": true,\n  "ok": true,\n'),
+        False,
+    ),  # noqa: E501
     "other-whitespace": (_other_whitespace, False),
-    "a-string-like-a-float": (_text(layout.API_FILE, '"mode": "snapshot"', '"mode": "x: 1.5"'), False),  # noqa: E501
+    "a-string-like-a-float": (
+        _text(layout.API_FILE, '"mode": "snapshot"', '"mode": "x: 1.5"'),
+        False,
+    ),  # noqa: E501
     "schema-broken": (_value(lambda d: d.update(mode=5)), True),
-    "unreadable": (_write(layout.API_FILE, b"{\n  \"ok\": tru\n}\n"), None),
+    "unreadable": (_write(layout.API_FILE, b'{\n  "ok": tru\n}\n'), None),
     "not-an-object": (_write(layout.API_FILE, b"[]\n"), None),
     "snapshot-missing": (_remove(layout.API_FILE), None),
     "shadow-copy-value": (_value(_copy_row, layout.SHADOW_FILE), True),
-    "shadow-copy-key-order": (_value(lambda d: d.update(dict(reversed(list(d.items())))), layout.SHADOW_FILE), True),  # noqa: E501
+    "shadow-copy-key-order": (
+        _value(lambda d: d.update(dict(reversed(list(d.items())))), layout.SHADOW_FILE),
+        True,
+    ),  # noqa: E501
     "shadow-copy-whitespace": (_text(layout.SHADOW_FILE, '{\n  "', '{\n   "'), True),
     "shadow-copy-secret": (_value(_secret_in_copy, layout.SHADOW_FILE), True),
     "shadow-copy-missing": (_remove(layout.SHADOW_FILE), True),

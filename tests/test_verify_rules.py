@@ -19,25 +19,15 @@ from compliance_bake.inputs.jsonio import loads_strict
 from compliance_bake.report import layout
 from compliance_bake.verify.rules import RULES
 from tests._resign import resign
-from tests.conftest import NOW, SECRET, invoke
+from tests.conftest import SECRET, bake_deep_demo, invoke
 
-DEMO_PLAYS = Path(__file__).resolve().parent.parent / "fixtures" / "plays.csv"
 Edit = Callable[[dict[str, Any]], None]
 
 
 @pytest.fixture(scope="module")
 def deep_snapshot(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A demo bake with the ZIP-window audit (module-wide: every test edits a copy)."""
-    out = tmp_path_factory.mktemp("deep") / "out"
-    mp = pytest.MonkeyPatch()
-    mp.setenv("REPORT_SIGNING_SECRET", SECRET)
-    try:
-        run = invoke(
-            "bake", "snapshot", "--out", str(out), "--now", NOW, "--deep-audit", str(DEMO_PLAYS)
-        )
-    finally:
-        mp.undo()
-    assert run.exit_code == 0, run.output
+    out = bake_deep_demo(tmp_path_factory.mktemp("deep") / "out")
     doc: dict[str, Any] = loads_strict((out / layout.API_FILE).read_bytes())
     return doc
 
