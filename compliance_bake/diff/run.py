@@ -36,6 +36,7 @@ from compliance_bake.diff.sides import (
     Keys,
     Side,
     SideReader,
+    SideSource,
     read_raw,
     read_side,
     refuse_unless,
@@ -141,6 +142,12 @@ def run_diff(
         return DiffResult(side_info(old_side, old_facts), side_info(new_side), changes, fail_on)
 
 
+def _held(read: tuple[SideSource, bytes]) -> tuple[SideSource, list[bytes]]:
+    """A side's bytes in a list of their own, their only reference (SideProcess)."""
+    source, raw = read
+    return source, [raw]
+
+
 def _run_split(
     old: str,
     new: str,
@@ -152,18 +159,16 @@ def _run_split(
     rows compared here as bytes (rowbytes.py) while the children check the sides' schemas.
     Nothing is reported before both outcomes are in."""
     with gc_paused():
-        old_from, old_raw = read_raw(old, "OLD")
-        processes = [SideProcess(old_from, old_raw, keys)]  # forked before any thread runs
-        del old_raw  # the child has it; the rows come back as bytes
+        old_from, held = _held(read_raw(old, "OLD"))
+        processes = [SideProcess(old_from, held, keys)]  # forked before any thread runs
         new_error: BakeError | None = None
         sides: list[SideRows | None] = [None, None]
         pairs: list[Change] | None = None
         parsed: list[list[dict[str, Any]]] = [[], []]
         problem: Exception | None = None
         try:
-            new_from, new_raw = read_raw(new, "NEW")
-            processes.append(SideProcess(new_from, new_raw, keys))
-            del new_raw
+            new_from, held = _held(read_raw(new, "NEW"))
+            processes.append(SideProcess(new_from, held, keys))
             counts = [process.count() for process in processes]
             for process in processes:  # the runs match pairs by key: rows that do not line up
                 process.ask(runs=counts[0] != counts[1])

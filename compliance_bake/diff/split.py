@@ -114,7 +114,7 @@ def _asked(request_fd: int) -> bool:  # pragma: no cover - in the child
 
 
 def _child(  # pragma: no cover
-    side: SideSource, raw: bytes, keys: Keys, write_fd: int, request_fd: int
+    side: SideSource, held: list[bytes], keys: Keys, write_fd: int, request_fd: int
 ) -> None:
     """Parse the side and send its row count; authenticate it (which keeps its rows'
     canonical bytes); send the rows (with their runs when the parent asks: the two sides'
@@ -126,6 +126,7 @@ def _child(  # pragma: no cover
     code = 0
     try:
         with os.fdopen(write_fd, "wb") as pipe:
+            raw = held.pop()  # the only reference: freed once parsed
             try:
                 snapshot = parse_snapshot(raw, side.label, side.source)
             except InputError as error:
@@ -205,7 +206,11 @@ class SideProcess:
     or the error that refuses it) and reaps the child: call it once, whatever happened. Each
     step does the ones before it that were skipped, so the child never waits for an answer."""
 
-    def __init__(self, side: SideSource, raw: bytes, keys: Keys) -> None:
+    def __init__(self, side: SideSource, held: list[bytes], keys: Keys) -> None:
+        """`held` holds the side's bytes, and must be their only reference: the child takes
+        them out, and this process lets go of them. (A local variable of the caller's would
+        live on in the child's copy of the caller's frame, pinning a side's size of memory in
+        the child until it ends.)"""
         self.side = side
         read_fd, write_fd = os.pipe()
         request_read, self._request = os.pipe()
@@ -213,7 +218,8 @@ class SideProcess:
         if self._pid == 0:  # pragma: no cover - the child
             os.close(read_fd)
             os.close(self._request)
-            _child(side, raw, keys, write_fd, request_read)
+            _child(side, held, keys, write_fd, request_read)
+        held.clear()  # the child has them; the rows come back as bytes
         os.close(write_fd)
         os.close(request_read)
         self._pipe = os.fdopen(read_fd, "rb")
