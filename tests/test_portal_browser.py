@@ -29,6 +29,7 @@ ARGS = [
 ]
 HOSTILE = '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script>'
 
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
@@ -48,6 +49,15 @@ def _page(browser: Any, path: Path, width: int) -> Any:
     return page
 
 
+def fits_and_shot(page: Any, width: int, name: str) -> None:
+    """The page does not scroll sideways at this width; its screenshot goes to ARTIFACTS."""
+    overflow = page.evaluate(
+        "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0, f"the page scrolls sideways by {overflow}px at {width}px"
+    page.screenshot(path=str(ARTIFACTS / f"{name}-{width}.png"), full_page=True)
+
+
 def _portal(out: Path) -> Path:
     return out / "portal" / "compliance" / "index.html"
 
@@ -58,11 +68,7 @@ def test_a_passing_snapshot_says_pass_at_1280_and_390(browser: Any, baked: Path)
         page = _page(browser, _portal(baked), width)
         banner = page.locator("#verdict")
         assert banner.inner_text().startswith("PASS")
-        overflow = page.evaluate(
-            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-        )
-        assert overflow <= 0, f"the page scrolls sideways by {overflow}px at {width}px"
-        page.screenshot(path=str(ARTIFACTS / f"portal-pass-{width}.png"), full_page=True)
+        fits_and_shot(page, width, "portal-pass")
         page.context.close()
 
 
@@ -84,11 +90,7 @@ def test_a_failing_snapshot_says_fail_and_names_the_zip_window(
         assert text.startswith("FAIL") and "zip-window" in text
         assert "(1/1 plays)" in text and "violate" in text
         assert page.locator("#deep-audit").count() == 1
-        overflow = page.evaluate(
-            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-        )
-        assert overflow <= 0, f"the page scrolls sideways by {overflow}px at {width}px"
-        page.screenshot(path=str(ARTIFACTS / f"portal-fail-{width}.png"), full_page=True)
+        fits_and_shot(page, width, "portal-fail")
         page.context.close()
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from compliance_bake.report.portal import render_portal
 from compliance_bake.report.portal_previous import seal
 from tests.conftest import SECRET
-from tests.test_portal_browser import ARTIFACTS, HOSTILE, _page
+from tests.test_portal_browser import ARTIFACTS, HOSTILE, _page, fits_and_shot
 from tests.test_portal_browser import browser as browser  # noqa: F401 - the fixture
 from tests.test_portal_previous import EXTRA, PORTAL, _predicate
 from tests.test_portal_previous import pair as pair  # noqa: F401 - the fixture
@@ -28,11 +28,7 @@ def test_the_section_shows_the_decision_at_1280_and_390(browser: Any, pair: Any)
         assert cells == ["NJ", EXTRA, "allow \u2192 block", "allow \u2192 block",
                          "active \u2192 none", "yes"]  # fmt: skip
         assert page.locator("#previous-unauthenticated").count() == 0
-        overflow = page.evaluate(
-            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
-        )
-        assert overflow <= 0, f"the page scrolls sideways by {overflow}px at {width}px"
-        page.screenshot(path=str(ARTIFACTS / f"portal-previous-{width}.png"), full_page=True)
+        fits_and_shot(page, width, "portal-previous")
         page.context.close()
 
 
