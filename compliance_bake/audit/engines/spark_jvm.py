@@ -79,15 +79,15 @@ def _key() -> str | None:
     """One archive per pyspark and Java installation: the JVM checks the class path and the
     JDK itself, and maps nothing that does not match."""
     java = java_executable()
+    if java is None:
+        return None
     try:
         import pyspark
 
         jars = Path(pyspark.__file__).parent / "jars"
-        identity = [pyspark.__version__, str(jars), str(os.stat(jars).st_mtime_ns)]
-        if java is None:
-            return None
         real = os.path.realpath(java)
         found = os.stat(real)
+        identity = [pyspark.__version__, str(jars), str(os.stat(jars).st_mtime_ns)]
         identity += [real, str(found.st_size), str(found.st_mtime_ns)]
     except (ImportError, OSError):
         return None
@@ -108,10 +108,10 @@ def _digest(path: Path) -> str:
 
 
 def _intact(final: Path) -> bool:
-    """The archive holds the bytes it held when it was promoted (its SHA-256 beside it)."""
+    """The archive holds the bytes it held when it was promoted, whole (its SHA-256 beside it)."""
     try:
         recorded = final.with_suffix(".sha256").read_text(encoding="ascii").strip()
-        return _whole(final) and _digest(final) == recorded
+        return _digest(final) == recorded
     except OSError:
         return False
 
@@ -155,25 +155,25 @@ def driver_jvm(class_archive: bool = True) -> DriverJvm:
     """The options for a local driver: the log configuration, the JIT's thresholds, and the
     class-data archive (mapped when there is a whole one, else written at exit when none is
     being written)."""
-    logging = " ".join((f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}", *LUKEWARM))
+    base = " ".join((f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}", *LUKEWARM))
     key = _key() if class_archive else None
     if key is None:
-        return DriverJvm(logging)
+        return DriverJvm(base)
     folder = user_cache_dir()
     if any(c.isspace() or c in "\"'\\" for c in str(folder)):
-        return DriverJvm(logging)  # the options are split on spaces: keep to plain paths
+        return DriverJvm(base)  # the options are split on spaces: keep to plain paths
     try:
         folder.mkdir(parents=True, exist_ok=True)
         archive, writing = _settle(folder, key)
     except OSError:
-        return DriverJvm(logging)
+        return DriverJvm(base)
     if archive is not None:
         mapped = (f"-XX:SharedArchiveFile={archive}", f"-XX:ErrorFile={folder}/hs_err_pid%p.log")
-        return DriverJvm(" ".join((logging, *mapped, *_QUIET)), archive)
+        return DriverJvm(" ".join((base, *mapped, *_QUIET)), archive)
     if writing or not os.access(folder, os.W_OK):
-        return DriverJvm(logging)
+        return DriverJvm(base)
     part = folder / f"{_PREFIX}{key}.{uuid.uuid4().hex}.part"
-    return DriverJvm(" ".join((logging, f"-XX:ArchiveClassesAtExit={part}", *_QUIET)))
+    return DriverJvm(" ".join((base, f"-XX:ArchiveClassesAtExit={part}", *_QUIET)))
 
 
 def drop_archive(archive: Path) -> None:
