@@ -51,9 +51,10 @@ def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
 
 
 def run_cli(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI as a separate process."""
+    """Run the real CLI as a separate process (a generous timeout: a local Spark run starts a
+    JVM, and the first one also writes its class-data archive before the pipes close)."""
     full_env = dict(os.environ) if env is None else env
     return subprocess.run(
         [sys.executable, "-m", "compliance_bake", *args],
@@ -61,7 +62,7 @@ def run_cli(
         text=True,
         env=full_env,
         cwd=cwd,
-        timeout=120,
+        timeout=timeout,
     )
 
 

@@ -22,6 +22,7 @@ from tests.conftest import run_cli
 
 KEY = "0123456789abcdef"
 NOW = "2026-11-22T04:06:00Z"
+JVM_SECONDS = 900  # a JVM that writes a 180 MB archive on a loaded machine takes minutes
 
 
 @pytest.fixture
@@ -150,7 +151,7 @@ print(json.dumps({"mapped": "spark-classes-" in maps, "java": len(java),
 def _probe(env: dict[str, str], cwd: Path) -> dict[str, object]:
     done = subprocess.run(
         [sys.executable, "-c", PROBE, NOW], capture_output=True, text=True, env=env, cwd=cwd,
-        timeout=300,
+        timeout=JVM_SECONDS,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -172,7 +173,7 @@ def test_a_real_jvm_writes_the_archive_maps_it_next_time_and_survives_damage(
     first = run_cli(
         "audit", "deep", "--plays", plays, "--now", NOW, "--engine", "spark",
         "--spark-master", "local[1]", "--json", "--out", str(tmp_path / "out"), env=env,
-        cwd=tmp_path,
+        cwd=tmp_path, timeout=JVM_SECONDS,
     )  # fmt: skip
     # run_cli returns when the pipes close: after the JVM has written the archive and exited.
     assert first.returncode in (0, 1), first.stderr

@@ -87,12 +87,13 @@ def test_a_local_spark_audit_keeps_stderr_to_its_own_lines(tmp_path: Path) -> No
     # A cache folder of its own: the first local run also writes the class-data archive at exit
     # (audit/engines/spark_jvm.py), and that must be quiet too.
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
-    quiet = run_cli(*base, "--out", str(tmp_path / "a"), *spark, env=env)
+    quiet = run_cli(*base, "--out", str(tmp_path / "a"), *spark, env=env, timeout=900)
     assert quiet.returncode == 0, quiet.stderr
     assert not [line for line in quiet.stderr.splitlines() if any(n in line for n in noise)]
     own = run_cli(
         *base, "--out", str(tmp_path / "b"), *spark,
         "--spark-conf", "spark.driver.extraJavaOptions=-Dcompliance.bake.test=1", env=env,
+        timeout=900,
     )  # fmt: skip
     assert own.returncode == 0, own.stderr
     assert [line for line in own.stderr.splitlines() if any(n in line for n in noise)]
