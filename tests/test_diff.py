@@ -423,3 +423,28 @@ def test_url_sides_against_serve_on_loopback(tmp_path: Path) -> None:
     gone = invoke("diff", f"http://127.0.0.1:{port}/api/compliance", str(old))
     assert gone.exit_code == 3 and "OLD http://127.0.0.1:" in gone.stderr
     assert "Traceback" not in gone.stderr
+
+
+def test_sides_parsed_in_pieces_give_the_same_report(
+    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The diff's sides are parsed in pieces when large (inputs/jsonpieces.py): the same
+    report as one parse, here with pieces of 300 bytes, so a small bake is cut many times."""
+    from compliance_bake.inputs import jsonpieces
+
+    revoked = bake(fixtures_with(tmp_path, "revoked", _revoke), tmp_path / "revoked-out")
+    whole = diff_json(str(base), str(revoked))
+    cut: list[int] = []
+    real = jsonpieces._cuts
+
+    def counted(*args: Any) -> list[int]:
+        found = real(*args)
+        cut.append(len(found))
+        return found
+
+    monkeypatch.setattr(jsonpieces, "MIN_BYTES", 0)
+    monkeypatch.setattr(jsonpieces, "PIECE_BYTES", 300)
+    monkeypatch.setattr(jsonpieces, "_cuts", counted)
+    assert diff_json(str(base), str(revoked)) == whole
+    assert len(cut) == 2 and min(cut) > 3  # both sides were read in pieces
+    assert whole[0] == 1 and whole[1]["counts"]["decision"] > 0

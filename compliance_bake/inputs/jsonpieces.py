@@ -37,11 +37,13 @@ MIN_BYTES = 4 * PIECE_BYTES  # below this, one parse: its peak is small anyway
 
 
 def loads_in_pieces(
-    raw: bytes, key: bytes = b"rows", piece_bytes: int = PIECE_BYTES, min_bytes: int = MIN_BYTES
+    raw: bytes, key: bytes = b"rows", piece_bytes: int | None = None, min_bytes: int | None = None
 ) -> Any:
-    """`orjson.loads(raw)`, parsed in pieces of about `piece_bytes` when `raw` (of `min_bytes`
-    or more) holds a large array of `key` in the pretty layout (see the module's docstring);
-    otherwise in one parse."""
+    """`orjson.loads(raw)`, parsed in pieces of about `piece_bytes` (PIECE_BYTES) when `raw`,
+    of `min_bytes` (MIN_BYTES) or more, holds a large array of `key` in the pretty layout (see
+    the module's docstring); otherwise in one parse."""
+    piece_bytes = piece_bytes or PIECE_BYTES  # read at each call: the tests set both small
+    min_bytes = MIN_BYTES if min_bytes is None else min_bytes
     if len(raw) >= max(min_bytes, 2 * piece_bytes):
         found = _in_pieces(raw, key, piece_bytes)
         if found is not None:
