@@ -17,6 +17,7 @@ from sqlglot import exp
 from compliance_bake.audit.sql import (
     COUNTS_SQL,
     DUCKDB,
+    EXACT_FORM,
     SPARK,
     VIOLATION_ORDER,
     VIOLATIONS_OUT_SQL,
@@ -47,10 +48,11 @@ def _spelling(duck: exp.Expression, spark: exp.Expression) -> str | None:
     pair = (_name(duck), _name(spark))
     if pair == ("epoch_us", "UnixMicros"):
         return "epoch_us -> unix_micros"
-    if pair == ("try_strptime", "try_to_timestamp"):
-        fmt = (duck.expressions[1].this, spark.expressions[1].this)
-        assert fmt == ("%Y-%m-%dT%H:%M:%S.%gZ", "yyyy-MM-dd'T'HH:mm:ss.SSS'Z'")
-        return "try_strptime -> try_to_timestamp (Java pattern)"
+    if pair == ("try_strptime", "TryCast"):
+        assert duck.expressions[1].this == "%Y-%m-%dT%H:%M:%S.%gZ"
+        slow = sqlglot.parse_one(f"try_cast(x AS {SPARK.instant})", read="spark")
+        assert spark.to == slow.to  # the slow path's own cast
+        return "try_strptime -> try_cast AS TIMESTAMP (after the exact form's regex)"
     if pair == ("RegexpFullMatch", "RegexpLike"):
         regex, anchored = duck.expression.this, spark.expression.this
         assert anchored == "^(?:" + regex + ")\\z", anchored
@@ -78,7 +80,7 @@ def _walk(duck: Any, spark: Any, path: str, met: set[str]) -> None:
             if found.startswith(("epoch_us", "try_strptime")):
                 # The same argument inside: the column, or the cast/parse of it.
                 inner_d = duck.expressions[0] if isinstance(duck, exp.Anonymous) else duck.this
-                inner_s = spark.this if isinstance(spark, exp.UnixMicros) else spark.expressions[0]
+                inner_s = spark.this
                 _walk(inner_d, inner_s, path + "/arg", met)
             return
         assert type(duck) is type(spark), f"{path}: {_name(duck)} != {_name(spark)}"
@@ -97,7 +99,7 @@ LISTED = {
     "AS NOT MATERIALIZED dropped",
     "the fast path's shape check",
     "epoch_us -> unix_micros",
-    "try_strptime -> try_to_timestamp (Java pattern)",
+    "try_strptime -> try_cast AS TIMESTAMP (after the exact form's regex)",
     "regexp_full_match -> RLIKE anchored with \\z",
 }
 
@@ -137,7 +139,7 @@ def test_the_portable_rules_are_in_the_shared_text() -> None:
     for dialect in (DUCKDB, SPARK):
         text = audit_query(dialect, PLAYS)
         assert "18:00" in text and "2[0-3]):[0-5][0-9]))" not in text  # offsets within +-18:00
-    # Spark's formatter ignores case: its fast path checks the `T` and the `Z` itself.
+    # Spark's fast path is the exact form's regex (case included: `T` and `Z`), then the cast.
     spark = audit_query(SPARK, PLAYS)
-    assert "substr(enriched_at, 11, 1) = 'T'" in spark
-    assert "substr(enriched_at, 24, 1) = 'Z'" in spark
+    assert f"enriched_at RLIKE '^(?:{EXACT_FORM})\\\\z'" in spark
+    assert "try_cast(enriched_at AS TIMESTAMP)" in spark

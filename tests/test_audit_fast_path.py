@@ -1,5 +1,5 @@
-"""The fast path of the `enriched_at` parse (audit/sql.py) is only a shortcut: on DuckDB, for
-every text, the audit's instant is the one the strict regex and the cast give alone.
+"""The fast path of the `enriched_at` parse (audit/sql.py) is only a shortcut: on DuckDB and on
+Spark, for every text, the audit's instant is the one the strict regex and the cast give alone.
 
 The texts are the exact form and derandomised mutations of it (a character replaced, inserted
 or deleted, from an alphabet of digits, blanks, separators, other letters' cases and a
@@ -9,10 +9,13 @@ non-ASCII letter), plus the near misses the shape check was written against.
 from __future__ import annotations
 
 import random
+import re
+from typing import Any
 
 import duckdb
+import pytest
 
-from compliance_bake.audit.sql import DUCKDB, INSTANT, audit_query
+from compliance_bake.audit.sql import DUCKDB, EXACT_FORM, INSTANT, SPARK, audit_query
 
 FORMS = (
     "2026-11-20T10:00:01.250Z",
@@ -80,3 +83,77 @@ def test_the_fast_path_gives_what_the_regex_and_the_cast_give() -> None:
     assert set(FORMS) <= parsed  # the forms parse
     assert len(parsed) > 1_000  # and the mutations reach valid instants, not only refusals
     assert parsed.isdisjoint(NEAR[:7])  # no near miss is read as an instant
+
+
+def test_the_exact_form_admits_only_what_the_strict_regex_admits() -> None:
+    """Spark's fast path is EXACT_FORM then the slow path's own cast: it gives what the slow
+    path gives only if every text EXACT_FORM matches, INSTANT matches too."""
+    texts = [*FORMS, *NEAR, *_mutations(50_000)]
+    exact = [t for t in texts if re.fullmatch(EXACT_FORM, t)]
+    assert set(FORMS) <= set(exact) and len(exact) > 1_000
+    assert [t for t in exact if not re.fullmatch(INSTANT, t)] == []
+    for near in (
+        "2026-11-20T10:00:00.000z",
+        "2026-11-20t10:00:00.000Z",
+        "2026-11-20T24:00:00.000Z",
+    ):
+        assert re.fullmatch(EXACT_FORM, near) is None
+
+
+EMPTY_RELATIONS = {
+    "zips": "CAST(NULL AS STRING) AS zip, CAST(NULL AS STRING) AS state",
+    "states": "CAST(NULL AS STRING) AS state, CAST(NULL AS BOOLEAN) AS regulated",
+    "licences": "CAST(NULL AS STRING) AS partner, CAST(NULL AS STRING) AS state",
+}
+
+
+def _spark_rows(spark: Any, texts: list[str]) -> list[Any]:
+    nulls = ", ".join(
+        f"CAST(NULL AS STRING) AS {c}"
+        for c in ("play_id", "partner", "state", "zip", "placed_at", "wager_type", "stake", "raw")
+    )
+    plays = (
+        f"SELECT CAST(NULL AS BIGINT) AS line, {nulls}, false AS malformed, enriched_at "
+        "FROM fast_path_texts"
+    )
+    query = audit_query(SPARK, plays, "SELECT enriched_at, enriched_us FROM parsed")
+    slow = (
+        f"CASE WHEN {SPARK.full_match('enriched_at', INSTANT)} "
+        "THEN unix_micros(try_cast(enriched_at AS TIMESTAMP)) END"
+    )
+    rows: list[Any] = spark.sql(
+        f"SELECT p.enriched_at, p.enriched_us, {slow} AS slow FROM ({query}) p",
+        args={"since_us": 0, "now_us": 0},
+    ).collect()
+    return rows
+
+
+@pytest.mark.spark
+def test_on_spark_the_fast_path_gives_what_the_regex_and_the_cast_give(
+    spark_session: Any,
+) -> None:
+    texts = [*FORMS, *NEAR, *_mutations(5_000)]
+    frame = spark_session.createDataFrame([(t,) for t in texts], "enriched_at STRING")
+    frame.createOrReplaceTempView("fast_path_texts")
+    # Spark resolves every CTE of the query, used or not: the reference relations, empty.
+    for view, columns in EMPTY_RELATIONS.items():
+        spark_session.sql(f"SELECT {columns} WHERE false").createOrReplaceTempView(view)
+    try:
+        rows = _spark_rows(spark_session, texts)
+    finally:
+        for view in ("fast_path_texts", *EMPTY_RELATIONS):
+            spark_session.catalog.dropTempView(view)
+    assert len(rows) == len(texts)
+    assert [tuple(r) for r in rows if r[1] != r[2]] == []
+    parsed = {r[0] for r in rows if r[1] is not None}
+    assert set(FORMS) <= parsed and len(parsed) > 100
+    assert parsed.isdisjoint(NEAR[:7])
+    duck = duckdb.connect()
+    duck.execute("SET TimeZone = 'UTC'")
+    query = audit_query(
+        DUCKDB,
+        "SELECT false AS malformed, unnest($texts) AS enriched_at",
+        "SELECT enriched_at, enriched_us FROM parsed",
+    )
+    on_duckdb = dict(duck.execute(query, {"texts": texts, "since_us": 0, "now_us": 0}).fetchall())
+    assert {r[0]: r[1] for r in rows} == on_duckdb  # the same instants on both engines
