@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from compliance_bake.cli.phases import err_console
-from compliance_bake.cli.terminal import count, previous_lines, safe, width
+from compliance_bake.cli.terminal import clipped, count, previous_lines, safe, width
 
 if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
@@ -189,7 +189,7 @@ def audit_report(result: AuditResult) -> None:
             play = v.play_id if v.play_id is not None else f"line {v.line or '?'}"
             first.add_row(
                 *(
-                    safe(x) if isinstance(x, str) else ""
+                    clipped(x) if isinstance(x, str) else ""
                     for x in (v.reason.value, play, v.partner, v.state, v.zip, v.enriched_at)
                 )
             )

@@ -27,6 +27,18 @@ def safe(value: object) -> str:
     return escape(plain(value))
 
 
+CELL_CHARS = 64  # of one value in a table row: a play's field can be megabytes
+
+
+def clipped(value: object, limit: int = CELL_CHARS) -> str:
+    """safe(value), cut after `limit` characters with how many it has (the report file keeps
+    the value whole): a 50 MB play id must not fill the operator's terminal."""
+    text = "" if value is None else str(value)
+    if len(text) <= limit:
+        return safe(text)
+    return safe(f"{text[:limit]}… ({len(text):,} characters; whole in the report)")
+
+
 def count(n: int) -> str:
     """A count for people: thousands separators (1,234,567)."""
     return f"{n:,}"
