@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from compliance_bake.inputs.jsonpieces import loads_in_pieces
 from compliance_bake.inputs.schemas import SchemaViolation
 from compliance_bake.progress import Phases
 from compliance_bake.report import layout
@@ -170,7 +171,7 @@ def start(out_dir: Path, reads: files.Reads, reader: ThreadPoolExecutor) -> Ahea
         reader.shutdown(wait=False)  # the thread ends with its work
         return None
     try:
-        value = orjson.loads(raw)  # while the thread reads the other files
+        value = loads_in_pieces(raw)  # while the thread reads the other files (a third of the peak)
     except (orjson.JSONDecodeError, TypeError, MemoryError):
         value = None
     if not isinstance(value, dict):  # not a snapshot: nothing to check beside
