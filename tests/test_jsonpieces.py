@@ -155,3 +155,31 @@ def test_layout_tokens_inserted_read_the_same(tokens: list[bytes]) -> None:
         at = (len(raw) * (number + 1)) // (len(tokens) + 1)
         raw = raw[:at] + token + raw[at:]
     assert _pieces(raw) == _outcome(raw)
+
+
+def test_a_document_nested_to_orjsons_limit_outside_the_rows_is_read() -> None:
+    """The search for the array's holder walks the rest of the document with a stack of its
+    own: nesting past Python's recursion limit (and within orjson's) is read, not a crash."""
+    raw = dumps_pretty({"deep": 1, "shadow": {"rows": _rows(60)}})
+    for depth in (1010, 1022, 1023):
+        deep = b"[" * depth + b"]" * depth
+        edited = raw.replace(b'"deep": 1', b'"deep": ' + deep, 1)
+        assert jsonpieces._in_pieces(edited, b"rows", SMALL) is not None, depth
+        assert _pieces(edited)[0] == _outcome(edited)[0] == "value", depth
+
+
+def test_documents_made_of_brackets_are_one_parse_without_a_long_search(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past MAX_BRACKETS brackets, or MAX_ARRAYS arrays of the key, the pieces are not tried."""
+    monkeypatch.setattr(jsonpieces, "MAX_BRACKETS", 50)
+    rows = [{"state": "MA", "tags": [1, 2]} for _ in range(60)]  # a `[` and `]` in every row
+    raw = dumps_pretty({"shadow": {"rows": rows}, "after": [3]})
+    assert jsonpieces._largest_array(raw, b"rows") is None  # 60 brackets to look at
+    assert _pieces(raw) == _outcome(raw)
+    many = dumps_pretty({f"k{i}": {"rows": [i, i]} for i in range(20)} | {"x": {"rows": _rows(9)}})
+    monkeypatch.setattr(jsonpieces, "MAX_BRACKETS", 10_000)
+    assert jsonpieces._largest_array(many, b"rows") is None  # 21 arrays of `rows`
+    assert _pieces(many) == _outcome(many)
+    monkeypatch.setattr(jsonpieces, "MAX_ARRAYS", 21)
+    assert jsonpieces._largest_array(many, b"rows") is not None

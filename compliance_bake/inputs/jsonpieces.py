@@ -34,6 +34,10 @@ import orjson
 
 PIECE_BYTES = 8 * 1024 * 1024
 MIN_BYTES = 4 * PIECE_BYTES  # below this, one parse: its peak is small anyway
+# Brackets looked at in the search for the array before giving up (one parse then): the pretty
+# snapshot has a few dozen; a document made of brackets must not make the search quadratic.
+MAX_BRACKETS = 10_000
+MAX_ARRAYS = 16  # arrays of `key` measured (each a search for its `]`, MAX_BRACKETS at most)
 
 
 def loads_in_pieces(
@@ -58,8 +62,14 @@ def _largest_array(raw: bytes, key: bytes) -> tuple[int, int, bytes] | None:
     marker = b'"' + key + b'": '
     best: tuple[int, int, bytes] | None = None
     at = raw.find(b"[")  # memchr, then checked: a longer needle is searched far slower
-    while at >= 0:
+    arrays = 0
+    for _ in range(MAX_BRACKETS):
+        if at < 0:
+            return best
         if raw.startswith(marker, at - len(marker)) and raw.startswith(b"\n", at + 1):
+            arrays += 1
+            if arrays > MAX_ARRAYS:
+                return None
             line = raw.rfind(b"\n", 0, at) + 1
             indent = raw[line : at - len(marker)]
             start = at + 2
@@ -67,7 +77,7 @@ def _largest_array(raw: bytes, key: bytes) -> tuple[int, int, bytes] | None:
             if end > start and (best is None or end - start > best[1] - best[0]):
                 best = (start, end, indent)
         at = raw.find(b"[", at + 1)
-    return best
+    return None  # too many to look at
 
 
 def _closing(raw: bytes, start: int, newline_indent: bytes) -> int:
@@ -75,7 +85,9 @@ def _closing(raw: bytes, start: int, newline_indent: bytes) -> int:
     newline and indent; -1 if none. (`]` is found by memchr: a search for the newline first
     would stop at every line.)"""
     at = raw.find(b"]", start)
-    while at >= 0:
+    for _ in range(MAX_BRACKETS):
+        if at < 0:
+            break
         if raw.startswith(newline_indent, at - len(newline_indent)):
             return at - len(newline_indent)
         at = raw.find(b"]", at + 1)
@@ -97,21 +109,20 @@ def _cuts(raw: bytes, start: int, end: int, closing: bytes, piece_bytes: int) ->
     return cuts
 
 
-def _holder(value: Any, mark: str, depth: int = 1) -> tuple[list[Any], int] | None:
-    """The array holding `mark` (as its only element) and its depth, or None."""
-    if isinstance(value, list):
-        if len(value) == 1 and value[0] == mark and type(value[0]) is str:
-            return value, depth
-        items: Any = value
-    elif isinstance(value, dict):
-        items = value.values()
-    else:
-        return None
-    for item in items:
-        if isinstance(item, list | dict):
-            found = _holder(item, mark, depth + 1)
-            if found is not None:
-                return found
+def _holder(document: Any, mark: str) -> tuple[list[Any], int] | None:
+    """The array holding `mark` as its only element, and its depth (the document's is 1), or
+    None. Walked with a stack of its own: the document may nest as deep as orjson reads (1,024
+    levels), past Python's recursion limit."""
+    stack: list[tuple[Any, int]] = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, list):
+            if len(value) == 1 and type(value[0]) is str and value[0] == mark:
+                return value, depth
+            items: Any = value
+        else:
+            items = value.values()
+        stack.extend((item, depth + 1) for item in items if isinstance(item, list | dict))
     return None
 
 
