@@ -144,7 +144,10 @@ def _in_pieces(raw: bytes, key: bytes, piece_bytes: int) -> tuple[Any] | None:
     opening, closing = b"[" * depth, b"]" * depth
     elements: list[Any] = []
     begin, view = start, memoryview(raw)
-    for cut in [*_cuts(raw, start, end, b"\n" + indent + b"  },", piece_bytes), end]:
+    cuts = _cuts(raw, start, end, b"\n" + indent + b"  },", piece_bytes)
+    if not cuts:
+        return None  # one piece would only copy the array: one parse is cheaper
+    for cut in [*cuts, end]:
         try:
             piece = orjson.loads(b"".join((opening, view[begin:cut], closing)))
         except orjson.JSONDecodeError:
