@@ -28,7 +28,7 @@ from compliance_bake.diff.sides import (
     SideSource,
     authenticate,
     check_side,
-    validate_side,
+    schema_refusal,
 )
 from compliance_bake.errors import InputError
 
@@ -44,14 +44,6 @@ def _outcome(snapshot: dict[str, Any], side: SideSource, keys: Keys) -> Outcome:
         return check_side(snapshot, side, keys)
     except InputError as error:
         return error
-
-
-def _validity(snapshot: dict[str, Any], side: SideSource) -> InputError | None:
-    try:
-        validate_side(snapshot, side)
-    except InputError as error:
-        return error
-    return None
 
 
 def _in_child(write_fd: int, job: Callable[[], Outcome | None]) -> None:
@@ -115,7 +107,7 @@ def check_beside(
     if not hasattr(os, "fork") or side.size < min_bytes:
         found = _outcome(snapshot, side, keys)
         return lambda: found
-    validity = _fork(lambda: _validity(snapshot, side))
+    validity = _fork(lambda: schema_refusal(snapshot, side))
     authenticity = _fork(lambda: authenticate(snapshot, keys, side.folder))
 
     def outcome() -> Outcome:

@@ -173,6 +173,15 @@ def validate_side(snapshot: dict[str, Any], side: SideSource) -> None:
         )
 
 
+def schema_refusal(snapshot: dict[str, Any], side: SideSource) -> InputError | None:
+    """`validate_side`'s refusal as a value (None: a snapshot), for a child to send back."""
+    try:
+        validate_side(snapshot, side)
+    except InputError as error:
+        return error
+    return None
+
+
 def check_side(snapshot: dict[str, Any], side: SideSource, keys: Keys) -> Authenticity:
     """Schema-validate (InputError if it is not a snapshot), then authenticate."""
     validate_side(snapshot, side)

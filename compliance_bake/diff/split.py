@@ -34,7 +34,7 @@ from compliance_bake.diff.sides import (
     SideSource,
     authenticate,
     parse_snapshot,
-    validate_side,
+    schema_refusal,
 )
 from compliance_bake.errors import EXIT_INTERNAL, BakeError, InputError, TargetError
 
@@ -88,14 +88,6 @@ def _said(problem: InputError) -> bytes:
     return _frame(json.dumps(said).encode())
 
 
-def _problem(snapshot: dict[str, Any], side: SideSource) -> InputError | None:
-    try:
-        validate_side(snapshot, side)
-    except InputError as error:
-        return error
-    return None
-
-
 _UNKNOWN = 2**64 - 1  # the row count of a side that is not a snapshot
 
 
@@ -145,7 +137,7 @@ def _child(  # pragma: no cover
             pipe.writelines(_rows_message(snapshot, keep, _asked(request_fd)))
             pipe.flush()  # read as soon as it is sent
             del keep
-            problem = _problem(snapshot, side)  # while the parent compares the rows
+            problem = schema_refusal(snapshot, side)  # while the parent compares the rows
             if problem is not None:
                 pipe.write(_said(problem))
                 return
