@@ -27,7 +27,7 @@ numbers, strings and UTF-8 are each read within one piece, as the whole parse re
 
 from __future__ import annotations
 
-import secrets
+import os
 from typing import Any
 
 import orjson
@@ -132,7 +132,7 @@ def _in_pieces(raw: bytes, key: bytes, piece_bytes: int) -> tuple[Any] | None:
     if span is None:
         return None
     start, end, indent = span
-    mark = secrets.token_hex(16)
+    mark = os.urandom(16).hex()
     try:
         document = orjson.loads(b'%b"%b"%b' % (raw[:start], mark.encode(), raw[end:]))
     except orjson.JSONDecodeError:
