@@ -66,7 +66,7 @@ con.execute("SET TimeZone = 'UTC'")
 con.execute("SET enable_progress_bar = false")
 con.execute(
     "CREATE TABLE zips AS SELECT unnest($1::VARCHAR[]) AS zip, unnest($2::VARCHAR[]) AS state",
-    [list(index.places), [p.state for p in index.places.values()]],
+    list(index.zip_states()),
 )
 read = (
     f"read_csv('{path}', header = true, all_varchar = true)" if path.endswith(".csv")
@@ -93,8 +93,8 @@ import pandas as pd
 from compliance_bake.inputs.zipindex import zip_index
 path, since, now = sys.argv[1], sys.argv[2], sys.argv[3]
 index = zip_index()
-states = [p.state for p in index.places.values()]
-zips = pd.DataFrame({"zip": list(index.places), "zip_state": states})
+codes, states = index.zip_states()
+zips = pd.DataFrame({"zip": codes, "zip_state": states})
 if path.endswith(".csv"):
     plays = pd.read_csv(path, dtype=str, keep_default_na=False)
 else:

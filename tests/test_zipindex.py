@@ -104,3 +104,13 @@ def test_an_unwritable_cache_folder_costs_only_speed(
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["places"] == database
     assert blocker.read_text() == "a file where the cache folder would be\n"
+
+
+def test_the_audits_zip_columns_are_the_places_zips_and_states() -> None:
+    from compliance_bake.inputs.zipindex import zip_index
+
+    index = zip_index()
+    zips, states = index.zip_states()
+    assert zips == list(index.places)
+    assert states == [place.state for place in index.places.values()]
+    assert len(set(zips)) == len(zips) > 40_000  # one row per ZIP: a join meets each play once

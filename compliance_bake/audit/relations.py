@@ -13,6 +13,7 @@ def reference_relations(registry: LicenceRegistry) -> Relations:
     from compliance_bake.inputs.zipindex import zip_index
 
     index = zip_index()
+    zips, zip_states = index.zip_states()
     regulated = set(registry.regulated_states)
     jurisdictions = sorted(index.jurisdictions | regulated)
     pairs = [
@@ -22,8 +23,8 @@ def reference_relations(registry: LicenceRegistry) -> Relations:
         if status == LICENCE_ACTIVE
     ]
     return Relations(
-        zips=list(index.places),
-        zip_states=[p.state for p in index.places.values()],
+        zips=zips,
+        zip_states=zip_states,
         states=jurisdictions,
         regulated=[c in regulated for c in jurisdictions],
         licence_partners=[p for p, _ in pairs],

@@ -6,7 +6,8 @@ database in the user's cache folder when there is one (`inputs/zipcache.py`: abo
 where the package's own database costs about 0.5 s to load and list), else from the package,
 which then leaves such a copy for the next process. Every caller (the fixture checks, the audit,
 the generators) reads the one index, so nothing is built twice; the ZipPlace of every ZIP is
-built only when a caller asks for all of them (`places`, `by_state`).
+built only when a caller asks for all of them (`places`, `by_state`); the audit asks for the
+ZIPs and their states alone (`zip_states`).
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ class ZipIndex:
         if found is None:
             return None
         return ZipPlace(zip_code, *found, tuple(self._acceptable.get(zip_code, ())))
+
+    def zip_states(self) -> tuple[list[str], list[str]]:
+        """Every ZIP and its state, in the order of `places`, without building a ZipPlace for
+        each: the audit's `zips` relation (about 5 ms, where `places` takes about 50 ms)."""
+        return list(self._where), [state for state, _ in self._where.values()]
 
     @cached_property
     def places(self) -> dict[str, ZipPlace]:
