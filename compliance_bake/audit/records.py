@@ -14,8 +14,9 @@ over blocks of 256 KiB, which releases the GIL), other lines one by one (about 2
 searched: the count takes about 0.3 s of CPU per GB, where fresh 16 MiB chunks took 0.43 s alone
 and 0.8 s beside DuckDB's reader (each new chunk is new memory for the kernel to map, and each
 search of it went back to main memory); `bytes.count` and a regex for blank lines took 1.4 s.
-Records longer than `RECORD_LIMIT` are listed with their line and byte range: `without_oversized` copies the file with
-each of them blanked out, so that a reader never meets a record past its limit.
+Records longer than `RECORD_LIMIT` are listed with their line and byte range:
+`without_oversized` copies the file with each of them blanked out, so that a reader never meets a
+record past its limit.
 """
 
 from __future__ import annotations
