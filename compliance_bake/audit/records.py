@@ -28,7 +28,7 @@ import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 RECORD_LIMIT = 64 << 20  # bytes, line feed included; the reader takes records up to this size
 CHUNK = 1 << 20  # bytes read at a time (module docstring)
@@ -39,6 +39,15 @@ _WHOLE_LINE = re.compile(_FIELD + rb"(?:," + _FIELD + rb")*")
 FEED_BLOCK = 1 << 18  # bytes `line_feeds` looks at in one step (numpy arrays stay in cache)
 # Where a line's record may start or end in quotes: then it is walked quote by quote.
 _FIELD_START, _UNQUOTED, _QUOTED, _QUOTE_PENDING = range(4)
+
+
+Chunk = bytes | bytearray  # what the scanner is fed: it keeps no reference to it
+
+
+class ReadsInto(Protocol):
+    """A binary stream read into a buffer (a file opened "rb", io.BytesIO, standard input)."""
+
+    def readinto(self, buffer: bytearray, /) -> int | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +74,7 @@ class RecordCount:
     nul: bool  # a NUL byte anywhere in the file
 
 
-def line_feeds(data: bytes, begin: int, end: int, block: int = FEED_BLOCK) -> int | None:
+def line_feeds(data: Chunk, begin: int, end: int, block: int = FEED_BLOCK) -> int | None:
     """How many line feeds `data[begin:end]` holds, or None when a blank line (`\\n\\n` or
     `\\n\\r\\n`) is in it: numpy over blocks of `block` bytes, each looking 2 bytes past its end."""
     if end <= begin:
@@ -114,7 +123,7 @@ class RecordScanner:
         self.start, self.start_line, self.blank = end, self.line + 1, True
         self.state = _FIELD_START
 
-    def _walk(self, text: bytes) -> None:
+    def _walk(self, text: Chunk) -> None:
         """Carry the quoting state over `text` (part of one physical line, no line feed)."""
         if not self.quoting:
             return
@@ -146,7 +155,7 @@ class RecordScanner:
             state, i = _FIELD_START, j + 1
         self.state = state
 
-    def _piece(self, text: bytes) -> None:
+    def _piece(self, text: Chunk) -> None:
         """Bytes of the current physical line, without its line feed."""
         if self.blank and text.strip(b"\r"):
             self.blank = False
@@ -163,7 +172,7 @@ class RecordScanner:
             self._end_record(self.offset)
         self.line += 1
 
-    def _plain_lines(self, data: bytes, begin: int, end: int, feeds: int) -> None:
+    def _plain_lines(self, data: Chunk, begin: int, end: int, feeds: int) -> None:
         """Whole lines `data[begin:end]` (ending in a line feed, `feeds` of them), each one
         record: no quote, no blank line, and the first starts a record."""
         skip = 1 if self.header else 0
@@ -185,7 +194,7 @@ class RecordScanner:
         self.line += feeds
         self.start, self.start_line, self.blank = self.offset, self.line, True
 
-    def _lines(self, data: bytes, begin: int, end: int) -> None:
+    def _lines(self, data: Chunk, begin: int, end: int) -> None:
         """Whole lines `data[begin:end]`, in bulk where they are plain."""
         plain = (
             self.state == _FIELD_START
@@ -214,7 +223,7 @@ class RecordScanner:
             self._line_feed()
             i = j + 1
 
-    def feed(self, data: bytes) -> None:
+    def feed(self, data: Chunk) -> None:
         if not self.nul and data.find(b"\0") >= 0:
             self.nul = True
         first = data.find(b"\n")
@@ -237,7 +246,7 @@ class RecordScanner:
 
 
 def count_stream(
-    stream: BinaryIO, *, quoting: bool, header: bool, limit: int | None = None
+    stream: ReadsInto, *, quoting: bool, header: bool, limit: int | None = None
 ) -> RecordCount:
     """Count the records of an open binary stream, from its current position to its end
     (`limit`: `RECORD_LIMIT` unless given)."""
