@@ -2,24 +2,47 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# Two stamps: the runtime alone (what `make demo` needs) and the runtime with the test and Spark
+# extras (what `make test` needs). Installing the extras also satisfies the runtime stamp, so a
+# demo after a test run installs nothing, and a test run after a demo adds only the extras.
+RUNTIME := $(VENV)/.installed-runtime
+STAMP   := $(VENV)/.installed-test
 
 .PHONY: demo test test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-key-timing bench-diff wrk clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
+	@echo "make: creating the virtual environment $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
+
+$(RUNTIME): pyproject.toml | $(BIN)/python
+	@echo "make: installing compliance-bake and its runtime dependencies into $(VENV) (pip install -e .; no test or Spark extras)"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	touch $(RUNTIME)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	@echo "make: installing compliance-bake with the test and Spark extras into $(VENV) (pip install -e '.[test,spark]')"
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
-	touch $(STAMP)
+	touch $(STAMP) $(RUNTIME)
 
-## demo: set up, mint a local signing secret if there is none, bake the bundled fixtures (and the
-## ZIP-window audit of the demo plays) into out/ on the demo's own clock, verify it
+## demo: set up (the runtime only), mint a local signing secret if there is none, bake the bundled
+## fixtures (and the ZIP-window audit of the demo plays) into out/ on the demo's own clock with the
+## in-process engine, verify it
 DEMO_NOW := 2026-11-22T04:06:00Z
-demo: $(STAMP)
-	@test -n "$$REPORT_SIGNING_SECRET$$REPORT_SIGNING_SECRET_FILE" || test -f .compliance-bake/report-signing.secret \
-	  || $(BIN)/compliance-bake secret mint
+demo: $(RUNTIME)
+	@if [ -n "$$REPORT_SIGNING_SECRET$$REPORT_SIGNING_SECRET_FILE" ]; then \
+	  echo "demo: signing with the secret from the environment"; \
+	elif [ -f .compliance-bake/report-signing.secret ]; then \
+	  echo "demo: signing with the local secret .compliance-bake/report-signing.secret"; \
+	else \
+	  echo "demo: minting a local report-signing secret (development only, git-ignored)"; \
+	  $(BIN)/compliance-bake secret mint; \
+	fi
+	@echo "demo: baking the bundled fixtures with the in-process engine, auditing fixtures/plays.csv, clock $(DEMO_NOW), into out/"
 	$(BIN)/compliance-bake bake snapshot --deep-audit fixtures/plays.csv --now $(DEMO_NOW)
+	@echo "demo: verifying out/ offline (schemas, digests, HMACs, every rule of the spec)"
 	$(BIN)/compliance-bake verify out
+	@echo "demo: done; open out/portal/compliance/index.html in a browser"
 
 ## tools: jq and openssl, which the auditor recipe test runs, chromium, in which the portal
 ## tests open the page (Debian: installed when missing; Playwright drives it, never downloads one),
