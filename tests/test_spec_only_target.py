@@ -98,7 +98,7 @@ def test_wrong_types_and_contradictions_still_exit_3(
 
 def test_the_placeholder_is_the_documented_one() -> None:
     root = Path(__file__).resolve().parent.parent
-    for doc in ("README.md", "docs/service-api.md"):
+    for doc in ("docs/spec.md", "docs/service-api.md"):
         assert RUNTIME_UNKNOWN in (root / doc).read_text(), doc
     shown = invoke("bake", "snapshot", "--help").output
     assert RUNTIME_UNKNOWN in " ".join(shown.replace('"', " ").split())
