@@ -273,3 +273,27 @@ def test_a_long_phase_says_it_is_still_running(
     assert re.search(r"^compliance-bake: verify: digests still running, [\d,]+ s$", seen, re.M)
     assert re.search(r"^compliance-bake: verify: digests [\d,.]+ s$", seen, re.M)
     assert seen.rstrip().splitlines()[-1].startswith("compliance-bake: verify: done in ")
+
+
+def test_a_terminal_shows_one_bar_the_running_phase_counts_in_its_own_row() -> None:
+    """On a terminal the matrix's count fills the phase's own row: one bar, never a finished bar
+    beside a live spinner."""
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from compliance_bake.cli import phases as phase_lines
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=80)
+    with Progress(console=console, transient=True) as live:
+        lines = phase_lines.PhaseLines("bake", enabled=True, console=live.console, live=live)
+        lines("load")
+        lines("matrix")
+        lines.begin("matrix", 10)
+        lines.advance(10)
+        lines.end()
+        lines("sign")
+        lines.done()
+        assert len(live.tasks) == 1
+        assert live.tasks[0].description == "sign" and live.tasks[0].total is None

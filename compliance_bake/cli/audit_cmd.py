@@ -52,7 +52,11 @@ def audit() -> None:
     """
 
 
-@audit.command(context_settings=CONTEXT, epilog=REASONS + "\n\n" + FOOTER)
+@audit.command(
+    context_settings=CONTEXT,
+    epilog=REASONS + "\n\n" + FOOTER,
+    short_help="The 90-day ZIP window over a plays file.",
+)
 @click.option(
     "--plays",
     metavar="PATH",

@@ -37,7 +37,11 @@ def bake() -> None:
     """
 
 
-@bake.command(context_settings=CONTEXT, epilog=exit_codes(0, 1, 2, 3, 4))
+@bake.command(
+    context_settings=CONTEXT,
+    epilog=exit_codes(0, 1, 2, 3, 4),
+    short_help="Check the service, sign, and write out/.",
+)
 @fixtures_option
 @out_option
 @now_option

@@ -34,7 +34,11 @@ def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[ob
         raise click.BadParameter(f"unknown class {exc}; choose from {CLASSES}") from None
 
 
-@click.command(context_settings=CONTEXT, epilog=DIFF_EXIT_CODES)
+@click.command(
+    context_settings=CONTEXT,
+    epilog=DIFF_EXIT_CODES,
+    short_help="What changed between two authenticated snapshots.",
+)
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
 @secret_file_option

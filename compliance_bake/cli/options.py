@@ -202,7 +202,9 @@ def engine_options(
     return EngineOptions(engine=engine, spark_master=spark_master, spark_conf=tuple(pairs))
 
 
-def public_key_option(flag: str, dest: str, help: str, metavar: str | None = "PEM") -> Any:
+def public_key_option(
+    flag: str, dest: str, help: str, metavar: str | None = "PEM"
+) -> Callable[[F], F]:
     """A repeatable trusted Ed25519 public key file (`verify`, `diff`, `bake --previous`);
     none given: $COMPLIANCE_PUBLIC_KEY_FILE (signing.signing_key.public_keys_from)."""
     return click.option(

@@ -16,7 +16,7 @@ from compliance_bake.cli.terminal import count, json_text
 if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
     from compliance_bake.bake import BakeResult
-    from compliance_bake.verify.verifier import VerifyReport
+    from compliance_bake.verify.findings import VerifyReport
 
 DIFFS_SHOWN = 1
 PAIRS_SHOWN = 5

@@ -23,7 +23,7 @@ FORMATS = ("json", "junit", "github")
 SUMMARY_SCHEMA_VERSION = 1
 
 
-class ReportSpec(click.ParamType):
+class ReportSpec(click.ParamType):  # type: ignore[type-arg]
     name = "FORMAT:PATH"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> tuple[str, str]:
@@ -94,7 +94,8 @@ def junit_bytes(outcome: Outcome) -> bytes:
     root.set("tests", str(total))
     root.set("failures", str(failures))
     ElementTree.indent(root)
-    return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+    document: bytes = ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
+    return document + b"\n"
 
 
 def _escape_data(text: str) -> str:

@@ -7,12 +7,12 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import fixtures_option, fixtures_path, keys_file_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
 
 
 @click.command(
     context_settings=CONTEXT,
-    epilog=exit_codes(0, 2, 4),
+    epilog=exit_codes(0, 2, 4, zero=DONE),
     short_help="Run the compliance service (and the baked files, read-only).",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")

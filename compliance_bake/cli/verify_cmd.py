@@ -20,6 +20,7 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
 @click.command(
     context_settings=CONTEXT,
     epilog=exit_codes(0, 1, 2, 4, one="done, and a check failed: it does not verify"),
+    short_help="Re-check a snapshot offline: authentic and compliant.",
 )
 @click.argument("source", metavar="[SOURCE]", default="out")
 @secret_file_option
