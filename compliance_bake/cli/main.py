@@ -94,6 +94,7 @@ def _register() -> None:
         secret_cmd,
         serve_cmd,
         signing_key_cmd,
+        target_cmd,
         verify_cmd,
     )
 
@@ -106,6 +107,7 @@ def _register() -> None:
     cli.add_command(keys_cmd.keys)
     cli.add_command(secret_cmd.secret)
     cli.add_command(signing_key_cmd.signing_key)
+    cli.add_command(target_cmd.target)
 
 
 _register()
