@@ -178,7 +178,7 @@ def open_target(
         return None
     from compliance_bake.targets.agent_key import resolve_agent_key
     from compliance_bake.targets.http import HttpSettings, HttpTarget
-    from compliance_bake.targets.profile import builtin_profile, load_profile
+    from compliance_bake.targets.profile_file import builtin_profile, load_profile
     from compliance_bake.targets.routes import parse_target_url
 
     parsed = parse_target_url(url)

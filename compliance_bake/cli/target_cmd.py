@@ -45,7 +45,7 @@ def show() -> None:
     Example:
       compliance-bake target profile show > my-service.toml
     """
-    from compliance_bake.targets.profile import builtin_text
+    from compliance_bake.targets.profile_file import builtin_text
 
     click.echo(builtin_text(), nl=False)
 

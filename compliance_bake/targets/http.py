@@ -30,7 +30,8 @@ from compliance_bake import __version__
 from compliance_bake.inputs.models import Decision, Health, StatusPanel
 from compliance_bake.targets import answers, explain, routes
 from compliance_bake.targets.interface import CheckRequest, Progress
-from compliance_bake.targets.profile import Operation, Profile, builtin_profile
+from compliance_bake.targets.profile import Operation, Profile
+from compliance_bake.targets.profile_file import builtin_profile
 from compliance_bake.targets.routes import TargetUrl
 from compliance_bake.targets.transport import HttpSettings, Observe, Request, Transport
 

@@ -24,7 +24,7 @@ from compliance_bake.identity.keyfile import mint_key
 from compliance_bake.service import models
 from compliance_bake.targets import answers, contract
 from compliance_bake.targets.interface import CheckRequest
-from compliance_bake.targets.profile import builtin_profile
+from compliance_bake.targets.profile_file import builtin_profile
 
 REF = "#/components/schemas/{model}"
 ASKED = CheckRequest("node-bay-01", "NJ", "soccer.moneyline")

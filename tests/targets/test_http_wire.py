@@ -20,7 +20,7 @@ from compliance_bake.targets.answers import (
     error_detail,
 )
 from compliance_bake.targets.interface import CheckRequest
-from compliance_bake.targets.profile import builtin_profile
+from compliance_bake.targets.profile_file import builtin_profile
 from compliance_bake.targets.refusals import parse_retry_after, redirected
 from compliance_bake.targets.routes import parse_target_url
 
