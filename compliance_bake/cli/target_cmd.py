@@ -30,7 +30,8 @@ def profile() -> None:
     \b
     Examples:
       compliance-bake target profile show
-      compliance-bake target profile init --from-openapi http://127.0.0.1:3000/openapi.json
+      compliance-bake target profile init \\
+        --from-openapi http://127.0.0.1:3000/openapi.json
     """
 
 
