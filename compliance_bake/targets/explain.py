@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from compliance_bake.errors import TargetError
 from compliance_bake.targets.answers import Answer
 from compliance_bake.targets.profile import MISSING
@@ -55,7 +57,7 @@ def exchange(
         lower = {name.lower(): value for name, value in headers.items()}
         values: dict[str, Any] = answer.fields(status, lower, raw)
         fields = tuple(
-            (name, expression.text, "nothing" if values[name] is MISSING else shown(values[name]))
+            (name, expression.text, "nothing" if values[name] is MISSING else _json(values[name]))
             for name, expression in operation.fields
         )
     except TargetError as error:
@@ -74,6 +76,14 @@ def exchange(
     )
 
 
+def _json(value: Any) -> str:
+    """A yielded value as JSON (what the profile's author wrote the expression against)."""
+    try:
+        return shown(orjson.dumps(value).decode(), False)
+    except TypeError:  # pragma: no cover - JMESPath yields JSON values only
+        return shown(value)
+
+
 def render(record: Exchange) -> str:
     """The record as text, one section each: request, answer, fields."""
     lines = [f"--- {record.operation}: request", f"{record.method} {record.url}"]
@@ -86,7 +96,7 @@ def render(record: Exchange) -> str:
     cut = len(record.body) - BODY_SHOWN
     lines += ["", body + (f"… ({cut} more bytes)" if cut > 0 else "")]
     lines.append(f"--- {record.operation}: fields")
-    lines += [f"{name} = {text!r} -> {value}" for name, text, value in record.fields]
+    lines += [f"{name}: {text} -> {value}" for name, text, value in record.fields]
     if record.problem:
         lines.append(f"(no fields: {record.problem})")
     return "\n".join(lines)

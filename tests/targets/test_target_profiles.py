@@ -174,9 +174,9 @@ def test_check_explain_shows_request_answer_and_fields_with_the_key_masked(
     sent = '{"nodeId":"node-offshore-04","stateCode":"NJ","wager":{"type":"soccer.moneyline"}}'
     assert sent in explained
     assert "HTTP 200" in explained and '"meta":{"api":"v2"' in explained
-    assert "allowed = 'body.data.allowed' -> False" in explained
-    assert "status = 'body.data.status' -> 403" in explained
-    assert "reason = 'body.data.reason' -> 'Partner not licensed in NJ'" in explained
+    assert "allowed: body.data.allowed -> false" in explained
+    assert "status: body.data.status -> 403" in explained
+    assert 'reason: body.data.reason -> "Partner not licensed in NJ"' in explained
     assert BUN_KEY not in explained and BUN_KEY[:5] not in explained
 
 
@@ -412,3 +412,18 @@ def test_the_profile_comes_from_the_environment_too(
         env=env,
     )
     assert result.exit_code == 0, result.stderr
+
+
+def test_the_built_in_profile_as_a_file_bakes_the_same_bytes_as_no_profile(
+    tmp_path: Path,
+) -> None:
+    shown = invoke("target", "profile", "show")
+    profile = tmp_path / "builtin.toml"
+    profile.write_text(shown.stdout)
+    with FaultServer() as server:
+        default, _, err_default = _bake(tmp_path / "a", server.url, AGENT_KEY)
+        explicit, _, err_explicit = _bake(
+            tmp_path / "b", server.url, AGENT_KEY, "--target-profile", str(profile)
+        )
+    assert (default, explicit) == (0, 0), err_default + err_explicit
+    assert snapshot_tree(tmp_path / "a") == snapshot_tree(tmp_path / "b")
