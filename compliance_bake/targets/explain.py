@@ -3,13 +3,14 @@
 Written for someone writing a target profile: the request (method, URL, headers with the agent
 key masked, body), the raw answer (status, headers, the body cut at 2 KiB) and, for each field,
 its expression and the value it yielded. The record is built from the profile's templates and the
-answer, so the key is never in it: the auth header shows `<agent key>` where the key goes.
+answer, so the key is not in it: the auth header shows `<agent key>` where the key goes, and a
+service that echoes the key back has it masked the same way (`masked`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -73,6 +74,24 @@ def exchange(
         body=raw,
         fields=fields,
         problem=problem,
+    )
+
+
+def masked(record: Exchange, key: str | None) -> Exchange:
+    """The record with every copy of the agent key a service echoed replaced by KEY_SHOWN."""
+    if not key:
+        return record
+    raw = key.encode()
+    return replace(
+        record,
+        response_headers=tuple(
+            (name, value.replace(key, KEY_SHOWN)) for name, value in record.response_headers
+        ),
+        body=record.body.replace(raw, KEY_SHOWN.encode()),
+        fields=tuple(
+            (name, text, value.replace(key, KEY_SHOWN)) for name, text, value in record.fields
+        ),
+        problem=record.problem.replace(key, KEY_SHOWN),
     )
 
 

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from compliance_bake import __version__
+from compliance_bake.errors import TargetError
 from compliance_bake.inputs.models import Decision, Health, StatusPanel
 from compliance_bake.targets import answers, explain, routes
 from compliance_bake.targets.interface import CheckRequest, Progress
@@ -71,6 +72,7 @@ class HttpTarget:
             self._shown_headers[auth.header] = auth.render(explain.KEY_SHOWN)
         self._transport = Transport(self._url, headers, self._settings, auth.header)
         self._explain = explain_to
+        self._key = agent_key
         self._explained: set[str] = set()
         self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
         self._portal: BlockingPortal | None = None
@@ -203,7 +205,10 @@ class HttpTarget:
 
         def observe(status: int, answer_headers: Mapping[str, str], raw: bytes) -> None:
             url = self._transport.url(request)
-            sink(explain.exchange(answer, url, headers, request.body, status, answer_headers, raw))
+            record = explain.exchange(
+                answer, url, headers, request.body, status, answer_headers, raw
+            )
+            sink(explain.masked(record, self._key))
 
         return observe
 
@@ -216,7 +221,15 @@ class HttpTarget:
         operation = answer.operation
         request = _request(operation, values)
         observe = self._observer(answer, request) if self._explain is not None else None
-        return await self._transport.send(answer, request, decode, operation.answers, observe)
+        try:
+            return await self._transport.send(answer, request, decode, operation.answers, observe)
+        except TargetError as error:
+            # A message quotes what the service sent; a service that echoes the key back must
+            # not get it printed.
+            if self._key and self._key in error.message:
+                masked = error.message.replace(self._key, explain.KEY_SHOWN)
+                raise TargetError(masked, error.hint) from None
+            raise
 
     async def _check_chunk(self, chunk: list[CheckRequest]) -> list[Decision]:
         results: list[Decision | None] = [None] * len(chunk)

@@ -13,7 +13,7 @@ import tomllib
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import orjson
 from jmespath.exceptions import JMESPathError
@@ -39,6 +39,7 @@ _REQUEST_KEYS = ("method", "path", "query", "body", "headers", "answers", "retry
 _AUTH_KEYS = ("header", "value")
 # A 3xx is never followed, a 401 is a refused key, a 429 and a 5xx are retried.
 _ANSWERABLE = frozenset(range(200, 300)) | (frozenset(range(400, 500)) - {401, 429})
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _FIX = "see docs/target-profiles.md, or `compliance-bake target profile show` for a whole profile"
 
 
@@ -94,14 +95,13 @@ class _Problems:
     def __init__(self, source: str) -> None:
         self.source = source
 
-    def fail(self, what: str, fix: str = _FIX) -> None:
+    def fail(self, what: str, fix: str = _FIX) -> NoReturn:
         raise InputError(f"{self.source}: {what}", fix)
 
 
 def _table(problem: _Problems, name: str, value: object) -> dict[str, Any]:
     if not isinstance(value, dict):
         problem.fail(f"`{name}` must be a table", f"write it as [{name}] or {name} = {{ ... }}")
-    assert isinstance(value, dict)
     return value
 
 
@@ -111,9 +111,9 @@ def _auth(problem: _Problems, value: object) -> Auth:
         if key not in _AUTH_KEYS:
             problem.fail(f"unknown key [auth] {key}", "[auth] holds `header` and `value`")
     header = _string(problem, "[auth] header", table.get("header", "Authorization"))
-    if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", header):
-        problem.fail(f"[auth] header: {header!r} is not an HTTP header name", "e.g. X-Agent-Key")
+    _header_name(problem, "[auth] header", header)
     text = _string(problem, "[auth] value", table.get("value", "Bearer {key}"))
+    _header_value(problem, "[auth] value", text)
     _placeholders(problem, "[auth] value", text, frozenset(("key",)))
     if "{key}" not in text:
         problem.fail("[auth] value does not hold {key}", 'e.g. value = "{key}"')
@@ -125,8 +125,17 @@ def _string(problem: _Problems, where: str, value: object) -> str:
         problem.fail(
             f"{where} must be a string", f'write it in quotes, e.g. {where.split()[-1]} = "..."'
         )
-    assert isinstance(value, str)
     return value
+
+
+def _header_name(problem: _Problems, where: str, name: str) -> None:
+    if not _TOKEN.fullmatch(name):
+        problem.fail(f"{where}: {name!r} is not an HTTP header name", "e.g. X-Agent-Key")
+
+
+def _header_value(problem: _Problems, where: str, text: str) -> None:
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in text):
+        problem.fail(f"{where}: a header value cannot hold a control character", "remove it")
 
 
 def _placeholders(problem: _Problems, where: str, text: str, allowed: frozenset[str]) -> None:
@@ -209,6 +218,9 @@ def _operation(problem: _Problems, name: str, value: object) -> Operation:
     _placeholders(problem, f"[{name}] path", path, allowed)
     query = _strings(problem, f"[{name}] query", table.get("query", {}), allowed)
     headers = _strings(problem, f"[{name}] headers", table.get("headers", {}), allowed)
+    for header, text in headers:
+        _header_name(problem, f"[{name}] headers", header)
+        _header_value(problem, f"[{name}] headers.{header}", text)
     body = None
     if "body" in table:
         if method != "POST":

@@ -320,6 +320,8 @@ BAD = [
     ("[status]\n", '[status]\nquery = { w = "{wagerType}" }\n', "[status] query.w: unknown placeh"),
     ("[check]\n", '[check]\nheaders = { X-Key = "{key}" }\n', "{key} is only for [auth] value"),
     ("[check]\n", '[check]\nmethod = "PUT"\n', "[check] method: 'PUT' is not GET or POST"),
+    ("[check]\n", '[check]\nheaders = { X-Trace = "a\\nb" }\n', "cannot hold a control character"),
+    ('header = "X-Api-Key"', 'header = "X Api Key"', "'X Api Key' is not an HTTP header name"),
     ("[check]\n", '[check]\nbody = { a = "{partner}" }\n', '[check] body needs method = "POST"'),
     ("[check]\n", "[check]\nanswers = [301]\n", "[check] answers must be a list of HTTP statuses"),
     ("[check]\n", '[check]\nretry = "yes"\n', "[check] retry must be true or false"),
@@ -427,3 +429,62 @@ def test_the_built_in_profile_as_a_file_bakes_the_same_bytes_as_no_profile(
         )
     assert (default, explicit) == (0, 0), err_default + err_explicit
     assert snapshot_tree(tmp_path / "a") == snapshot_tree(tmp_path / "b")
+
+
+def test_bake_explain_shows_the_first_request_of_each_operation(
+    path_server: tuple[FaultServer, Path], tmp_path: Path
+) -> None:
+    server, profile = path_server
+    code, _, stderr = _bake(
+        tmp_path / "out", server.url, AGENT_KEY, "--target-profile", str(profile), "--explain"
+    )
+    assert code == 0, stderr
+    for operation in ("health", "check", "status"):
+        assert stderr.count(f"--- {operation}: request") == 1, stderr
+        assert stderr.count(f"--- {operation}: fields") == 1, stderr
+    assert f"GET {server.url}/v1/health" in stderr and "X-Api-Key: <agent key>" in stderr
+    assert "runtime: http.headers.server -> " + json.dumps(RUNTIME) in stderr
+    assert "status: http.status -> 200" in stderr
+    assert AGENT_KEY not in stderr
+
+
+def test_check_explain_shows_an_answer_it_cannot_map(
+    path_server: tuple[FaultServer, Path],
+) -> None:
+    server, profile = path_server
+    server.fault("check", "non_json")
+    args = ("check", "--target", server.url, "--target-profile", str(profile), "--explain")
+    args += ("--partner", "node-bay-01", "--state", "MA", "--wager-type", "basketball.totals")
+    result = invoke(*args, "--retries", "0", env={"COMPLIANCE_AGENT_KEY": AGENT_KEY})
+    assert result.exit_code == 3
+    assert "<html>Service Unavailable</html>" in result.stderr
+    assert "(no fields: GET /v1/partners/" in result.stderr and "not strict JSON" in result.stderr
+
+
+@pytest.mark.parametrize(("retry", "attempts"), [("false", 1), ("true", 2)])
+def test_retries_follow_the_operation_s_retry_key(
+    path_server: tuple[FaultServer, Path], tmp_path: Path, retry: str, attempts: int
+) -> None:
+    server, profile = path_server
+    profile.write_text(PATH_PROFILE.replace("[check]\n", f"[check]\nretry = {retry}\n"))
+    server.fault("check", "status", code=503, retry_after="0")
+    code, _, stderr = _bake(
+        tmp_path / "out", server.url, AGENT_KEY, "--target-profile", str(profile)
+    )
+    line = _one_line(stderr)
+    assert code == 3 and "HTTP 503" in line, line
+    assert ("(after 2 attempts)" in line) is (attempts == 2), line
+    checks = [seen for seen in server.seen if "/wagers/" in seen.path]
+    assert len(checks) == attempts
+
+
+def test_explain_masks_a_key_the_service_echoes(path_server: tuple[FaultServer, Path]) -> None:
+    server, profile = path_server
+    server.fault("check", "raw", body=json.dumps({"result": {"allowed": AGENT_KEY}}).encode())
+    args = ("check", "--target", server.url, "--target-profile", str(profile), "--explain")
+    args += ("--partner", "node-bay-01", "--state", "MA", "--wager-type", "basketball.totals")
+    result = invoke(*args, env={"COMPLIANCE_AGENT_KEY": AGENT_KEY})
+    assert result.exit_code == 3
+    assert '{"result": {"allowed": "<agent key>"}}' in result.stderr
+    assert 'allowed: body.result.allowed -> "<agent key>"' in result.stderr
+    assert AGENT_KEY not in result.stderr
