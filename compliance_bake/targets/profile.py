@@ -181,11 +181,11 @@ class Profile:
 
 
 @lru_cache(maxsize=256)
-def format_string(text: str) -> str:
-    """`text` as a str.format string: its placeholders kept, every other brace doubled."""
+def format_string(text: str, pattern: re.Pattern[str] = PLACEHOLDER) -> str:
+    """`text` as a str.format string: what `pattern` finds kept, every other brace doubled."""
     parts: list[str] = []
     last = 0
-    for match in PLACEHOLDER.finditer(text):
+    for match in pattern.finditer(text):
         parts.append(text[last : match.start()].replace("{", "{{").replace("}", "}}"))
         parts.append(match.group(0))
         last = match.end()

@@ -181,16 +181,10 @@ def _body(problem: _Problems, where: str, value: object, allowed: frozenset[str]
             )
 
     walk(value, where)
-    text = orjson.dumps(value).decode()
-    # Keep the placeholders (they sit inside JSON strings), double every other brace.
+    # The placeholders sit inside JSON strings; only the allowed names are placeholders there
+    # (the JSON's own braces make `{"a":1}`, which the general pattern would take for one).
     names = "|".join(sorted(allowed)) or "(?!)"
-    parts, last = [], 0
-    for match in re.finditer(r"\{(" + names + r")\}", text):
-        parts.append(text[last : match.start()].replace("{", "{{").replace("}", "}}"))
-        parts.append(match.group(0))
-        last = match.end()
-    parts.append(text[last:].replace("{", "{{").replace("}", "}}"))
-    return "".join(parts)
+    return format_string(orjson.dumps(value).decode(), re.compile(r"\{(" + names + r")\}"))
 
 
 def _operation(problem: _Problems, name: str, value: object) -> Operation:

@@ -296,14 +296,17 @@ class FaultServer:
             answer = {**decision.as_json(), "partner": partner, "state": state, "wagerType": wager}
             return decision.status, answer
         if seen.path == "/api/compliance/status":
-            panel = self.engine.status(one("state"), one("partner"))
-            return 200, {
-                "ok": panel.ok,
-                "state": panel.state,
-                "licenseStatus": panel.license_status,
-                "hasLimits": panel.has_limits,
-            }
+            return 200, self._panel(one("state"), one("partner"))
         return 404, _error("not_found", "no such route")
+
+    def _panel(self, state: str, partner: str) -> dict[str, Any]:
+        panel = self.engine.status(state, partner)
+        return {
+            "ok": panel.ok,
+            "state": panel.state,
+            "licenseStatus": panel.license_status,
+            "hasLimits": panel.has_limits,
+        }
 
     def _correct_path(self, path: str) -> tuple[int, Any]:
         parts = [unquote(part) for part in path.split("/")]
@@ -316,13 +319,7 @@ class FaultServer:
             answer = {**decision.as_json(), "partner": partner, "state": state, "wagerType": wager}
             return decision.status, answer
         if len(parts) == 6 and parts[1:3] == ["v1", "partners"] and parts[4] == "states":
-            panel = self.engine.status(parts[5], parts[3])
-            return 200, {
-                "ok": panel.ok,
-                "state": panel.state,
-                "licenseStatus": panel.license_status,
-                "hasLimits": panel.has_limits,
-            }
+            return 200, self._panel(parts[5], parts[3])
         return 404, _error("not_found", "no such route")
 
 

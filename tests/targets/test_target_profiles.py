@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,22 +87,25 @@ def _stop(process: subprocess.Popen[str]) -> None:
             stream.close()
 
 
-@pytest.fixture(scope="module")
-def bun(bun_version: str) -> Iterator[BunService]:
-    process, url = _start_bun(lie=False)
+@contextmanager
+def _bun_service(version: str, lie: bool) -> Iterator[BunService]:
+    process, url = _start_bun(lie)
     try:
-        yield BunService(url, bun_version)
+        yield BunService(url, version)
     finally:
         _stop(process)
+
+
+@pytest.fixture(scope="module")
+def bun(bun_version: str) -> Iterator[BunService]:
+    with _bun_service(bun_version, lie=False) as service:
+        yield service
 
 
 @pytest.fixture(scope="module")
 def lying_bun(bun_version: str) -> Iterator[BunService]:
-    process, url = _start_bun(lie=True)
-    try:
-        yield BunService(url, bun_version)
-    finally:
-        _stop(process)
+    with _bun_service(bun_version, lie=True) as service:
+        yield service
 
 
 def _bake(out: Path, url: str, key: str, *extra: str) -> tuple[int, dict[str, Any], str]:
