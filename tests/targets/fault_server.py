@@ -313,7 +313,15 @@ class FaultServer:
         if path == "/v1/health":
             health = self.engine.health()
             return 200, {"ok": health.ok, "states": list(health.states)}
-        if len(parts) == 8 and parts[1:3] == ["v1", "partners"] and parts[4] == "states":
+        if (
+            len(parts) == 8
+            and parts[1:3] == ["v1", "partners"]
+            and parts[4:7:2]
+            == [
+                "states",
+                "wagers",
+            ]
+        ):
             partner, state, wager = parts[3], parts[5], parts[7]
             decision = self.engine.check(partner, state, wager)
             answer = {**decision.as_json(), "partner": partner, "state": state, "wagerType": wager}

@@ -492,3 +492,23 @@ def test_explain_masks_a_key_the_service_echoes(path_server: tuple[FaultServer, 
     assert '{"result": {"allowed": "<agent key>"}}' in result.stderr
     assert 'allowed: body.result.allowed -> "<agent key>"' in result.stderr
     assert AGENT_KEY not in result.stderr
+
+
+def test_a_404_on_the_built_in_profile_hints_at_a_profile_and_a_profiled_one_names_it(
+    path_server: tuple[FaultServer, Path],
+) -> None:
+    server, profile = path_server
+    args = ("--partner", "node-bay-01", "--state", "MA", "--wager-type", "basketball.totals")
+    env = {"COMPLIANCE_AGENT_KEY": AGENT_KEY}
+    with FaultServer() as reference:  # the built-in routes, under a prefix it does not serve
+        result = invoke("check", "--target", reference.url + "/nowhere", *args, env=env)
+    line = _one_line(result.stderr)
+    assert result.exit_code == 3 and "unexpected HTTP 404" in line, line
+    assert "describe it with --target-profile FILE" in line, line
+    profile.write_text(profile.read_text().replace("/wagers/", "/wagerz/"))
+    result = invoke(
+        "check", "--target", server.url, "--target-profile", str(profile), *args, env=env
+    )
+    line = _one_line(result.stderr)
+    assert result.exit_code == 3 and "/wagerz/{wagerType}: unexpected HTTP 404" in line, line
+    assert "--target-profile FILE" not in line and str(profile) in line, line
