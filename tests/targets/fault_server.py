@@ -310,23 +310,16 @@ class FaultServer:
 
     def _correct_path(self, path: str) -> tuple[int, Any]:
         parts = [unquote(part) for part in path.split("/")]
+        words = parts[1:3] + parts[4::2]  # v1, partners, states[, wagers]
         if path == "/v1/health":
             health = self.engine.health()
             return 200, {"ok": health.ok, "states": list(health.states)}
-        if (
-            len(parts) == 8
-            and parts[1:3] == ["v1", "partners"]
-            and parts[4:7:2]
-            == [
-                "states",
-                "wagers",
-            ]
-        ):
+        if len(parts) == 8 and words == ["v1", "partners", "states", "wagers"]:
             partner, state, wager = parts[3], parts[5], parts[7]
             decision = self.engine.check(partner, state, wager)
             answer = {**decision.as_json(), "partner": partner, "state": state, "wagerType": wager}
             return decision.status, answer
-        if len(parts) == 6 and parts[1:3] == ["v1", "partners"] and parts[4] == "states":
+        if len(parts) == 6 and words == ["v1", "partners", "states"]:
             return 200, self._panel(parts[5], parts[3])
         return 404, _error("not_found", "no such route")
 
