@@ -128,7 +128,8 @@ class Answer:
 def _failing_expression(
     operation: Operation, status: int, headers: Mapping[str, str], body: Any
 ) -> str:
-    context = {"body": body, "http": {"status": status, "headers": headers}}
+    lower = {name.lower(): value for name, value in headers.items()}
+    context = {"body": body, "http": {"status": status, "headers": lower}}
     for _, expression in operation.fields:
         try:
             expression.search(context)
