@@ -46,7 +46,19 @@ demo: $(RUNTIME)
 
 ## tools: jq and openssl, which the auditor recipe test runs, chromium, in which the portal
 ## tests open the page (Debian: installed when missing; Playwright drives it, never downloads one),
-## and Java (17+) for the Spark tests (without it they skip and say why)
+## Java (17+) for the Spark tests (without it they skip and say why), and Bun, which runs the
+## TypeScript compliance service the target-profile tests bake against (npm's
+## @oven/bun-linux-x64 into .tools/, when missing; npm from Debian when that is missing too)
+BUN := .tools/node_modules/@oven/bun-linux-x64/bin/bun
+tools: $(BUN)
+$(BUN):
+	@command -v npm >/dev/null || { \
+	  command -v apt-get >/dev/null || { echo "install npm (or bun), then re-run" >&2; exit 2; }; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq npm >/dev/null; }
+	@echo "installing bun from npm into .tools/ (the target-profile tests run a Bun service)" >&2
+	npm install --prefix .tools --no-audit --no-fund --no-save --silent @oven/bun-linux-x64
+	@test -x $(BUN) && $(BUN) --version >/dev/null
 tools:
 	@command -v jq >/dev/null && command -v openssl >/dev/null && test -x /usr/bin/chromium || { \
 	  command -v apt-get >/dev/null || { echo "install jq, openssl and chromium, then re-run" >&2; exit 2; }; \

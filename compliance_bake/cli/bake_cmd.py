@@ -118,6 +118,8 @@ def snapshot(
     spark_conf: tuple[str, ...],
     target_url: str | None,
     agent_key_file: Path | None,
+    target_profile: Path | None,
+    explain: bool,
     timeout: float,
     concurrency: int,
     retries: int,
@@ -140,7 +142,9 @@ def snapshot(
     malformed answers after the retries) exits 3 and writes nothing; a missing or bad key file
     exits 2 and writes nothing. A service that answers with only the spec's fields is a valid
     target (without a runtime on /health, bunVersion reads "unknown (the service did not report
-    its runtime)"); the key-store self-check is always measured in this process.
+    its runtime)"); the key-store self-check is always measured in this process. A service with
+    other routes, auth header or answer envelopes is described by --target-profile FILE
+    (docs/target-profiles.md); a bad profile exits 2 before any request.
 
     Shows the phases (load, matrix, sign, validate, write) on stderr: a bar on a terminal, one
     line per phase elsewhere (none under --quiet or --json). A run that fails ends with a short
@@ -173,6 +177,8 @@ def snapshot(
         --target http://127.0.0.1:8000
       compliance-bake bake snapshot --target https://compliance.example \\
         --agent-key-file key --timeout 5 --concurrency 64
+      compliance-bake bake snapshot --target https://compliance.example \\
+        --target-profile my-service.toml --explain
     """
     import json
 
@@ -181,6 +187,9 @@ def snapshot(
     from compliance_bake.cli.phases import reporting
 
     options = engine_options(engine, spark_master, spark_conf)
+    target = open_target(
+        target_url, agent_key_file, timeout, concurrency, retries, target_profile, explain
+    )
     comparison = None
     if previous is not None:
         from compliance_bake.diff.previous import PreviousSnapshot
@@ -193,7 +202,6 @@ def snapshot(
             public_keys_from(previous_public_key),
             previous_unauthenticated,
         )
-    target = open_target(target_url, agent_key_file, timeout, concurrency, retries)
     try:
         with reporting("bake", enabled=not (as_json or quiet)) as (progress, phases):
             result = run_bake(

@@ -98,6 +98,7 @@ def _register() -> None:
         secret_cmd,
         serve_cmd,
         signing_key_cmd,
+        target_cmd,
         verify_cmd,
     )
 
@@ -110,6 +111,7 @@ def _register() -> None:
     cli.add_command(keys_cmd.keys)
     cli.add_command(secret_cmd.secret)
     cli.add_command(signing_key_cmd.signing_key)
+    cli.add_command(target_cmd.target)
 
 
 _register()
