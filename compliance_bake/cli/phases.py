@@ -48,6 +48,7 @@ class PhaseLines:
     since: float = 0.0
     seen: list[str] = field(default_factory=list)
     _task: Any = None
+    _counted: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: threading.Event = field(default_factory=threading.Event)
     _beat: threading.Thread | None = None
@@ -79,8 +80,12 @@ class PhaseLines:
             self.current, self.since = name, now
             self.seen.append(name)
             if self.live is not None:
-                if self._task is None:
+                if self._task is None or self._counted:
+                    # rich cannot set a counted row back to no total: a fresh spinner row
+                    if self._task is not None:
+                        self.live.remove_task(self._task)
                     self._task = self.live.add_task(name, total=None)
+                    self._counted = False
                 else:
                     self.live.update(self._task, description=name)
         if self.enabled and self._beat is None:
@@ -105,9 +110,9 @@ class PhaseLines:
     def end(self) -> None:
         with self._lock:
             if self.live is not None and self._task is not None:
-                # rich cannot set a counted task back to no total: a fresh spinner row
-                self.live.remove_task(self._task)
-                self._task = self.live.add_task(self.current or "", total=None)
+                # the finished count is drawn once, then the row waits for the next phase
+                self.live.refresh()
+                self._counted = True
 
     def stop(self) -> None:
         """End the heartbeat (always, on success or error)."""

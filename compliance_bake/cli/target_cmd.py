@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
 
 # An OpenAPI document is small; this leaves room for a generous one.
 _OPENAPI_MAX_BYTES = 16 * 1024 * 1024
@@ -35,7 +35,11 @@ def profile() -> None:
     """
 
 
-@profile.command(context_settings=CONTEXT, epilog=exit_codes(0, 4))
+@profile.command(
+    context_settings=CONTEXT,
+    epilog=exit_codes(0, 4, zero=DONE),
+    short_help="Print the built-in profile (the reference service's).",
+)
 def show() -> None:
     """Print the built-in profile: the reference service's (docs/service-api.md).
 
