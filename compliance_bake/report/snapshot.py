@@ -95,7 +95,7 @@ def build_snapshot(
         "rows": rows,
         "summary": summary,
     }
-    geo = {"partners": [profile.as_json() for profile in fixtures.geo]}
+    geo = {"partners": [profile.to_json() for profile in fixtures.geo]}
 
     # Sign the blocks, each canonicalised once.
     seal.seal_enhancements(enhancements)
