@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+import msgspec
+
 from compliance_bake.inputs.models import GeoProfile
 
 # Read-only containers, so that a dict of narrower values (a row's strings and booleans) is one.
@@ -97,9 +99,15 @@ class Board:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class ShadowRow:
-    """One (state, partner) pair of the shadow matrix (spec 2.3); `reason` only when blocked."""
+class ShadowRow(msgspec.Struct, frozen=True, gc=False, rename="camel", omit_defaults=True):
+    """One (state, partner) pair of the shadow matrix (spec 2.3); `reason` only when blocked.
+
+    The one model with 500,000 instances in a large bake, hence a msgspec Struct and not a
+    dataclass: a frozen dataclass sets each field through `object.__setattr__`, and 500,000
+    of them cost 0.46 s of CPU against 0.03 s for the Struct (which the garbage collector does
+    not track either: its fields are strings, booleans and None). Its JSON names are its field
+    names in camelCase; `reason` is left out when None.
+    """
 
     state: str
     partner: str
@@ -111,35 +119,11 @@ class ShadowRow:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> ShadowRow:
-        return cls(
-            doc["state"],
-            doc["partner"],
-            doc["licenseStatus"],
-            doc["realAllowed"],
-            doc["shadowAllowed"],
-            doc["match"],
-            doc.get("reason"),
-        )
+        return msgspec.convert(doc, cls)
 
     def to_json(self) -> dict[str, str | bool | None]:
-        if self.reason is None:
-            return {
-                "state": self.state,
-                "partner": self.partner,
-                "licenseStatus": self.license_status,
-                "realAllowed": self.real_allowed,
-                "shadowAllowed": self.shadow_allowed,
-                "match": self.match,
-            }
-        return {
-            "state": self.state,
-            "partner": self.partner,
-            "licenseStatus": self.license_status,
-            "realAllowed": self.real_allowed,
-            "shadowAllowed": self.shadow_allowed,
-            "match": self.match,
-            "reason": self.reason,
-        }
+        out: dict[str, str | bool | None] = msgspec.to_builtins(self)
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +186,7 @@ class Shadow:
         return cls(
             generated_at=doc["generatedAt"],
             base=doc["base"],
-            rows=list(map(ShadowRow.from_json, doc["rows"])),
+            rows=msgspec.convert(doc["rows"], list[ShadowRow]),
             summary=ShadowSummary.from_json(doc["summary"]),
             signature=doc["signature"],
             proof=Proof.from_json(doc["proof"]),
@@ -212,11 +196,17 @@ class Shadow:
         return {
             "generatedAt": self.generated_at,
             "base": self.base,
-            "rows": [row.to_json() for row in self.rows],
+            "rows": shadow_rows_json(self.rows),
             "summary": self.summary.to_json(),
             "signature": self.signature,
             "proof": self.proof.to_json(),
         }
+
+
+def shadow_rows_json(rows: Sequence[ShadowRow]) -> list[dict[str, str | bool | None]]:
+    """`[row.to_json() for row in rows]`, in one call (0.13 s for 500,000 rows, not 0.5 s)."""
+    out: list[dict[str, str | bool | None]] = msgspec.to_builtins(rows)
+    return out
 
 
 @dataclass(frozen=True, slots=True)
