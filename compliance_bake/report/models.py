@@ -170,6 +170,10 @@ class Proof:
         }
 
 
+# A proof not made yet: the signing functions leave a block's proof out of what they sign.
+UNSIGNED_PROOF = Proof(UNSIGNED, UNSIGNED, UNSIGNED, UNSIGNED, UNSIGNED)
+
+
 @dataclass(frozen=True, slots=True)
 class Shadow:
     """The `shadow` block (spec 2.3)."""
