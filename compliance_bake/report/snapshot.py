@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from compliance_bake.clock import iso_millis
 from compliance_bake.inputs.fixtures import LICENCES_FILE
@@ -104,10 +104,9 @@ def build_snapshot(
     # one the snapshot's JSON holds: its 500,000 rows become JSON once.
     board = replace(board, signature=proofs.enhancements_signature(board.to_json()))
     shadow_json = shadow.to_json()
-    sealed = seal.seal_shadow(
-        shadow_json, shadow_json["rows"], runtime, stamp, secret.value  # type: ignore[arg-type]
-    )
-    proof = Proof.from_json(shadow_json["proof"])  # type: ignore[arg-type]
+    rows_json = cast("list[dict[str, str | bool | None]]", shadow_json["rows"])
+    sealed = seal.seal_shadow(shadow_json, rows_json, runtime, stamp, secret.value)
+    proof = Proof.from_json(cast("JsonObject", shadow_json["proof"]))
     shadow = replace(shadow, signature=sealed.digest, proof=proof)
 
     # Check the signatures once, from the content (the functions `verify` runs, given the

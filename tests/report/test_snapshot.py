@@ -14,7 +14,7 @@ import pytest
 from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.report.models import DeepAudit, ZipWindow
-from compliance_bake.report.snapshot import BakeSettings, build_snapshot
+from compliance_bake.report.snapshot import DEEP_AUDIT_COMMAND, BakeSettings, build_snapshot
 from compliance_bake.resources import demo_fixtures_dir
 from compliance_bake.signing import proofs
 from compliance_bake.signing.integrity import proof_hmac_holds
@@ -41,9 +41,8 @@ def test_the_document_is_the_snapshots_json_and_its_proofs_hold(
 
     assert dumps_pretty(document) == dumps_pretty(snapshot.to_json())
     assert snapshot.deep_audit == deep_audit
-    assert snapshot.links.deep_audit == (
-        document["links"]["deepAudit"]  # type: ignore[index, call-overload]
-    )
+    assert snapshot.links.to_json() == document["links"]
+    assert snapshot.links.deep_audit == (AUDIT.command if deep_audit else DEEP_AUDIT_COMMAND)
     shadow, enhancements = document["shadow"], document["enhancements"]
     assert snapshot.shadow.signature == proofs.shadow_digest(shadow)  # type: ignore[arg-type]
     assert snapshot.shadow.proof.digest == snapshot.shadow.signature
