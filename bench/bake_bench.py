@@ -82,7 +82,7 @@ def _bake(fixtures: Path, out: Path) -> tuple[float, dict[str, Any]]:
     elapsed = time.perf_counter() - start
     if not result.ok:
         raise SystemExit(f"the bake ran but a check failed: {result.summary()['integrity']}")
-    return elapsed, result.snapshot
+    return elapsed, result.snapshot.to_json()
 
 
 def _out_digest(out: Path) -> str:
