@@ -69,14 +69,17 @@ def _current(directory: Path, key: SigningKey) -> note.Checkpoint | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise InputError(f"{directory / CHECKPOINT}: cannot read ({exc.strerror})",
-                         "check the --log folder") from None
+        raise InputError(
+            f"{directory / CHECKPOINT}: cannot read ({exc.strerror})", "check the --log folder"
+        ) from None
     try:
         signed = note.parse_note(raw)
         checkpoint = note.parse_checkpoint(signed.text)
     except note.NoteError as exc:
-        raise InputError(f"{directory / CHECKPOINT}: not a checkpoint ({exc})",
-                         "point --log at a log folder that bake snapshot wrote") from None
+        raise InputError(
+            f"{directory / CHECKPOINT}: not a checkpoint ({exc})",
+            "point --log at a log folder that bake snapshot wrote",
+        ) from None
     if not note.verify_note(signed, checkpoint.origin, key.private.public_key()):
         raise InputError(
             f"{directory / CHECKPOINT}: not signed by the signing key {key.key_id[:16]}... "
@@ -95,8 +98,9 @@ def prepare(directory: Path, origin: str | None, key: SigningKey) -> str:
         if origin is None:
             raise InputError(f"--log {directory}: a new log needs an origin", _FIX_ORIGIN)
         if not note.valid_name(origin):
-            raise InputError(f"--log-origin {origin!r}: not printable ASCII without spaces or +",
-                             _FIX_ORIGIN)
+            raise InputError(
+                f"--log-origin {origin!r}: not printable ASCII without spaces or +", _FIX_ORIGIN
+            )
         return origin
     if origin is not None and origin != current.origin:
         raise InputError(
@@ -133,8 +137,9 @@ class _Writer:
         make_folders(dest.parent)
         for stale in dest.parent.glob(f"{TEMP_PREFIX}*.tmp"):  # a killed append's leftovers
             stale.unlink(missing_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f"{TEMP_PREFIX}{dest.name}.",
-                                   suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(
+            dir=dest.parent, prefix=f"{TEMP_PREFIX}{dest.name}.", suffix=".tmp"
+        )
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
@@ -152,14 +157,18 @@ class _Writer:
 def append_entry(directory: Path, origin: str, entry: dict[str, Any], key: SigningKey) -> Appended:
     data = entry_bytes(entry)
     if len(data) > MAX_ENTRY_BYTES:
-        raise InputError(f"the log entry is {len(data)} bytes, over {MAX_ENTRY_BYTES}",
-                         "shorten the target's base URL")
+        raise InputError(
+            f"the log entry is {len(data)} bytes, over {MAX_ENTRY_BYTES}",
+            "shorten the target's base URL",
+        )
     try:
         with locked(directory):
             return _append(directory, origin, data, entry, key)
     except OSError as exc:
-        raise InputError(f"cannot write the log at {exc.filename or directory}: {exc.strerror}",
-                         "pass --log DIR pointing at a writable folder with free space") from None
+        raise InputError(
+            f"cannot write the log at {exc.filename or directory}: {exc.strerror}",
+            "pass --log DIR pointing at a writable folder with free space",
+        ) from None
 
 
 def _append(
@@ -167,8 +176,10 @@ def _append(
 ) -> Appended:
     current = _current(directory, key)  # again, under the lock: another bake may have appended
     if current is not None and current.origin != origin:
-        raise InputError(f"{directory}: the log's origin is {current.origin}, not {origin}",
-                         "pass the log's own origin")
+        raise InputError(
+            f"{directory}: the log's origin is {current.origin}, not {origin}",
+            "pass the log's own origin",
+        )
     size = 0 if current is None else current.size
     source = folder_source(directory)
     old = TileReader(source, size)
@@ -176,8 +187,10 @@ def _append(
     filled: list[str] = []
     try:
         bundle = old.entries(size >> TILE_HEIGHT) if size % TILE_WIDTH else []
-        writer.write(tile_path("entries", size >> TILE_HEIGHT, len(bundle) + 1),
-                     encode_bundle([*bundle, data]))
+        writer.write(
+            tile_path("entries", size >> TILE_HEIGHT, len(bundle) + 1),
+            encode_bundle([*bundle, data]),
+        )
         if len(bundle) + 1 == TILE_WIDTH:
             filled.append(tile_path("entries", size >> TILE_HEIGHT, TILE_WIDTH) + ".p")
         value, level = merkle.leaf_hash(data), 0
@@ -191,8 +204,10 @@ def _append(
             filled.append(tile_path(level, n, TILE_WIDTH) + ".p")
             value, level = merkle.root_of(hashes), level + 1
     except TileMissing as exc:
-        raise InputError(f"{directory}/{exc.path}: {exc.what}",
-                         "run `compliance-bake log verify` on the log and restore it") from None
+        raise InputError(
+            f"{directory}/{exc.path}: {exc.what}",
+            "run `compliance-bake log verify` on the log and restore it",
+        ) from None
     new = TileReader(source, size + 1)
     root = merkle.tree_root(new, size + 1)
     checkpoint = note.Checkpoint(origin, size + 1, root)
@@ -213,3 +228,40 @@ def _append(
         "entry": entry,
     }
     return Appended(size, rendered, inclusion)
+
+
+@dataclass(frozen=True, slots=True)
+class LogTarget:
+    """Where `bake snapshot --log` appends, and the origin a new log is named with."""
+
+    directory: Path
+    origin: str | None = None
+
+
+def log_snapshot(
+    target: LogTarget,
+    origin: str,
+    snapshot: dict[str, Any],
+    attestation: bytes,
+    key: SigningKey,
+    out_dir: Path,
+) -> tuple[Appended, list[Path]]:
+    """Append the published snapshot's entry, then write its proof into out/log/."""
+    from compliance_bake.log.entry import entry_of
+    from compliance_bake.report.publish import publish
+
+    appended = append_entry(
+        target.directory, origin, entry_of(snapshot, attestation, key.key_id), key
+    )
+    return appended, publish(out_dir, appended.out_files())
+
+
+def prepare_log(target: LogTarget, key: SigningKey | None) -> str:
+    """The origin to append under, checked with the bake's inputs (nothing written yet)."""
+    if key is None:
+        raise InputError(
+            f"--log {target.directory}: the log's checkpoints are signed with the Ed25519 "
+            "signing key, and none is configured",
+            "pass --signing-key (or run `compliance-bake signing-key mint`)",
+        )
+    return prepare(target.directory, target.origin, key)

@@ -122,7 +122,9 @@ def root_from_inclusion(index: int, size: int, leaf: bytes, path: Sequence[bytes
     return r if sn == 0 else None
 
 
-def verify_inclusion(index: int, size: int, leaf: bytes, path: Sequence[bytes], root: bytes) -> bool:
+def verify_inclusion(
+    index: int, size: int, leaf: bytes, path: Sequence[bytes], root: bytes
+) -> bool:
     return root_from_inclusion(index, size, leaf, path) == root
 
 

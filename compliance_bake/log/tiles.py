@@ -103,8 +103,10 @@ class TileReader:
         n, offset = divmod(first, TILE_WIDTH)
         hashes = self.tile(tile_level, n)[offset : offset + (1 << below)]
         if len(hashes) != 1 << below:
-            raise TileMissing(tile_path(tile_level, n, width_at(tile_level, n, self.size)),
-                              f"holds too few hashes for level {level} index {index}")
+            raise TileMissing(
+                tile_path(tile_level, n, width_at(tile_level, n, self.size)),
+                f"holds too few hashes for level {level} index {index}",
+            )
         return hashes[0] if below == 0 else root_of(hashes)
 
     def entries(self, n: int) -> list[bytes]:
