@@ -12,6 +12,7 @@ keeps the tiles it has read for the one operation it serves.
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -138,3 +139,19 @@ def read_tile(source: Source, level: int, n: int, width: int) -> list[bytes]:
     if len(data) % HASH_SIZE or len(data) < width * HASH_SIZE:
         raise TileMissing(path, f"is {len(data)} bytes, the tree needs {width * HASH_SIZE}")
     return split_hashes(data[: width * HASH_SIZE])
+
+
+_PUBLISHED = re.compile(
+    r"checkpoint|tile/(entries|[0-9]|[1-5][0-9]|6[0-3])/(x[0-9]{3}/)*[0-9]{3}"
+    r"(\.p/([1-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-5]))?"
+)
+
+
+def published_path(path: str) -> bool:
+    """A path tlog-tiles publishes (the checkpoint, a tile, an entry bundle), and nothing else:
+    a server of a log folder answers these and refuses every other name."""
+    return _PUBLISHED.fullmatch(path) is not None
+
+
+def media_type(path: str) -> str:
+    return "text/plain; charset=utf-8" if path == "checkpoint" else "application/octet-stream"
