@@ -82,8 +82,8 @@ def parse_note(data: bytes) -> Note:
         whole = data.decode("utf-8")
     except UnicodeDecodeError:
         raise NoteError("not UTF-8") from None
-    if "\r" in whole or not whole.endswith("\n"):
-        raise NoteError("lines must end with a newline (no carriage returns)")
+    if not whole.endswith("\n") or any(c < " " and c != "\n" for c in whole):
+        raise NoteError("lines must end with a newline, and no other control character")
     text, sep, block = whole.rpartition("\n\n")
     if not sep or not text:
         raise NoteError("no blank line between the text and the signatures")
