@@ -86,7 +86,9 @@ def test_a_tree_of_three_computed_by_hand() -> None:
 
 
 @pytest.mark.parametrize(("index", "size", "path"), INCLUSION)
-def test_inclusion_proofs_match_the_reference_vectors(index: int, size: int, path: list[str]) -> None:
+def test_inclusion_proofs_match_the_reference_vectors(
+    index: int, size: int, path: list[str]
+) -> None:
     proof = merkle.inclusion_proof(memory(HASHES), index, size)
     assert [p.hex() for p in proof] == path
     root = bytes.fromhex(ROOTS[size])
@@ -97,7 +99,9 @@ def test_inclusion_proofs_match_the_reference_vectors(index: int, size: int, pat
 
 
 @pytest.mark.parametrize(("old", "new", "proof"), CONSISTENCY)
-def test_consistency_proofs_match_the_reference_vectors(old: int, new: int, proof: list[str]) -> None:
+def test_consistency_proofs_match_the_reference_vectors(
+    old: int, new: int, proof: list[str]
+) -> None:
     got = merkle.consistency_proof(memory(HASHES), old, new)
     assert [p.hex() for p in got] == proof
     old_root, new_root = bytes.fromhex(ROOTS[old]), bytes.fromhex(ROOTS[new])
@@ -139,7 +143,9 @@ def test_tile_widths_follow_the_c2sp_example_of_a_tree_of_70000() -> None:
     assert tiles.width_at(1, 1, size) == 17
     assert tiles.width_at(2, 0, size) == 1
     assert tiles.width_at(3, 0, size) == 0
-    assert tiles.width_at(1, 0, 256) == 1  # "a tree of size 256 ... a partial level 1 tile of width 1"
+    assert (
+        tiles.width_at(1, 0, 256) == 1
+    )  # "a tree of size 256 ... a partial level 1 tile of width 1"
 
 
 def test_the_tile_reader_gives_the_in_memory_tree_across_tile_boundaries(tmp_path: Path) -> None:

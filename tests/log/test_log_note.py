@@ -40,9 +40,10 @@ def test_the_c2sp_cosigned_checkpoint_example_parses() -> None:
 def test_key_ids_follow_the_signed_note_and_cosignature_formulas() -> None:
     key = Ed25519PrivateKey.generate()
     raw = key.public_key().public_bytes_raw()
-    assert note.key_id(ORIGIN, 0x01, key.public_key()) == hashlib.sha256(
-        ORIGIN.encode() + b"\n\x01" + raw
-    ).digest()[:4]
+    assert (
+        note.key_id(ORIGIN, 0x01, key.public_key())
+        == hashlib.sha256(ORIGIN.encode() + b"\n\x01" + raw).digest()[:4]
+    )
     assert note.key_id("w", 0x04, key.public_key()) == hashlib.sha256(b"w\n\x04" + raw).digest()[:4]
 
 
