@@ -1,10 +1,10 @@
 """A witness: what a regulator runs on a schedule against an operator's log.
 
 Each run reads the log's checkpoint and checks, in order: its signature with the log's key; that
-it extends the checkpoint the witness saw last (kept in the state file): not smaller (a
+the tiles of the new entries are the hashes of those entries and that the root is the tiles';
+that it extends the checkpoint the witness saw last (kept in the state file): not smaller (a
 rollback or a truncation), not a different tree of the same size (a fork), and a consistency
-proof computed from the log's tiles that verifies against both roots (nothing rewritten); that
-the tiles of the new entries are the hashes of those entries and that the root is the tiles'.
+proof computed from the log's tiles that verifies against both roots (nothing rewritten).
 Only then does it cosign (C2SP tlog-cosignature, cosignature/v1 with the time) and keep the
 cosigned checkpoint as its new state. A failed run leaves the state as it was, so the next run
 still compares with the last checkpoint that held.
@@ -82,17 +82,16 @@ def run_witness(
         run.problems.append(problem or "checkpoint: not verified")
         return run
     run.current = current = signed.checkpoint
-    broken = (
-        None if run.previous is None else check.consistency_problem(source, run.previous, current)
-    )
-    if broken is not None:
-        run.problems.append(broken)
-        return run
-    start = 0 if run.previous is None else run.previous.size
+    # The new entries' tiles first, so that an edited tile is named as such rather than as the
+    # consistency proof it breaks.
+    start = 0 if run.previous is None else min(run.previous.size, current.size)
     problems, _ = check.tile_problems(source, current.size, start)
     run.problems.extend(problems)
     if not problems and (root := check.root_problem(source, current)):
         run.problems.append(root)
+    if not run.problems and run.previous is not None:
+        broken = check.consistency_problem(source, run.previous, current)
+        run.problems.extend([broken] if broken else [])
     if run.problems:
         return run
     cosigned = signed.note.with_signature(

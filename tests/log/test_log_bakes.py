@@ -14,7 +14,6 @@ from cryptography.hazmat.primitives import serialization
 from sigstore._internal.merkle import verify_merkle_inclusion
 from sigstore._internal.rekor.checkpoint import SignedCheckpoint, verify_checkpoint
 from sigstore._internal.trust import Keyring, RekorKeyring
-from sigstore._utils import KeyID
 from sigstore.errors import VerificationError
 from sigstore.models import TransparencyLogEntry
 from sigstore_models.common import v1 as common_v1
