@@ -174,3 +174,18 @@ def test_a_rebake_without_log_removes_the_old_proof(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert not (tmp_path / "out" / "log" / "inclusion.json").exists()
     assert verify_out(tmp_path / "out", public).exit_code == 0
+
+
+def test_a_bake_that_records_failures_is_logged_like_any_other(tmp_path: Path) -> None:
+    """That is the point: a failing day cannot be dropped by baking again."""
+    from tests._plays_helpers import play, write_csv
+
+    private, public = mint(tmp_path, "k")
+    plays = write_csv(tmp_path / "plays.csv", [play("clean"), play("zip-of-nj", zip="07102")])
+    result = bake(tmp_path / "out", tmp_path / "log", private, 22, "--deep-audit", str(plays))
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["log"]["index"] == 0
+    entry = json.loads(log_verify(tmp_path / "log", public).stdout)["entries"][0]
+    assert entry["verdict"]["ok"] is False and entry["verdict"]["deepAuditOk"] is False
+    verified = verify_out(tmp_path / "out", public, "--allow-recorded-failures")
+    assert verified.exit_code == 0, verified.output
