@@ -239,6 +239,12 @@ def check_folder(
             f"{out_dir}: the log's proof is in an out/ folder (out/log/)",
             "verify the out/ folder the bake wrote",
         )
+    if (log_location or witness_pems) and not public_pems:
+        raise InputError(
+            "--log and --witness-key check the log's checkpoints, which verify with the "
+            "signing key's public key",
+            "add --public-key signing-key.pub.pem",
+        )
     needed = len(witness_pems) if threshold is None else threshold
     if needed > len(witness_pems):
         raise InputError(

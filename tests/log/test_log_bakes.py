@@ -189,3 +189,46 @@ def test_a_bake_that_records_failures_is_logged_like_any_other(tmp_path: Path) -
     assert entry["verdict"]["ok"] is False and entry["verdict"]["deepAuditOk"] is False
     verified = verify_out(tmp_path / "out", public, "--allow-recorded-failures")
     assert verified.exit_code == 0, verified.output
+
+
+def test_the_log_options_come_from_the_environment_too(tmp_path: Path) -> None:
+    private, public = mint(tmp_path, "k")
+    env = {"COMPLIANCE_LOG_DIR": str(tmp_path / "log"), "COMPLIANCE_LOG_ORIGIN": ORIGIN}
+    result = invoke("bake", "snapshot", "--out", str(tmp_path / "out"), "--signing-key",
+                    str(private), "--json", env=env)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(log_verify(tmp_path / "log", public).stdout)["origin"] == ORIGIN
+
+
+def test_log_checks_without_a_public_key_are_refused(tmp_path: Path) -> None:
+    private, _ = mint(tmp_path, "k")
+    assert bake(tmp_path / "out", tmp_path / "log", private, 1).exit_code == 0
+    result = invoke("verify", str(tmp_path / "out"), "--log", str(tmp_path / "log"))
+    assert result.exit_code == 2 and "--public-key" in result.output
+
+
+def test_two_bakes_at_once_append_one_after_the_other(tmp_path: Path) -> None:
+    """The lock on DIR: both entries land, in some order, and the log holds together."""
+    import os
+    import subprocess
+    import sys
+
+    private, public = mint(tmp_path, "k")
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "compliance_bake", "bake", "snapshot", "--out",
+             str(tmp_path / f"out{day}"), "--signing-key", str(private), "--log",
+             str(tmp_path / "log"), "--log-origin", ORIGIN, "--now",
+             f"2026-11-0{day}T04:06:00Z", "-q"],
+            env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        for day in (1, 2)
+    ]  # fmt: skip
+    assert [run.wait(timeout=120) for run in runs] == [0, 0]
+    doc = json.loads(log_verify(tmp_path / "log", public).stdout)
+    assert doc["ok"] and doc["size"] == 2
+    for day in (1, 2):
+        assert (
+            verify_out(tmp_path / f"out{day}", public, "--log", str(tmp_path / "log")).exit_code
+            == 0
+        )
