@@ -174,4 +174,4 @@ def _check_log(
         report.add(file, ok, what, KEY)
     report.notes.extend(found.notes)
     if found.findings:
-        report.applied.append("transparency log")
+        report.applied.append(", ".join(found.summary) or "transparency log")

@@ -50,6 +50,7 @@ class LogFindings:
 
     findings: list[tuple[str, bool, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    summary: list[str] = field(default_factory=list)  # what was checked, for "applied"
 
     def add(self, file: str, ok: bool, what: str) -> bool:
         self.findings.append((file, ok, what))
@@ -150,6 +151,7 @@ def check_out_log(out_dir: Path, options: LogCheckOptions) -> LogFindings:
         f"entry {index} included in {cp.describe()} (RFC 6962 inclusion proof)",
     ):
         return found
+    found.summary.append(f"transparency log: entry {index} in {cp.origin} size {cp.size}")
     _entry_names_out(out_dir, entry, found)
     latest = _latest(options, signed, found)
     _witnessed(options, [signed.note, *([latest.note] if latest else [])], found)
@@ -196,6 +198,7 @@ def _latest(
             "(consistency proof from its tiles)"
         ),
     )
+    found.summary.append(f"consistent with the log's latest (size {latest.checkpoint.size})")
     return latest if broken is None else None
 
 
