@@ -121,7 +121,7 @@ def locked(directory: Path) -> Iterator[None]:
         os.close(fd)
 
 
-class _Writer:
+class Writer:
     """Temporary file, flush, rename, and the crash points between them."""
 
     def __init__(self, directory: Path) -> None:
@@ -183,7 +183,7 @@ def _append(
     size = 0 if current is None else current.size
     source = folder_source(directory)
     old = TileReader(source, size)
-    writer = _Writer(directory)
+    writer = Writer(directory)
     filled: list[str] = []
     try:
         bundle = old.entries(size >> TILE_HEIGHT) if size % TILE_WIDTH else []

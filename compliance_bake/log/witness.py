@@ -23,8 +23,8 @@ from compliance_bake.errors import InputError
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
 from compliance_bake.log import check, note
+from compliance_bake.log.append import Writer
 from compliance_bake.log.tiles import Source
-from compliance_bake.report.publish import publish
 from compliance_bake.signing.signing_key import SigningKey
 
 _FIX_STATE = "pass the state file an earlier `witness` run wrote, or a new path to start over"
@@ -99,6 +99,11 @@ def run_witness(
     )
     run.cosigned = cosigned.render()
     doc = {"version": 1, "origin": current.origin, "checkpoint": run.cosigned.decode()}
-    state_dir = state.parent if str(state.parent) else Path(".")
-    publish(state_dir, {state.name: dumps_pretty(doc)})
+    try:
+        Writer(state.parent).write(state.name, dumps_pretty(doc))
+    except OSError as exc:
+        raise InputError(
+            f"cannot write the witness state {state}: {exc.strerror}",
+            "pass --state FILE in a writable folder",
+        ) from None
     return run

@@ -19,6 +19,7 @@ from compliance_bake.log import append, note
 from compliance_bake.log.source import folder_source
 from compliance_bake.log.tiles import TileReader
 from compliance_bake.signing.signing_key import SigningKey, load_signing_key
+from tests.conftest import invoke
 from tests.log._log_helpers import (
     ORIGIN,
     bake,
@@ -193,6 +194,8 @@ def test_a_tile_edited(world: World) -> None:
     tile.write_bytes(bytes(data))
     caught_by_log_verify(world, "tile/0/000.p/6", "hash 4 is not the hash of entry 4")
     caught_by_witness(world, 3, "tile/0/000.p/6", "hash 4")
+    shown = invoke("log", "show", str(world.log), "5", "--public-key", str(world.public))
+    assert shown.exit_code == 1 and "entry 5: not included" in shown.output
     caught_by_verify_log(world, world.outs[2], "size 3", "size 6")
 
 
