@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 RUNTIME := $(VENV)/.installed-runtime
 STAMP   := $(VENV)/.installed-test
 
-.PHONY: demo test test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-key-timing bench-diff wrk clean
+.PHONY: demo test test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-key-timing bench-diff bench-log wrk clean
 
 $(BIN)/python:
 	@echo "make: creating the virtual environment $(VENV) with $(PYTHON)"
@@ -90,9 +90,10 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 ## bench: the 500,000-row in-process bake against its floor (orjson+sha3+writes), json.dumps+sha3,
-## and verify of the same output
+## and verify of the same output; then one transparency-log append on logs of 1,000 to 100,000 entries
 bench: $(STAMP)
 	$(BIN)/python bench/bake_bench.py
+	$(BIN)/python bench/log_bench.py
 
 ## bench-scale: the bake at 50k, 500k and 2M rows, the audit at 1M and 10M plays: time and peak per row
 bench-scale: $(STAMP)
@@ -130,6 +131,10 @@ bench-retry: $(STAMP)
 bench-audit: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python bench/audit_bench.py
+
+## bench-log: one transparency-log append at 1,000, 10,000 and 100,000 entries (median of 20)
+bench-log: $(STAMP)
+	$(BIN)/python bench/log_bench.py
 
 ## bench-diff: `diff` of two 500,000-row snapshots against orjson.loads of the two files
 bench-diff: $(STAMP)

@@ -20,6 +20,7 @@ from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_OK, Ba
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.inputs.models import Fixtures
+from compliance_bake.log.append import OUT_FILES, LogTarget, log_snapshot, prepare_log
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
 from compliance_bake.report.models import DeepAudit, JsonObject, Snapshot
@@ -53,6 +54,8 @@ class BakeResult:
     violations_by_reason: dict[str, int] | None = None
     # With --previous: the record of the comparison that the attestation's predicate holds.
     previous: dict[str, Any] | None = None
+    # With --log: the entry's index and the log's new size.
+    log: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -84,6 +87,7 @@ class BakeResult:
                 else {"file": ATTESTATION_FILE, "keyId": self.attestation_key_id}
             ),
             "previous": None if self.previous is None else previous_summary(self.previous),
+            "log": self.log,
         }
 
 
@@ -142,6 +146,7 @@ def run_bake(
     phases: Phases = no_phases,
     engine: EngineOptions | None = None,
     previous: PreviousComparison | None = None,
+    log: LogTarget | None = None,
 ) -> BakeResult:
     """Phases, in order: load (clock, secret, fixtures, the deep audit), matrix (the board and
     the shadow matrix), sign, validate, write (render and publish)."""
@@ -152,6 +157,7 @@ def run_bake(
     if previous is not None:
         require_attestation(signing_key is not None)
         previous.load()
+    origin = None if log is None else prepare_log(log, signing_key)
     fixtures = load_fixtures(fixtures_dir)
     block = by_reason = None
     if deep_audit is not None:
@@ -169,15 +175,24 @@ def run_bake(
     record = None if previous is None else seal(previous.record(document), secret.value)
     files = layout.render_files(snapshot, record, document=document)
     if signing_key is None:
-        written = publish(out_dir, files, stale=[ATTESTATION_FILE])
+        written = publish(out_dir, files, stale=[ATTESTATION_FILE, *OUT_FILES])
         return BakeResult(snapshot, written, out_dir, None, by_reason, record)
     # Last in the dict, so renamed into place after the files it names.
     files[ATTESTATION_FILE] = render_attestation(files, document, signing_key, record)
+    written = publish(out_dir, files, stale=OUT_FILES)  # an earlier bake's proof: not this one's
+    logged = None
+    if log is not None and origin is not None:  # after the publish: a failed bake logs nothing
+        appended, proof_files = log_snapshot(
+            log, origin, document, files[ATTESTATION_FILE], signing_key, out_dir
+        )
+        written += proof_files
+        logged = {"dir": str(log.directory), "index": appended.index, "size": appended.index + 1}
     return BakeResult(
         snapshot=snapshot,
-        written=publish(out_dir, files),
+        written=written,
         out_dir=out_dir,
         attestation_key_id=signing_key.key_id,
         violations_by_reason=by_reason,
         previous=record,
+        log=logged,
     )

@@ -95,6 +95,25 @@ def bake() -> None:
     is_flag=True,
     help="Compare with OLD even when it is not authentic; the portal then says so.",
 )
+@click.option(
+    "--log",
+    "log_dir",
+    metavar="DIR",
+    envvar="COMPLIANCE_LOG_DIR",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Append the published snapshot to the transparency log in DIR (C2SP tlog-tiles files; "
+    "needs the signing key) and write its inclusion proof into OUT/log/.  [env: "
+    "COMPLIANCE_LOG_DIR]",
+)
+@click.option(
+    "--log-origin",
+    metavar="ORIGIN",
+    envvar="COMPLIANCE_LOG_ORIGIN",
+    default=None,
+    help="The origin that names a new log in its checkpoints (e.g. "
+    "compliance.example.com/registry); an existing log keeps its own.",
+)
 @engine_option
 @spark_master_option
 @spark_conf_option
@@ -113,6 +132,8 @@ def snapshot(
     previous: str | None,
     previous_public_key: tuple[Path, ...],
     previous_unauthenticated: bool,
+    log_dir: Path | None,
+    log_origin: str | None,
     engine: str,
     spark_master: str,
     spark_conf: tuple[str, ...],
@@ -167,6 +188,8 @@ def snapshot(
         --now 2026-11-22T04:06:00Z --report junit:reports/junit.xml
       compliance-bake bake snapshot --signing-key \\
         .compliance-bake/signing-key.pem
+      compliance-bake bake snapshot --signing-key key.pem --log log \\
+        --log-origin compliance.example.com/registry
       compliance-bake bake snapshot --signing-key key.pem --previous yesterday/out
       compliance-bake bake snapshot --signing-key key.pem \\
         --previous https://registry.example/api/compliance
@@ -185,6 +208,7 @@ def snapshot(
     from compliance_bake.bake import run_bake
     from compliance_bake.cli import outcome, render, reporters
     from compliance_bake.cli.phases import reporting
+    from compliance_bake.log.append import LogTarget
 
     options = engine_options(engine, spark_master, spark_conf)
     target = open_target(
@@ -217,6 +241,7 @@ def snapshot(
                 phases=phases,
                 engine=options,
                 previous=comparison,
+                log=None if log_dir is None else LogTarget(log_dir, log_origin),
             )
     finally:
         if target is not None:
@@ -225,5 +250,8 @@ def snapshot(
         click.echo(json.dumps(result.summary(), indent=2))
     else:
         render.bake_report(result, console_depth)
+        if result.log is not None:
+            click.echo(f"logged: entry {result.log['index']} of {result.log['dir']} "
+                       f"(size {result.log['size']}); proof in {out_dir}/log/", err=True)
     reporters.write_reports(reports, outcome.of_bake(result))
     sys.exit(result.exit_code)

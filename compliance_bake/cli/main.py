@@ -95,11 +95,13 @@ def _register() -> None:
         check_cmd,
         diff_cmd,
         keys_cmd,
+        log_cmd,
         secret_cmd,
         serve_cmd,
         signing_key_cmd,
         target_cmd,
         verify_cmd,
+        witness_cmd,
     )
 
     cli.add_command(bake_cmd.bake)
@@ -112,6 +114,9 @@ def _register() -> None:
     cli.add_command(secret_cmd.secret)
     cli.add_command(signing_key_cmd.signing_key)
     cli.add_command(target_cmd.target)
+    cli.add_command(log_cmd.log)
+    cli.add_command(witness_cmd.witness)
+    cli.add_command(witness_cmd.witness_key)
 
 
 _register()

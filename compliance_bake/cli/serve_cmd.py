@@ -33,6 +33,13 @@ from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
     help="Baked folder whose snapshot, registry files and portal page are served read-only.",
 )
 @keys_file_option
+@click.option(
+    "--log",
+    "log_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="A transparency log folder (`bake snapshot --log DIR`) served read-only under /log/.",
+)
 @click.option("--access-log", is_flag=True, help="Log every request on stderr.")
 @click.option(
     "--client-timeout",
@@ -49,6 +56,7 @@ def serve(
     fixtures_dir: Path | None,
     out_dir: Path,
     keys_file: Path,
+    log_dir: Path | None,
     access_log: bool,
     client_timeout: int,
 ) -> None:
@@ -64,6 +72,7 @@ def serve(
       compliance-bake keys mint --label ci
       compliance-bake serve --port 8080
       compliance-bake serve --host 127.0.0.1 --port 0 --out out
+      compliance-bake serve --out out --log log
     """
     from compliance_bake.service.runner import Listening, ServeSettings
     from compliance_bake.service.runner import serve as run
@@ -100,5 +109,6 @@ def serve(
         keys_file=keys_file,
         access_log=access_log,
         client_timeout=client_timeout,
+        log_dir=log_dir,
     )
     run(settings, announce)

@@ -92,7 +92,9 @@ def _documented_query(*names: str) -> dict[str, Any]:
     }
 
 
-def create_app(engine: Engine, keys: KeyStore, out_dir: Path, runtime: str) -> FastAPI:
+def create_app(
+    engine: Engine, keys: KeyStore, out_dir: Path, runtime: str, log_dir: Path | None = None
+) -> FastAPI:
     """The service over `engine`, accepting the keys of `keys`, serving the files of `out_dir`."""
     app = FastAPI(
         title="compliance-bake service",
@@ -178,6 +180,10 @@ def create_app(engine: Engine, keys: KeyStore, out_dir: Path, runtime: str) -> F
         return _json(body, 200, _NO_STORE)
 
     _add_snapshot_routes(app, out_dir)
+    if log_dir is not None:
+        from compliance_bake.service.log_files import add_log_route
+
+        add_log_route(app, log_dir, lambda: error_response(404, "not_found", "no such log file"))
     _add_security_scheme(app)
     return app
 

@@ -28,6 +28,7 @@ class ServeSettings:
     keys_file: Path
     access_log: bool = False
     client_timeout: int = CLIENT_TIMEOUT
+    log_dir: Path | None = None  # a transparency log served under /log/
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +76,7 @@ def serve(settings: ServeSettings, on_listening: Callable[[Listening], None]) ->
     fixtures = load_fixtures(settings.fixtures_dir)
     keys = load_keys(settings.keys_file)
     engine = Engine(fixtures.registry)
-    app = create_app(engine, keys, settings.out_dir, python_runtime())
+    app = create_app(engine, keys, settings.out_dir, python_runtime(), settings.log_dir)
     sock = bind(settings.host, settings.port)
     config = uvicorn.Config(
         app,

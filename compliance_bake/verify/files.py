@@ -41,7 +41,9 @@ KEEP_FILE = ".gitkeep"  # allowed empty at the top, as the attestation allows it
 # Written by the bake (and the attestation, when a signing key is given) ...
 BAKED_FILES = (*layout.JSON_FILES, layout.PORTAL_FILE)
 # ... or by `audit deep` into the same out/ (allowed, but no signature of the snapshot covers it).
-EXPECTED_FILES = frozenset((*BAKED_FILES, ATTESTATION_FILE, AUDIT_FILE))
+# ... or by `bake --log`: the log's inclusion proof and checkpoint (they verify on their own).
+LOG_FILES = ("log/inclusion.json", "log/checkpoint")
+EXPECTED_FILES = frozenset((*BAKED_FILES, ATTESTATION_FILE, AUDIT_FILE, *LOG_FILES))
 RawFile = tuple[str, bytes]  # a file's name in out/ and the bytes read
 
 
