@@ -183,7 +183,7 @@ def run_bake(
     logged = None
     if log is not None and origin is not None:  # after the publish: a failed bake logs nothing
         appended, proof_files = log_snapshot(
-            log, origin, document, files[ATTESTATION_FILE], signing_key, out_dir
+            log, origin, snapshot, files[ATTESTATION_FILE], signing_key, out_dir
         )
         written += proof_files
         logged = {"dir": str(log.directory), "index": appended.index, "size": appended.index + 1}

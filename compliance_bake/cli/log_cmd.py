@@ -56,6 +56,7 @@ def log() -> None:
     "verify",
     context_settings=CONTEXT,
     epilog=exit_codes(0, 1, 2, 3, one="done, and the log does not verify"),
+    short_help="Recompute the whole log and check its checkpoint.",
 )
 @click.argument("location", metavar="DIR|URL")
 @public_key_option("--public-key", "public_keys", help=_LOG_KEY_HELP)
@@ -117,7 +118,12 @@ def verify_log(location: str, public_keys: tuple[Path, ...], timeout: float, as_
     sys.exit(0 if result.ok else 1)
 
 
-@log.command("show", context_settings=CONTEXT, epilog=exit_codes(0, 1, 2, 3))
+@log.command(
+    "show",
+    context_settings=CONTEXT,
+    epilog=exit_codes(0, 1, 2, 3),
+    short_help="Print one entry, after proving its inclusion.",
+)
 @click.argument("location", metavar="DIR|URL")
 @click.argument("index", type=click.IntRange(min=0))
 @public_key_option("--public-key", "public_keys", help=_LOG_KEY_HELP)

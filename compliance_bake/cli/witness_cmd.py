@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import now_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
 
 WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
 
@@ -16,6 +16,7 @@ WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
 @click.command(
     context_settings=CONTEXT,
     epilog=exit_codes(0, 1, 2, 3, one="done, and the log's history does not hold: not cosigned"),
+    short_help="Check a log grew honestly since last seen, and cosign it.",
 )
 @click.argument("location", metavar="DIR|URL")
 @click.option(
@@ -125,7 +126,7 @@ def witness_key() -> None:
     """
 
 
-@witness_key.command(context_settings=CONTEXT, epilog=exit_codes(0, 2, 4))
+@witness_key.command(context_settings=CONTEXT, epilog=exit_codes(0, 2, 4, zero=DONE))
 @click.option(
     "--key-file",
     type=click.Path(path_type=Path, dir_okay=False),

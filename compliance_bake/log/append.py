@@ -41,6 +41,7 @@ from compliance_bake.log.tiles import (
     encode_bundle,
     tile_path,
 )
+from compliance_bake.report.models import Snapshot
 from compliance_bake.report.publish import TEMP_PREFIX, _crash_point, make_folders
 from compliance_bake.signing.signing_key import SigningKey
 
@@ -241,7 +242,7 @@ class LogTarget:
 def log_snapshot(
     target: LogTarget,
     origin: str,
-    snapshot: dict[str, Any],
+    snapshot: Snapshot,
     attestation: bytes,
     key: SigningKey,
     out_dir: Path,

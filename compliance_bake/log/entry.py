@@ -13,29 +13,26 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from compliance_bake.report.snapshot import all_checks_hold
+from compliance_bake.report.models import Snapshot
 from compliance_bake.signing.canon import canon
 
 FIELDS = ("attestationSha256", "generatedAt", "integrityDigest", "keyId", "target", "verdict")
 
 
-def entry_of(snapshot: Mapping[str, Any], attestation: bytes, key_id: str) -> dict[str, Any]:
+def entry_of(snapshot: Snapshot, attestation: bytes, key_id: str) -> dict[str, Any]:
     verdict: dict[str, Any] = {
-        "ok": all_checks_hold(dict(snapshot)),
-        "board": {
-            "passed": snapshot["enhancements"]["passed"],
-            "total": snapshot["enhancements"]["total"],
-        },
-        "shadowMismatches": snapshot["shadow"]["summary"]["mismatches"],
+        "ok": snapshot.integrity.holds,
+        "board": {"passed": snapshot.enhancements.passed, "total": snapshot.enhancements.total},
+        "shadowMismatches": snapshot.shadow.summary.mismatches,
     }
-    if "deepAudit" in snapshot:
-        verdict["deepAuditOk"] = snapshot["deepAudit"]["zipWindow"]["ok"]
+    if snapshot.deep_audit is not None:
+        verdict["deepAuditOk"] = snapshot.deep_audit.zip_window.ok
     return {
         "attestationSha256": hashlib.sha256(attestation).hexdigest(),
-        "generatedAt": snapshot["generatedAt"],
-        "integrityDigest": snapshot["integrity"]["proof"]["digest"],
+        "generatedAt": snapshot.generated_at,
+        "integrityDigest": snapshot.integrity.proof.digest,
         "keyId": key_id,
-        "target": snapshot["shadow"]["base"],
+        "target": snapshot.shadow.base,
         "verdict": verdict,
     }
 
