@@ -176,6 +176,7 @@ def snapshot(
     from compliance_bake.cli import outcome, render, reporters
     from compliance_bake.cli.phases import reporting
 
+    tables_to_stderr = reporters.check_stdout(reports, as_json)
     options = engine_options(engine, spark_master, spark_conf)
     comparison = None
     if previous is not None:
@@ -209,9 +210,11 @@ def snapshot(
     finally:
         if target is not None:
             target.close()
+    found = outcome.of_bake(result, fixtures_path(fixtures_dir))
     if as_json:
         click.echo(json.dumps(result.summary(), indent=2))
     else:
-        render.bake_report(result, console_depth)
-    reporters.write_reports(reports, outcome.of_bake(result))
+        with reporters.human_output(tables_to_stderr):
+            render.bake_report(result, console_depth, found)
+    reporters.write_reports(reports, found)
     sys.exit(result.exit_code)

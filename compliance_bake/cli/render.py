@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 MISMATCH_ROWS_SHOWN = 20
 SUMMARY_SHOWN = 10
+ITEMS_SHOWN = 3  # of a failed case, in the short summary
 
 
 def _out() -> Any:
@@ -85,7 +86,7 @@ def _board(snap: dict[str, Any], depth: int) -> Any:
     return board
 
 
-def bake_report(result: BakeResult, depth: int) -> None:
+def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) -> None:
     from rich.table import Table
 
     from compliance_bake.cli.outcome import of_bake, pair_text
@@ -129,11 +130,13 @@ def bake_report(result: BakeResult, depth: int) -> None:
         for line in previous_lines(result.previous):
             console.print(line, soft_wrap=False)  # wrapped at the width
     console.print(f"Wrote {count(len(result.written))} files to {safe(result.out_dir)}")
-    failure_summary(of_bake(result), console)
+    failure_summary(outcome or of_bake(result), console)
 
 
 def failure_summary(outcome: Outcome, console: Any | None = None) -> None:
-    """The short summary: each failed case (at most SUMMARY_SHOWN a suite), then the verdict."""
+    """The short summary: each failed case (at most SUMMARY_SHOWN a suite) with its first
+    ITEMS_SHOWN items (with `file:line` where a file holds one) and how many more, then the
+    verdict: the last screen of a failing run names what to fix."""
     console = console or _out()
     failed = outcome.failed()
     if failed:
@@ -142,11 +145,17 @@ def failure_summary(outcome: Outcome, console: Any | None = None) -> None:
         shown: dict[str, int] = {}
         for suite, case in failed:
             shown[suite] = shown.get(suite, 0) + 1
-            if shown[suite] <= SUMMARY_SHOWN:
-                console.print(
-                    f"[red]FAILED[/red] {safe(suite)} {safe(case.name)}: {safe(case.message)}",
-                    soft_wrap=False,
-                )
+            if shown[suite] > SUMMARY_SHOWN:
+                continue
+            console.print(
+                f"[red]FAILED[/red] {safe(suite)} {safe(case.name)}: {safe(case.message)}",
+                soft_wrap=False,
+            )
+            for item in case.items[:ITEMS_SHOWN]:
+                where = f" [dim]at[/dim] {safe(item.where())}" if item.where() else ""
+                console.print(f"  - {safe(item.text)}{where}", soft_wrap=False)
+            if case.item_count > ITEMS_SHOWN:
+                console.print(f"  … and {count(case.item_count - ITEMS_SHOWN)} more")
         for suite, n in shown.items():
             if n > SUMMARY_SHOWN:
                 console.print(f"… and {count(n - SUMMARY_SHOWN)} more {safe(suite)} failures")
