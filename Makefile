@@ -21,15 +21,16 @@ demo: $(STAMP)
 	$(BIN)/compliance-bake bake snapshot --deep-audit fixtures/plays.csv --now $(DEMO_NOW)
 	$(BIN)/compliance-bake verify out
 
-## tools: jq and openssl, which the auditor recipe test runs, chromium, in which the portal
+## tools: jq and openssl, which the auditor recipe test runs, xmllint, with which the JUnit tests
+## validate against Jenkins' schema, chromium, in which the portal
 ## tests open the page (Debian: installed when missing; Playwright drives it, never downloads one),
 ## and Java (17+) for the Spark tests (without it they skip and say why)
 tools:
-	@command -v jq >/dev/null && command -v openssl >/dev/null && test -x /usr/bin/chromium || { \
-	  command -v apt-get >/dev/null || { echo "install jq, openssl and chromium, then re-run" >&2; exit 2; }; \
+	@command -v jq >/dev/null && command -v openssl >/dev/null && command -v xmllint >/dev/null && test -x /usr/bin/chromium || { \
+	  command -v apt-get >/dev/null || { echo "install jq, openssl, xmllint and chromium, then re-run" >&2; exit 2; }; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq jq openssl chromium >/dev/null; }
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq jq openssl libxml2-utils chromium >/dev/null; }
 	@command -v java >/dev/null || [ -n "$$JAVA_HOME" ] || ! command -v apt-get >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null \

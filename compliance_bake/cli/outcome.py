@@ -225,9 +225,9 @@ def _reason_cases(
     file = _plays_file(plays) if plays is not None else None
     kept: dict[str, list[Item]] = {}
     for play in violations:
-        items = kept.setdefault(play.reason.value, [])
-        if len(items) < ITEMS_KEPT:
-            items.append(Item(play_text(play), file if play.line else None, play.line))
+        listed = kept.setdefault(play.reason.value, [])
+        if len(listed) < ITEMS_KEPT:
+            listed.append(Item(play_text(play), file if play.line else None, play.line))
     cases = []
     for reason, n in by_reason.items():
         items = tuple(kept.get(reason, ()))

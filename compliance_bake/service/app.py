@@ -195,11 +195,10 @@ def create_app(engine: Engine, keys: KeyStore, out_dir: Path, runtime: str) -> F
 
 
 def _allowed_methods(headers: Mapping[str, str] | None) -> list[str]:
-    """The route's methods for `Allow`: HEAD wherever GET is, since `HeadAsGet` answers it."""
-    declared = [m.strip() for m in (headers or {}).get("Allow", "GET").split(",") if m.strip()]
-    if "GET" in declared and "HEAD" not in declared:
-        declared.append("HEAD")
-    return declared
+    """The route's methods for `Allow`, sorted: HEAD wherever GET is, since `HeadAsGet`
+    answers it."""
+    declared = {m.strip() for m in (headers or {}).get("Allow", "GET").split(",") if m.strip()}
+    return sorted(declared | {"HEAD"} if "GET" in declared else declared)
 
 
 _SNAPSHOT_ROUTES: list[tuple[str, str, str, str]] = [
