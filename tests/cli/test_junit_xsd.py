@@ -8,9 +8,7 @@ full evidence and the items to fix.
 
 from __future__ import annotations
 
-import shutil
 import socket
-import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from xml.etree import ElementTree
@@ -19,33 +17,15 @@ import pytest
 
 from compliance_bake.inputs.models import Decision
 from compliance_bake.targets.engine import Engine
+from tests.cli._xsd import assert_valid, xmllint
 from tests.conftest import NOW, invoke
 
-XSD = Path(__file__).resolve().parent / "junit-10.xsd"
 HEADER = "play_id,partner,state,zip,placed_at,enriched_at,wager_type,stake\n"
 IN_WINDOW = "2026-11-01T00:00:00Z"
 
 
 def _allow_everything(self: Engine, partner: str, state: str, wager_type: str) -> Decision:
     return Decision(True, 200)
-
-
-def xmllint(path: Path) -> subprocess.CompletedProcess[str]:
-    """xmllint's schema validation; xmllint comes with `make tools` (Debian libxml2-utils)."""
-    found = shutil.which("xmllint")
-    assert found, "xmllint is missing: run `make tools` (Debian: apt-get install libxml2-utils)"
-    return subprocess.run(
-        [found, "--noout", "--schema", str(XSD), str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
-def assert_valid(path: Path) -> ElementTree.Element:
-    checked = xmllint(path)
-    assert checked.returncode == 0, checked.stderr
-    return ElementTree.parse(path).getroot()
 
 
 def _suites(root: ElementTree.Element) -> list[ElementTree.Element]:
