@@ -15,18 +15,17 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from compliance_bake.cli.phases import err_console
-from compliance_bake.cli.terminal import clipped, count, plain, previous_lines, safe, width
+from compliance_bake.cli.short_summary import failure_summary
+from compliance_bake.cli.terminal import clipped, count, previous_lines, safe, width
 
 if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
     from compliance_bake.bake import BakeResult
-    from compliance_bake.cli.outcome import Case, Outcome
+    from compliance_bake.cli.outcome import Outcome
     from compliance_bake.inputs.models import Decision
     from compliance_bake.verify.findings import VerifyReport
 
 MISMATCH_ROWS_SHOWN = 20
-SUMMARY_SHOWN = 10
-ITEMS_SHOWN = 3  # of a failed case, in the short summary
 
 
 def _out() -> Any:
@@ -131,56 +130,6 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
             console.print(line, soft_wrap=False)  # wrapped at the width
     console.print(f"Wrote {count(len(result.written))} files to {safe(result.out_dir)}")
     failure_summary(outcome or of_bake(result), console)
-
-
-def failure_summary(outcome: Outcome, console: Any | None = None) -> None:
-    """The short summary: each failed case (at most SUMMARY_SHOWN a suite) with its first
-    ITEMS_SHOWN items (with `file:line` where a file holds one) and how many more, then the
-    verdict: the last screen of a failing run names what to fix."""
-    from rich.markup import escape
-
-    console = console or _out()
-    failed = outcome.failed()
-    if failed:
-        rule = "=" * 8
-        console.print(f"[bold red]{rule} short summary: {count(len(failed))} failed {rule}[/]")
-        shown: dict[str, int] = {}
-        for suite, case in failed:
-            shown[suite] = shown.get(suite, 0) + 1
-            if shown[suite] > SUMMARY_SHOWN:
-                continue
-            console.print(
-                f"[red]FAILED[/red] {safe(suite)} {safe(case.name)}: {safe(case.message)}",
-                soft_wrap=False,
-            )
-            for line in _item_lines(case):
-                console.print(escape(line), soft_wrap=True)
-        for suite, n in shown.items():
-            if n > SUMMARY_SHOWN:
-                console.print(f"… and {count(n - SUMMARY_SHOWN)} more {safe(suite)} failures")
-    style = "green" if outcome.ok else "bold red"
-    console.print(f"[{style}]{safe(outcome.verdict)}[/{style}]")
-
-
-def _item_lines(case: Case) -> list[str]:
-    """A failed case's first items, then how many more: wrapped at spaces only, each wrapped
-    line indented under its bullet, so a path is never split and stays readable at 80 columns."""
-    import textwrap
-
-    texts = [f"{i.text} at {i.where()}" if i.where() else i.text for i in case.items[:ITEMS_SHOWN]]
-    lines = []
-    for text in texts:
-        lines += textwrap.wrap(
-            plain(text),
-            width=width(),
-            initial_indent="  - ",
-            subsequent_indent="    ",
-            break_long_words=False,
-            break_on_hyphens=False,
-        )
-    if case.item_count > ITEMS_SHOWN:
-        lines.append(f"  … and {count(case.item_count - ITEMS_SHOWN)} more")
-    return lines
 
 
 def audit_report(result: AuditResult) -> None:
