@@ -57,7 +57,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
 
 def test_health_is_public_and_names_the_runtime(service: Service) -> None:
     status, headers, body = service.get("/health")
-    assert status == 200 and headers["content-type"] == "application/json"
+    assert status == 200 and headers["content-type"] == "application/json; charset=utf-8"
     doc = json.loads(body)
     assert doc["ok"] is True and doc["states"] == ["MA", "NJ"]
     assert doc["runtime"].startswith("CPython ")

@@ -2,25 +2,34 @@
 
 Formats: `json` (the run summary: schemaVersion, the tool's version, the verdict, every case and
 the command's own --json summary; schemas/run-summary.schema.json), `junit` (JUnit XML: one
-test suite per suite of the outcome, one test case per case, a failure per failed case) and
-`github` (GitHub Actions workflow commands: one `::error` annotation per failed case, a
-`::notice` with the verdict). PATH `-` is stdout. Each file is written whole or not at all.
+test suite per suite of the outcome, one test case per case, a failure per failed case whose
+body holds the full evidence and the items to fix), `github` (GitHub Actions workflow commands:
+an `::error` annotation per failed case, pointing with `file=`/`line=` at the fixture or plays
+line when there is one, and a `::notice` with the verdict) and `markdown` (a step summary for
+`$GITHUB_STEP_SUMMARY`: the verdict, a table of the suites, the failed cases with their first
+items). PATH `-` is stdout. Each file is written whole or not at all.
+
+stdout carries one format: at most one report goes to `-`, and not with `--json`
+(`check_stdout` refuses both, exit 2); with a report on `-` the human tables go to stderr.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
 from compliance_bake import __version__
-from compliance_bake.cli.outcome import Outcome
+from compliance_bake.cli.outcome import Case, Outcome
 
-FORMATS = ("json", "junit", "github")
+FORMATS = ("json", "junit", "github", "markdown")
 SUMMARY_SCHEMA_VERSION = 1
+JSON_ITEMS = 20  # items of a failed case in the JSON summary
 
 
 class ReportSpec(click.ParamType):  # type: ignore[type-arg]
@@ -40,15 +49,75 @@ class ReportSpec(click.ParamType):  # type: ignore[type-arg]
         return kind, path
 
 
+def _started(ctx: click.Context, _param: Any, value: Any) -> Any:
+    """Note when the run started (the option is read before the command runs), for the JUnit
+    suite's timestamp and time."""
+    ctx.meta.setdefault("compliance_bake.started", (datetime.now(UTC), _monotonic()))
+    return value
+
+
+def _monotonic() -> float:
+    import time
+
+    return time.monotonic()
+
+
+def check_stdout(reports: tuple[tuple[str, str], ...], as_json: bool) -> bool:
+    """Refuse two formats on stdout (exit 2, before anything runs); True when a report takes
+    stdout, and the human tables must then go to stderr (`human_output`)."""
+    from compliance_bake.errors import InputError
+
+    on_stdout = [kind for kind, where in reports if where == "-"]
+    if len(on_stdout) > 1:
+        raise InputError(
+            f"--report {on_stdout[0]}:- and --report {on_stdout[1]}:- both write to stdout, "
+            "which carries one format",
+            f"write all but one to a file, e.g. --report {on_stdout[1]}:reports/"
+            f"compliance.{_SUFFIX[on_stdout[1]]}",
+        )
+    if on_stdout and as_json:
+        raise InputError(
+            f"--json and --report {on_stdout[0]}:- both write to stdout, which carries one format",
+            f"write the report to a file (--report {on_stdout[0]}:PATH), or drop --json",
+        )
+    return bool(on_stdout)
+
+
+_SUFFIX = {"json": "json", "junit": "xml", "github": "txt", "markdown": "md"}
+
+
+def human_output(to_stderr: bool) -> contextlib.AbstractContextManager[Any]:
+    """Where the human tables go: stdout, or stderr when a report holds stdout."""
+    if to_stderr:
+        return contextlib.redirect_stdout(sys.stderr)
+    return contextlib.nullcontext()
+
+
 report_option = click.option(
     "--report",
     "reports",
     type=ReportSpec(),
     multiple=True,
     metavar="FORMAT:PATH",
-    help="Also write a report: json (the run summary), junit (JUnit XML) or github (workflow "
-    "annotations); PATH - is stdout. Repeatable.",
+    callback=_started,
+    help="Also write a report: json (the run summary), junit (JUnit XML), github (workflow "
+    "annotations) or markdown (a step summary); PATH - is stdout (one report at most, not "
+    "with --json; the tables then go to stderr). Repeatable.",
 )
+
+
+def _items_json(case: Case, limit: int) -> dict[str, Any]:
+    if case.ok or not case.item_count:
+        return {}
+    items = []
+    for item in case.items[:limit]:
+        entry: dict[str, Any] = {"text": item.text}
+        if item.file is not None:
+            entry["file"] = item.file
+        if item.line is not None:
+            entry["line"] = item.line
+        items.append(entry)
+    return {"items": items, "moreItems": case.item_count - len(items)}
 
 
 def summary_document(outcome: Outcome) -> dict[str, Any]:
@@ -64,7 +133,10 @@ def summary_document(outcome: Outcome) -> dict[str, Any]:
                 "name": suite,
                 "tests": len(cases),
                 "failures": sum(not c.ok for c in cases),
-                "cases": [{"name": c.name, "ok": c.ok, "message": c.message} for c in cases],
+                "cases": [
+                    {"name": c.name, "ok": c.ok, "message": c.message, **_items_json(c, JSON_ITEMS)}
+                    for c in cases
+                ],
             }
             for suite, cases in outcome.suites.items()
         ],
@@ -72,51 +144,14 @@ def summary_document(outcome: Outcome) -> dict[str, Any]:
     }
 
 
-def junit_bytes(outcome: Outcome) -> bytes:
-    from xml.etree import ElementTree  # here: every command's --help imports this module
-
-    root = ElementTree.Element("testsuites", name=f"compliance-bake {outcome.command}")
-    total = failures = 0
-    for suite, cases in outcome.suites.items():
-        failed = sum(not c.ok for c in cases)
-        total += len(cases)
-        failures += failed
-        node = ElementTree.SubElement(
-            root, "testsuite", name=suite, tests=str(len(cases)), failures=str(failed), errors="0"
-        )
-        for case in cases:
-            test = ElementTree.SubElement(
-                node, "testcase", name=case.name, classname=f"compliance-bake.{suite}"
-            )
-            if not case.ok:
-                failure = ElementTree.SubElement(test, "failure", message=case.message)
-                failure.text = case.message
-    root.set("tests", str(total))
-    root.set("failures", str(failures))
-    ElementTree.indent(root)
-    document: bytes = ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
-    return document + b"\n"
-
-
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def github_bytes(outcome: Outcome) -> bytes:
-    lines = [
-        f"::error title={_escape_property(f'{suite}: {case.name}')}::{_escape_data(case.message)}"
-        for suite, case in outcome.failed()
-    ]
-    level = "notice" if outcome.ok else "error"
-    lines.append(
-        f"::{level} title={_escape_property('compliance-bake ' + outcome.command)}::"
-        f"{_escape_data(outcome.verdict)}"
-    )
-    return ("\n".join(lines) + "\n").encode("utf-8")
+def run_clock() -> tuple[datetime, float]:
+    """When the run started and how long it took, from the note `--report` took."""
+    ctx = click.get_current_context(silent=True)
+    started = ctx.meta.get("compliance_bake.started") if ctx is not None else None
+    if started is None:
+        return datetime.now(UTC), 0.0
+    at, monotonic = started
+    return at, max(0.0, _monotonic() - monotonic)
 
 
 def _render(kind: str, outcome: Outcome) -> bytes:
@@ -126,8 +161,15 @@ def _render(kind: str, outcome: Outcome) -> bytes:
         text = json.dumps(summary_document(outcome), indent=2, ensure_ascii=False) + "\n"
         return text.encode("utf-8")
     if kind == "junit":
-        return junit_bytes(outcome)
-    return github_bytes(outcome)
+        import socket
+
+        from compliance_bake.cli.report_junit import junit_bytes
+
+        started, seconds = run_clock()
+        return junit_bytes(outcome, started, seconds, socket.gethostname())
+    from compliance_bake.cli.report_github import github_bytes, markdown_bytes
+
+    return markdown_bytes(outcome) if kind == "markdown" else github_bytes(outcome)
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

@@ -131,6 +131,7 @@ def verify(
     from compliance_bake.signing.signing_key import public_keys_from
     from compliance_bake.verify.verifier import KeyMaterial, VerifyOptions, verify_source
 
+    tables_to_stderr = reporters.check_stdout(reports, as_json)
     keys = KeyMaterial(resolve_secret(secret_file), tuple(public_keys_from(public_keys)))
     with reporting("verify", enabled=not (as_json or quiet)) as (_progress, phases):
         options = VerifyOptions(
@@ -147,7 +148,8 @@ def verify(
     if as_json:
         render.verify_json(report)
     else:
-        render.verify_report(report, result)
+        with reporters.human_output(tables_to_stderr):
+            render.verify_report(report, result)
     reporters.write_reports(reports, result)
     sys.exit(code)
 

@@ -23,10 +23,11 @@ from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.report import layout
 from compliance_bake.service import models
 from compliance_bake.service.auth import AgentAuth, Unauthorized
+from compliance_bake.service.openapi import install_document
 from compliance_bake.service.protocol import HeadAsGet
 from compliance_bake.targets.engine import Engine
 
-JSON = "application/json"
+JSON = "application/json; charset=utf-8"  # as docs/service-api.md documents every JSON body
 MAX_PARAM = 128
 SERVED_MAX_BYTES = 1024 * 1024 * 1024  # a baked file larger than this is not served
 _NO_STORE = {"Cache-Control": "no-store"}
@@ -103,6 +104,7 @@ def create_app(
         "(read-only). The contract is docs/service-api.md.",
         docs_url=None,
         redoc_url=None,
+        openapi_url=None,  # served below, as every JSON answer, with its charset
     )
     app.add_middleware(HeadAsGet)
     auth = AgentAuth(keys)
@@ -121,8 +123,12 @@ def create_app(
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> Response:
         if exc.status_code == 405:
+            allowed = _allowed_methods(exc.headers)
             return error_response(
-                405, "method_not_allowed", "method not allowed; use GET", exc.headers
+                405,
+                "method_not_allowed",
+                f"method not allowed; use {' or '.join(allowed)}",
+                {**(exc.headers or {}), "Allow": ", ".join(allowed)},
             )
         if exc.status_code == 404:
             return error_response(404, "not_found", "no such route; see /openapi.json")
@@ -184,33 +190,21 @@ def create_app(
         from compliance_bake.service.log_files import add_log_route
 
         add_log_route(app, log_dir, lambda: error_response(404, "not_found", "no such log file"))
-    _add_security_scheme(app)
+    install_document(app)
+
+    @app.get("/openapi.json", include_in_schema=False)
+    async def openapi(request: Request) -> Response:
+        _no_unknown(request)
+        return _json(app.openapi())
+
     return app
 
 
-def _add_security_scheme(app: FastAPI) -> None:
-    """Declare the agent key scheme that `_documented_query` refers to."""
-    from fastapi.openapi.utils import get_openapi
-
-    def document() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            doc = get_openapi(
-                title=app.title,
-                version=app.version,
-                description=app.description,
-                routes=app.routes,
-            )
-            doc.setdefault("components", {})["securitySchemes"] = {
-                "agentKey": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "An agent key from `compliance-bake keys mint`.",
-                }
-            }
-            app.openapi_schema = doc
-        return app.openapi_schema
-
-    app.openapi = document  # type: ignore[method-assign]
+def _allowed_methods(headers: Mapping[str, str] | None) -> list[str]:
+    """The route's methods for `Allow`, sorted: HEAD wherever GET is, since `HeadAsGet`
+    answers it."""
+    declared = {m.strip() for m in (headers or {}).get("Allow", "GET").split(",") if m.strip()}
+    return sorted(declared | {"HEAD"} if "GET" in declared else declared)
 
 
 _SNAPSHOT_ROUTES: list[tuple[str, str, str, str]] = [

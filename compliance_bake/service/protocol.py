@@ -133,7 +133,7 @@ class LimitedHttpProtocol(HttpToolsProtocol):
         head = [f"HTTP/1.1 {status} {phrase}".encode("ascii")]
         head += [name + b": " + value for name, value in self.server_state.default_headers]
         head += [
-            b"content-type: application/json",
+            b"content-type: application/json; charset=utf-8",
             b"content-length: " + str(len(body)).encode("ascii"),
             b"connection: close",
         ]

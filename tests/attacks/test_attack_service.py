@@ -72,7 +72,7 @@ def _read_answer(sock: socket.socket) -> Answer:
 
 
 def _error_code(answer: Answer) -> str:
-    assert answer.headers["content-type"] == "application/json"
+    assert answer.headers["content-type"] == "application/json; charset=utf-8"
     doc = json.loads(answer.body)
     assert set(doc) == {"error"} and set(doc["error"]) == {"code", "message"}
     return str(doc["error"]["code"])
