@@ -53,7 +53,14 @@ def test_kill_9_at_five_points_leaves_out_all_old_or_all_new_and_nothing_after(
     killed_states: dict[str, dict[str, bytes]] = {}
     for point in KILL_POINTS:
         result = run_cli(
-            "bake", "snapshot", "--fixtures", str(fixtures), "--out", str(out), "--now", NEW,
+            "bake",
+            "snapshot",
+            "--fixtures",
+            str(fixtures),
+            "--out",
+            str(out),
+            "--now",
+            NEW,
             env={**os.environ, "_COMPLIANCE_BAKE_CRASH_AT": point},
         )
         assert result.returncode == -signal.SIGKILL, (point, result.stderr)
