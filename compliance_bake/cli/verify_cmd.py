@@ -19,7 +19,15 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 @click.command(
     context_settings=CONTEXT,
-    epilog=exit_codes(0, 1, 2, 4, one="done, and a check failed: it does not verify"),
+    epilog=exit_codes(
+        0,
+        1,
+        2,
+        3,
+        4,
+        one="done, and a check failed: it does not verify",
+        three="a URL SOURCE failed (unreachable, timed out, cut short, over the cap)",
+    ),
 )
 @click.argument("source", metavar="[SOURCE]", default="out")
 @secret_file_option
