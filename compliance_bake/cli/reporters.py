@@ -29,6 +29,7 @@ import click
 
 from compliance_bake import __version__
 from compliance_bake.cli.outcome import Outcome
+from compliance_bake.cli.terminal import plain
 
 FORMATS = ("json", "junit", "github")
 SUMMARY_SCHEMA_VERSION = 1
@@ -142,12 +143,14 @@ def junit_bytes(outcome: Outcome) -> bytes:
             root, "testsuite", name=suite, tests=str(len(cases)), failures=str(failed), errors="0"
         )
         for case in cases:
+            # XML 1.0 cannot carry most control characters: they are shown as escapes.
+            name, message = plain(case.name), plain(case.message)
             test = ElementTree.SubElement(
-                node, "testcase", name=case.name, classname=f"compliance-bake.{suite}"
+                node, "testcase", name=name, classname=f"compliance-bake.{plain(suite)}"
             )
             if not case.ok:
-                failure = ElementTree.SubElement(test, "failure", message=case.message)
-                failure.text = case.message
+                failure = ElementTree.SubElement(test, "failure", message=message)
+                failure.text = message
     root.set("tests", str(total))
     root.set("failures", str(failures))
     ElementTree.indent(root)
@@ -155,7 +158,9 @@ def junit_bytes(outcome: Outcome) -> bytes:
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # GitHub's own encoding first (a line break stays one), then the terminal escape: the
+    # workflow log is a terminal that honours ANSI sequences.
+    return plain(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_property(text: str) -> str:

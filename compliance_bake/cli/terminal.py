@@ -13,6 +13,12 @@ from typing import Any
 from compliance_bake.report.escape import visible as plain
 
 
+def plain_lines(text: str) -> str:
+    """A rendered report with each of its lines through `plain`: the line breaks the renderer
+    put there stay, every other control character a value carried is shown."""
+    return "\n".join(plain(line) for line in text.split("\n"))
+
+
 def safe(value: object) -> str:
     """plain(value), escaped for rich markup."""
     from rich.markup import escape
