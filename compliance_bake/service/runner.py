@@ -83,7 +83,7 @@ def serve(settings: ServeSettings, on_listening: Callable[[Listening], None]) ->
     import uvicorn
 
     from compliance_bake.service.app import create_app
-    from compliance_bake.service.protocol import LimitedHttpProtocol
+    from compliance_bake.service.protocol import GuardedHttp
 
     fixtures = load_fixtures(settings.fixtures_dir)
     keys = load_keys(settings.keys_file)
@@ -94,7 +94,7 @@ def serve(settings: ServeSettings, on_listening: Callable[[Listening], None]) ->
         app,
         log_config=_log_config(),
         loop="auto",
-        http=LimitedHttpProtocol,
+        http=GuardedHttp,
         timeout_keep_alive=settings.client_timeout,
         lifespan="off",
         access_log=settings.access_log,

@@ -261,3 +261,34 @@ def test_a_symlink_out_of_out_is_404_and_a_warning_in_the_log(
 def test_the_access_log_is_on_stderr_as_its_help_says(logging_access: Served) -> None:
     assert logging_access.request("GET", "/health?probe=access-log").status == 400
     assert logging_access.logged('"GET /health?probe=access-log HTTP/1.1" 400')
+
+
+def test_pipelined_requests_and_a_body_pass_the_guard_in_order(served: Served) -> None:
+    # Two requests in one write, the first with a body: each answered, in order.
+    with socket.create_connection(("127.0.0.1", served.port), timeout=30) as sock:
+        sock.sendall(
+            b"POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
+            b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    assert data.startswith(b"HTTP/1.1 405 ")
+    assert data.count(b"HTTP/1.1 200 ") == 1 and data.index(b" 405 ") < data.index(b" 200 ")
+
+
+def test_a_head_sent_a_byte_at_a_time_is_answered(served: Served) -> None:
+    request = b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", served.port), timeout=30) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for byte in request:
+            sock.sendall(bytes([byte]))
+        answer = _read_answer(sock)
+    assert answer.status == 200 and json.loads(answer.body)["ok"] is True
+
+
+def test_a_chunked_request_body_is_refused_with_the_json_error_body(served: Served) -> None:
+    answer = served.raw(
+        b"POST /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+    )
+    assert answer.status == 400 and _error_code(answer) == "bad_request" and answer.closed
