@@ -65,10 +65,9 @@ def serve(
       compliance-bake serve --port 8080
       compliance-bake serve --host 127.0.0.1 --port 0 --out out
     """
+    from compliance_bake.cli.terminal import plain
     from compliance_bake.service.runner import Listening, ServeSettings
     from compliance_bake.service.runner import serve as run
-
-    from compliance_bake.cli.terminal import plain
 
     def announce(where: Listening) -> None:
         states = ", ".join(where.states) if len(where.states) <= 8 else f"{len(where.states)}"

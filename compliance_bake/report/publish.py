@@ -27,8 +27,9 @@ umask: the files are published, and so are the folders that hold them.
 
 The kill -9 attack tests (tests/attacks/) need exact points: with `_COMPLIANCE_BAKE_CRASH_AT`
 set to `staged:N`, `renamed:N` or `exchanged` the process SIGKILLs itself after N files are
-staged or renamed, or after the exchange; with `pause:publish` it stops itself (SIGSTOP) as the
-publish step begins, so a test can aim a kill inside the step. Nothing else reads that variable.
+staged or renamed, or after the exchange; with `pause:swap` it stops itself (SIGSTOP) once every
+file is staged, just before the swap (the exchange, or the renames), so a test can aim kills at
+the instants where a folder could tear. Nothing else reads that variable.
 """
 
 from __future__ import annotations
@@ -140,7 +141,6 @@ def publish(out_dir: Path, files: dict[str, bytes], stale: Iterable[str] = ()) -
     try:
         make_folders(out_dir)
         with _locked(out_dir):
-            _crash_point("publish")
             remove_stale_temporaries(out_dir, list(files))
             real = Path(os.path.realpath(out_dir))
             remove_stale_stages(real)
@@ -202,6 +202,7 @@ def _stage_and_exchange(real: Path, stage: Path, files: dict[str, bytes], stale:
         except OSError:
             shutil.rmtree(stage, ignore_errors=True)
             raise
+        _crash_point("swap")
         try:
             # A file another user owns may refuse a hard link (fs.protected_hardlinks).
             link_the_rest(real, stage, stale | set(files), OWN_TEMP)
@@ -249,6 +250,7 @@ def _stage_and_rename(out_dir: Path, files: dict[str, bytes], stale: Iterable[st
     except OSError:
         _discard(staged)
         raise
+    _crash_point("swap")
     try:
         for relative in stale:
             (out_dir / relative).unlink(missing_ok=True)

@@ -6,9 +6,10 @@ itself after N files are staged, or after the exchange (compliance_bake/report/p
 bake is 50 states x 1,000 partners (bench/gen_fixtures.py): a 12 MB snapshot.
 
 The second kills a 400,000-row bake (50 states x 8,000 partners, a 94 MB snapshot and an 86 MB
-registry file) from outside, at 20 instants spread over its publish step: the bake stops itself
-as the step begins (`pause:publish`), the test lets it go on and kills it a chosen moment later.
-Where the files were renamed one by one, such a kill could leave a folder of old and new files.
+registry file) from outside, at 20 instants spread over the end of its publish step: the bake
+stops itself once every file is staged, just before the swap (`pause:swap`), and the test lets
+it go on and kills it a chosen moment later. That is where renaming file by file leaves a folder
+of old and new files for tens of milliseconds (with the renames forced, this test fails).
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def _bake(fixtures: Path, out: Path, now: str, pause: bool) -> subprocess.Popen[
     args = ["bake", "snapshot", "--fixtures", str(fixtures), "--out", str(out), "--now", now]
     env = {**os.environ, "NO_COLOR": "1"}
     if pause:
-        env["_COMPLIANCE_BAKE_CRASH_AT"] = "pause:publish"
+        env["_COMPLIANCE_BAKE_CRASH_AT"] = "pause:swap"
     return subprocess.Popen(
         [sys.executable, "-m", "compliance_bake", *args],
         env=env,
@@ -110,12 +111,12 @@ def _bake(fixtures: Path, out: Path, now: str, pause: bool) -> subprocess.Popen[
     )
 
 
-def _stopped_at_publish(bake: subprocess.Popen[bytes]) -> None:
+def _stopped_before_the_swap(bake: subprocess.Popen[bytes]) -> None:
     _, status = os.waitpid(bake.pid, os.WUNTRACED)
-    assert os.WIFSTOPPED(status), f"the bake ended before its publish step ({status})"
+    assert os.WIFSTOPPED(status), f"the bake ended before its swap ({status})"
 
 
-def test_kill_9_at_20_instants_inside_the_publish_step_of_a_400000_row_bake(
+def test_kill_9_at_20_instants_of_the_swap_of_a_400000_row_bake(
     tmp_path: Path,
 ) -> None:
     fixtures = tmp_path / "fixtures"
@@ -124,9 +125,9 @@ def test_kill_9_at_20_instants_inside_the_publish_step_of_a_400000_row_bake(
     assert _bake(fixtures, out, OLD, pause=False).wait(timeout=600) in (0, 1)
     old = _published(out)
 
-    # How long the publish step (and the little after it) takes here, to spread the kills over.
+    # How long the swap (and the little after it) takes here, to spread the kills over.
     bake = _bake(fixtures, tmp_path / "measured", NEW, pause=True)
-    _stopped_at_publish(bake)
+    _stopped_before_the_swap(bake)
     began = time.monotonic()
     os.kill(bake.pid, signal.SIGCONT)
     assert bake.wait(timeout=600) in (0, 1)
@@ -139,13 +140,13 @@ def test_kill_9_at_20_instants_inside_the_publish_step_of_a_400000_row_bake(
         delay = window * (i + 0.5) / KILLS
         for _ in range(8):  # a kill that came after the bake ended is tried again, earlier
             bake = _bake(fixtures, out, NEW, pause=True)
-            _stopped_at_publish(bake)
+            _stopped_before_the_swap(bake)
             os.kill(bake.pid, signal.SIGCONT)
             time.sleep(delay)
             bake.kill()
             code = bake.wait(timeout=600)
             state = _published(out)
-            assert state in (old, new), f"out/ torn by a kill {delay:.3f} s into publishing"
+            assert state in (old, new), f"out/ torn by a kill {delay:.3f} s into the swap"
             if code == -signal.SIGKILL:
                 seen.append("new" if state == new else "old")
                 if state == new:  # start the next kill from the old folder again
