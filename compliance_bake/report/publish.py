@@ -213,7 +213,7 @@ def _stage_and_exchange(real: Path, stage: Path, files: dict[str, bytes], stale:
             return
         _crash_point("exchanged")
         _sync_folder(real.parent)  # the exchange itself survives a power loss
-        move_late_arrivals(stage, real)  # `stage` now holds the old folder
+        move_late_arrivals(stage, real, stale, OWN_TEMP)  # `stage` now holds the old folder
         shutil.rmtree(stage, ignore_errors=True)
     finally:
         os.close(lock)

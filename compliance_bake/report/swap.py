@@ -112,14 +112,19 @@ def link_the_rest(
             os.link(entry.path, target, follow_symlinks=False)
 
 
-def move_late_arrivals(old: Path, new: Path, relative: str = "") -> None:
-    """Entries added to `old` while the new folder was staged: moved into `new`."""
+def move_late_arrivals(
+    old: Path, new: Path, skip: set[str], own: re.Pattern[str], relative: str = ""
+) -> None:
+    """Entries another program added to `old` while the new folder was staged (those
+    `link_the_rest` did not see): moved into `new`. What `skip` names stays behind."""
     with contextlib.suppress(OSError):
         for entry in os.scandir(old / relative if relative else old):
             name = f"{relative}/{entry.name}" if relative else entry.name
+            if name in skip or own.fullmatch(entry.name):
+                continue
             target = new / name
             if not os.path.lexists(target):
                 with contextlib.suppress(OSError):
                     os.rename(entry.path, target)
             elif entry.is_dir(follow_symlinks=False) and target.is_dir():
-                move_late_arrivals(old, new, name)
+                move_late_arrivals(old, new, skip, own, name)
