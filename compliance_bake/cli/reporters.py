@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -30,6 +31,7 @@ import click
 from compliance_bake import __version__
 from compliance_bake.cli.outcome import Outcome
 from compliance_bake.cli.terminal import plain
+from compliance_bake.report.escape import INVISIBLE
 
 FORMATS = ("json", "junit", "github")
 SUMMARY_SCHEMA_VERSION = 1
@@ -180,12 +182,20 @@ def github_bytes(outcome: Outcome) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
+def _json_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return char if char == "\n" else f"\\u{ord(char):04x}"
+
+
 def _render(kind: str, outcome: Outcome) -> bytes:
     if kind == "json":
         import json
 
         text = json.dumps(summary_document(outcome), indent=2, ensure_ascii=False) + "\n"
-        return text.encode("utf-8")
+        # JSON escapes C0 itself (the raw line breaks are the indentation); DEL, C1 and the
+        # bidirectional controls are escaped too (the same value once parsed), as the report
+        # may be written to a terminal.
+        return INVISIBLE.sub(_json_escape, text).encode("utf-8")
     if kind == "junit":
         return junit_bytes(outcome)
     return github_bytes(outcome)

@@ -20,7 +20,7 @@ import re
 
 from markupsafe import Markup, escape
 
-_INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _shown(match: re.Match[str]) -> str:
@@ -31,7 +31,7 @@ def _shown(match: re.Match[str]) -> str:
 def visible(value: object) -> str:
     """The text of value with every control character as a visible escape."""
     text = "" if value is None else str(value)
-    return _INVISIBLE.sub(_shown, text)
+    return INVISIBLE.sub(_shown, text)
 
 
 def escape_html(value: object) -> Markup:
