@@ -197,8 +197,6 @@ def _stage_and_exchange(real: Path, stage: Path, files: dict[str, bytes], stale:
             for count, (relative, data) in enumerate(files.items(), start=1):
                 _write_file(stage / relative, data)
                 _crash_point("staged", count)
-            for folder in dict.fromkeys((stage / relative).parent for relative in files):
-                _sync_folder(folder)
         except OSError:
             shutil.rmtree(stage, ignore_errors=True)
             raise
@@ -206,6 +204,8 @@ def _stage_and_exchange(real: Path, stage: Path, files: dict[str, bytes], stale:
         try:
             # A file another user owns may refuse a hard link (fs.protected_hardlinks).
             link_the_rest(real, stage, stale | set(files), OWN_TEMP)
+            for folder, _, _ in os.walk(stage):
+                _sync_folder(Path(folder))  # every entry of the new folder survives a power loss
             exchange(stage, real)
         except (OSError, ExchangeUnsupported):
             _rename_each(stage, real, files, stale)
