@@ -1,4 +1,4 @@
-"""Attacks on the inputs (issue 15): what a hostile or careless user hands the tool as a file.
+"""Attacks on the inputs: what a hostile or careless user hands the tool as a file.
 
 A case that could block (a FIFO, /dev/zero, a socket) runs the real console script in its own
 process with a generous timeout, so a reader that blocks fails the test (TimeoutExpired) instead

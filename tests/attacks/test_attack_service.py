@@ -1,4 +1,4 @@
-"""Attacks on `compliance-bake serve` (issue 15), over raw sockets on a loopback port.
+"""Attacks on `compliance-bake serve`, over raw sockets on a loopback port.
 
 Raw sockets, because the attacks are requests no well-behaved client library sends: an unknown
 method, a NUL in a header, a megabyte of headers, a request that never finishes. Every read has a
