@@ -11,12 +11,23 @@ items). PATH `-` is stdout. Each file is written whole or not at all.
 
 stdout carries one format: at most one report goes to `-`, and not with `--json`
 (`check_stdout` refuses both, exit 2); with a report on `-` the human tables go to stderr.
+
+A report never replaces a node that is not a regular file. A regular file or an absent PATH is
+written whole or not at all (a temporary file beside it, renamed over it), mode 0644 like `out/`;
+a FIFO or a character device (`/dev/null`, a terminal) and `-` are written into as a stream, so a
+reader at the other end gets the report and the device stays a device. A symlink is followed only
+when it ends at a FIFO or a character device (`/dev/stdout` on a pipe or a terminal): renaming over
+it would replace the link, and writing through it would not be atomic. Anything else (a folder, a
+socket, a block device) is bad input naming the path. The path is checked when the option is read,
+before the command runs, and again when the report is written.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import stat
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +37,7 @@ import click
 
 from compliance_bake import __version__
 from compliance_bake.cli.outcome import Case, Outcome
+from compliance_bake.report.escape import INVISIBLE
 
 FORMATS = ("json", "junit", "github", "markdown")
 SUMMARY_SCHEMA_VERSION = 1
@@ -46,6 +58,9 @@ class ReportSpec(click.ParamType):  # type: ignore[type-arg]
                 param,
                 ctx,
             )
+        problem = _unwritable(path)
+        if problem:
+            self.fail(problem, param, ctx)
         return kind, path
 
 
@@ -91,6 +106,49 @@ def human_output(to_stderr: bool) -> contextlib.AbstractContextManager[Any]:
     if to_stderr:
         return contextlib.redirect_stdout(sys.stderr)
     return contextlib.nullcontext()
+
+
+_STREAM = "stream"
+_FILE = "file"
+
+
+def _kind_of(path: str) -> str:
+    """`_FILE` (write atomically), `_STREAM` (write into), or raise ValueError saying why not."""
+    if path == "-":
+        return _STREAM
+    try:
+        link = os.lstat(path)
+    except FileNotFoundError:
+        return _FILE
+    except OSError as exc:
+        raise ValueError(f"cannot inspect {path}: {exc.strerror}") from None
+    if stat.S_ISREG(link.st_mode):
+        return _FILE
+    if stat.S_ISFIFO(link.st_mode) or stat.S_ISCHR(link.st_mode):
+        return _STREAM
+    if stat.S_ISLNK(link.st_mode):
+        try:
+            target = os.stat(path).st_mode
+        except OSError:
+            target = 0
+        if stat.S_ISFIFO(target) or stat.S_ISCHR(target):
+            return _STREAM
+        raise ValueError(
+            f"{path} is a symlink to something other than a FIFO or a character device; a "
+            "report is not written through it (pass the real path, or - for stdout)"
+        )
+    raise ValueError(
+        f"{path} is not a regular file, a FIFO or a character device; pass a file path, or - "
+        "for stdout"
+    )
+
+
+def _unwritable(path: str) -> str:
+    try:
+        _kind_of(path)
+    except ValueError as exc:
+        return str(exc)
+    return ""
 
 
 report_option = click.option(
@@ -154,12 +212,20 @@ def run_clock() -> tuple[datetime, float]:
     return at, max(0.0, _monotonic() - monotonic)
 
 
+def _json_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return char if char == "\n" else f"\\u{ord(char):04x}"
+
+
 def _render(kind: str, outcome: Outcome) -> bytes:
     if kind == "json":
         import json
 
         text = json.dumps(summary_document(outcome), indent=2, ensure_ascii=False) + "\n"
-        return text.encode("utf-8")
+        # JSON escapes C0 itself (the raw line breaks are the indentation); DEL, C1 and the
+        # bidirectional controls are escaped too (the same value once parsed), as the report
+        # may be written to a terminal.
+        return INVISIBLE.sub(_json_escape, text).encode("utf-8")
     if kind == "junit":
         import socket
 
@@ -175,25 +241,49 @@ def _render(kind: str, outcome: Outcome) -> bytes:
 def _write_atomically(path: Path, data: bytes) -> None:
     import tempfile
 
-    from compliance_bake.errors import InputError
-
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(
-            f"--report: cannot write {path}: {exc.strerror}", "pass a writable PATH"
-        ) from None
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _write_stream(path: str, data: bytes) -> None:
+    # No O_CREAT: the node exists; O_NOFOLLOW is not set because a symlink here was checked to
+    # end at a FIFO or a character device, which cannot be renamed over by accident.
+    fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(fd, "wb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+            raise ValueError(f"{path} changed while the command ran and is no longer a stream")
+        handle.write(data)
 
 
 def write_reports(reports: tuple[tuple[str, str], ...], outcome: Outcome) -> None:
+    from compliance_bake.errors import InputError
+
     for kind, where in reports:
         data = _render(kind, outcome)
         if where == "-":
             sys.stdout.flush()
             click.echo(data.decode("utf-8"), nl=False)
-        else:
-            _write_atomically(Path(where), data)
+            continue
+        try:
+            if _kind_of(where) == _STREAM:
+                _write_stream(where, data)
+            else:
+                _write_atomically(Path(where), data)
+        except ValueError as exc:
+            raise InputError(
+                f"--report: {exc}", "pass a regular file path, or - for stdout"
+            ) from None
+        except OSError as exc:
+            raise InputError(
+                f"--report: cannot write {where}: {exc.strerror}", "pass a writable PATH"
+            ) from None

@@ -23,7 +23,15 @@ if TYPE_CHECKING:
 
 @click.command(
     context_settings=CONTEXT,
-    epilog=exit_codes(0, 1, 2, 4, one="done, and a check failed: it does not verify"),
+    epilog=exit_codes(
+        0,
+        1,
+        2,
+        3,
+        4,
+        one="done, and a check failed: it does not verify",
+        three="a URL SOURCE failed (unreachable, timed out, cut short, over the cap)",
+    ),
     short_help="Re-check a snapshot offline: authentic and compliant.",
 )
 @click.argument("source", metavar="[SOURCE]", default="out")

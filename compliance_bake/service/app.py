@@ -7,6 +7,7 @@ response models exist for the document, not for per-request serialization.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,13 +18,13 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from compliance_bake import __version__
-from compliance_bake.errors import InputError
 from compliance_bake.identity.keys import KeyStore
-from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.report import layout
+from compliance_bake.report.escape import visible
 from compliance_bake.service import models
 from compliance_bake.service.auth import AgentAuth, Unauthorized
 from compliance_bake.service.openapi import install_document
+from compliance_bake.service.baked import LinkOut, NotServable, read_baked
 from compliance_bake.service.protocol import HeadAsGet
 from compliance_bake.targets.engine import Engine
 
@@ -232,7 +233,7 @@ def _add_snapshot_routes(app: FastAPI, out_dir: Path) -> None:
         content = {media_type: {"schema": schema}}
         app.add_api_route(
             path,
-            _file_handler(out_dir / relative, media_type),
+            _file_handler(out_dir, relative, media_type),
             methods=["GET", "HEAD"],
             tags=["snapshot"],
             summary=summary,
@@ -244,13 +245,10 @@ def _add_snapshot_routes(app: FastAPI, out_dir: Path) -> None:
         )
 
 
-def _read_baked(file: Path) -> bytes:
-    """Runs in a worker thread: the event loop never waits on a disk, and a FIFO or a device
-    planted in `out/` is refused without blocking (inputs/files.py opens it non-blocking)."""
-    return read_regular_file(file, max_bytes=SERVED_MAX_BYTES, what="baked file")
+_LOG = logging.getLogger("uvicorn.error")  # uvicorn's log, on stderr whatever --access-log says
 
 
-def _file_handler(file: Path, media_type: str) -> Any:
+def _file_handler(out_dir: Path, relative: str, media_type: str) -> Any:
     from starlette.concurrency import run_in_threadpool
 
     headers = _PORTAL_HEADERS if media_type.startswith("text/html") else None
@@ -258,20 +256,29 @@ def _file_handler(file: Path, media_type: str) -> Any:
     async def serve_file(request: Request) -> Response:
         _no_unknown(request)
         try:
-            data = await run_in_threadpool(_read_baked, file)
-        except InputError:
+            data = await run_in_threadpool(read_baked, out_dir, relative, SERVED_MAX_BYTES)
+        except LinkOut:
+            _LOG.warning(
+                "refused %s: %s in %s is or lies under a symlink, and served files stay "
+                "inside --out (fix: bake into the folder, or remove the link)",
+                visible(request.url.path),
+                relative,
+                visible(out_dir),
+            )
+            return error_response(404, "not_found", "no such file in the baked folder")
+        except (NotServable, OSError) as exc:
+            if isinstance(exc, FileNotFoundError | NotADirectoryError):
+                return error_response(
+                    404,
+                    "not_baked",
+                    "nothing is baked here yet; run `compliance-bake bake snapshot --out DIR` "
+                    "with the folder this service serves",
+                )
             return error_response(
                 500,
                 "unreadable_file",
                 "the baked file is not a regular file or cannot be read; bake again into "
                 "the folder this service serves",
-            )
-        except OSError:
-            return error_response(
-                404,
-                "not_baked",
-                "nothing is baked here yet; run `compliance-bake bake snapshot --out DIR` "
-                "with the folder this service serves",
             )
         return Response(data, media_type=media_type, headers=headers)
 
