@@ -23,8 +23,8 @@ from compliance_bake.report import layout
 from compliance_bake.report.escape import visible
 from compliance_bake.service import models
 from compliance_bake.service.auth import AgentAuth, Unauthorized
-from compliance_bake.service.openapi import install_document
 from compliance_bake.service.baked import LinkOut, NotServable, read_baked
+from compliance_bake.service.openapi import install_document
 from compliance_bake.service.protocol import HeadAsGet
 from compliance_bake.targets.engine import Engine
 
