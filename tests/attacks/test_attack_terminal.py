@@ -146,8 +146,11 @@ def test_partner_ids_of_an_unauthenticated_diff_side_are_escaped(
 def test_junit_and_github_reports_carry_no_raw_control_characters() -> None:
     from xml.etree import ElementTree
 
+    from datetime import UTC, datetime
+
     from compliance_bake.cli.outcome import Case, Outcome
-    from compliance_bake.cli.reporters import github_bytes, junit_bytes
+    from compliance_bake.cli.report_github import github_bytes
+    from compliance_bake.cli.report_junit import junit_bytes
 
     hostile = f"partner{OSC}\r\n{CSI}\u202e"
     outcome = Outcome(
@@ -155,8 +158,8 @@ def test_junit_and_github_reports_carry_no_raw_control_characters() -> None:
     )
     github = github_bytes(outcome).decode()
     assert_no_raw_control(github.replace("\n", ""))
-    assert "%0D%0A" in github  # GitHub's own encoding of a line break is kept
-    junit = junit_bytes(outcome)
+    assert "\\x0d\\x0a" in github  # the break in a value is shown, never obeyed
+    junit = junit_bytes(outcome, datetime.now(UTC), 0.0, "ci-host")
     assert_no_raw_control(junit.decode())
     failure = ElementTree.fromstring(junit).find(".//failure")
     assert failure is not None and "\\x1b]0;owned" in (failure.text or "")
