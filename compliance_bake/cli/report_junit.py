@@ -14,6 +14,7 @@ import re
 from datetime import UTC, datetime
 
 from compliance_bake.cli.outcome import Case, Outcome
+from compliance_bake.cli.terminal import plain_lines
 
 JUNIT_ITEMS = 1000  # in a failure body
 
@@ -21,10 +22,12 @@ _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\ufff
 
 
 def xml_safe(text: str) -> str:
-    """Text XML 1.0 can hold: a character it forbids (a C0 control but tab, newline and
-    carriage return, a lone surrogate, U+FFFE, U+FFFF) is shown as an escape, so a hostile
-    file name keeps the document well-formed."""
-    return _XML_FORBIDDEN.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Text XML 1.0 can hold and a terminal shows as it is: each line goes through the one
+    terminal escape (JUnit is read in CI logs and terminals too), then a character XML
+    forbids that is left (a lone surrogate, U+FFFE, U+FFFF) is shown as an escape, so a
+    hostile file name keeps the document well-formed."""
+    shown = plain_lines(text)
+    return _XML_FORBIDDEN.sub(lambda m: f"\\x{ord(m.group()):02x}", shown)
 
 
 def failure_body(case: Case) -> str:
