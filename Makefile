@@ -61,7 +61,8 @@ demo-fail: $(RUNTIME)
 	  exit $$(( code == 0 ? 1 : code )); \
 	fi
 
-## tools: jq and openssl, which the auditor recipe test runs, chromium, in which the portal
+## tools: jq and openssl, which the auditor recipe test runs, xmllint, with which the JUnit tests
+## validate against Jenkins' schema, chromium, in which the portal
 ## tests open the page (Debian: installed when missing; Playwright drives it, never downloads one),
 ## Java (17+) for the Spark tests (without it they skip and say why), and Bun, which runs the
 ## TypeScript compliance service the target-profile tests bake against (npm's
@@ -77,11 +78,11 @@ $(BUN):
 	npm install --prefix .tools --no-audit --no-fund --no-save --silent @oven/bun-linux-x64
 	@test -x $(BUN) && $(BUN) --version >/dev/null
 tools:
-	@command -v jq >/dev/null && command -v openssl >/dev/null && test -x /usr/bin/chromium || { \
-	  command -v apt-get >/dev/null || { echo "install jq, openssl and chromium, then re-run" >&2; exit 2; }; \
+	@command -v jq >/dev/null && command -v openssl >/dev/null && command -v xmllint >/dev/null && test -x /usr/bin/chromium || { \
+	  command -v apt-get >/dev/null || { echo "install jq, openssl, xmllint and chromium, then re-run" >&2; exit 2; }; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq jq openssl chromium >/dev/null; }
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq jq openssl libxml2-utils chromium >/dev/null; }
 	@command -v java >/dev/null || [ -n "$$JAVA_HOME" ] || ! command -v apt-get >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null \
@@ -96,7 +97,7 @@ test: $(STAMP) tools
 
 ## test-fuzz: the property tests with fresh random cases (make test runs them derandomised)
 test-fuzz: $(STAMP)
-	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q tests/test_service_api.py tests/test_properties.py tests/test_canon.py
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q tests/service/test_service_api.py tests/test_properties.py tests/test_canon.py
 
 ## test-stress: make test 10 times in a row with four CPU hogs beside it
 test-stress: $(STAMP) tools

@@ -42,6 +42,7 @@ from compliance_bake.targets.interface import Target
 
 if TYPE_CHECKING:
     from compliance_bake.audit.engines.interface import EngineOptions
+    from compliance_bake.audit.result import ZipWindow
 
 
 class ReportInvalid(BakeError):
@@ -62,6 +63,8 @@ class BakeResult:
     previous: dict[str, Any] | None = None
     # With --log: the entry's index and the log's new size.
     log: dict[str, Any] | None = None
+    # With --deep-audit: the audit itself, whose violating plays the failure reports name.
+    deep_audit: ZipWindow | None = None
 
     @property
     def ok(self) -> bool:
@@ -126,16 +129,16 @@ def _deep_audit(
     moment: datetime,
     fixtures_dir: Path,
     engine: EngineOptions | None,
-) -> tuple[DeepAudit, dict[str, int]]:
-    """The deepAudit block (the ZIP window over the plays, on the bake's clock and licences) and
-    its violations by reason."""
+) -> tuple[DeepAudit, dict[str, int], ZipWindow]:
+    """The deepAudit block (the ZIP window over the plays, on the bake's clock and licences),
+    its violations by reason, and the audit."""
     from compliance_bake.audit.report import audit_command, deep_audit_block
     from compliance_bake.audit.zip_window import DEFAULT_DAYS, run_zip_window
 
     audit = run_zip_window(plays, fixtures.registry, moment, DEFAULT_DAYS, engine=engine)
     command = audit_command(str(plays), DEFAULT_DAYS, iso_millis(moment), fixtures_dir)
     by_reason = {reason.value: count for reason, count in audit.by_reason.items()}
-    return DeepAudit.from_json(deep_audit_block(audit, command)), by_reason
+    return DeepAudit.from_json(deep_audit_block(audit, command)), by_reason, audit
 
 
 def run_bake(
@@ -179,9 +182,9 @@ def run_bake(
     engine_licences = fixtures.registry
     if service_fixtures_dir is not None:
         engine_licences = load_service_licences(service_fixtures_dir)
-    block = by_reason = None
+    block = by_reason = audit = None
     if deep_audit is not None:
-        block, by_reason = _deep_audit(deep_audit, fixtures, moment, fixtures_dir, engine)
+        block, by_reason, audit = _deep_audit(deep_audit, fixtures, moment, fixtures_dir, engine)
     settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
     target = target or InProcessTarget(Engine(engine_licences))
     phases("matrix")
@@ -196,7 +199,7 @@ def run_bake(
     files = layout.render_files(snapshot, record, document=document)
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE, *OUT_FILES])
-        return BakeResult(snapshot, written, out_dir, None, by_reason, record)
+        return BakeResult(snapshot, written, out_dir, None, by_reason, record, deep_audit=audit)
     # Last in the dict, so renamed into place after the files it names.
     files[ATTESTATION_FILE] = render_attestation(files, document, signing_key, record)
     written = publish(out_dir, files, stale=OUT_FILES)  # an earlier bake's proof: not this one's
@@ -215,4 +218,5 @@ def run_bake(
         violations_by_reason=by_reason,
         previous=record,
         log=logged,
+        deep_audit=audit,
     )

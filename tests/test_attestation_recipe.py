@@ -121,3 +121,24 @@ def test_the_recipe_catches_a_re_encoded_payload(attested: Path, key: KeyPair) -
     envelope["payload"] = base64.b64encode(canon(statement)).decode()
     (attested / ATTESTATION_FILE).write_text(json.dumps(envelope, indent=2))
     assert failing(run_recipe(attested, key.public)) == {"signature"}
+
+
+@pytest.mark.parametrize("trusted_at", [0, 1])
+def test_the_recipe_passes_when_any_signature_is_by_the_trusted_key(
+    attested: Path, key: KeyPair, tmp_path: Path, trusted_at: int
+) -> None:
+    """A rotation envelope: the trusted signature first or second, as `verify` accepts both."""
+    other = mint(tmp_path / "other")
+    beside = bake(tmp_path / "beside", other)
+    envelope = json.loads((attested / ATTESTATION_FILE).read_text())
+    theirs = json.loads((beside / ATTESTATION_FILE).read_text())
+    assert theirs["payload"] == envelope["payload"]  # the statement names no key
+    if trusted_at == 1:
+        envelope["signatures"] = theirs["signatures"] + envelope["signatures"]
+    else:
+        envelope["signatures"] = envelope["signatures"] + theirs["signatures"]
+    (attested / ATTESTATION_FILE).write_text(json.dumps(envelope, indent=2))
+    assert invoke("verify", str(attested), "--public-key", str(key.public)).exit_code == 0
+    assert failing(run_recipe(attested, key.public)) == set()
+    third = mint(tmp_path / "third")
+    assert failing(run_recipe(attested, third.public)) == {"keyid", "signature"}

@@ -93,10 +93,10 @@ def test_a_failing_bake_ends_with_a_short_summary(
     result = invoke("bake", "snapshot", "--out", str(tmp_path / "out"), "--now", NOW)
     assert result.exit_code == 1
     summary = " ".join(result.output.split("short summary")[1].split())
-    assert (
-        "FAILED board check.nj_unlicensed_block: $.allowed: expected false, actual true" in summary
-    )
-    assert "MA node-shore-02: real allow, shadow block (licence none)" in summary
+    assert "FAILED board check.nj_unlicensed_block: 2 fields differ" in summary
+    assert "- $.allowed: expected false, actual true - $.status: expected 403" in summary
+    assert "FAILED shadow MA: 2 mismatched" in summary
+    assert "- MA node-shore-02: real allow, shadow block (licence none) at " in summary
     assert "FAILED integrity shadow: Shadow mismatches 4" in summary
     assert result.output.rstrip().splitlines()[-1] == "FAIL: enhancements, shadow"
     assert PYTHON_REPRS.search(result.output) is None
@@ -125,7 +125,7 @@ def test_a_failing_verify_ends_with_a_short_summary(baked: Path) -> None:
     (baked / "portal" / "compliance" / "index.html").write_text("<p>edited</p>")
     result = invoke("verify", str(baked))
     assert result.exit_code == 1
-    assert "FAILED verify portal/compliance/index.html: portal page differs" in result.output
+    assert "FAILED verify portal/compliance/index.html file: portal page differs" in result.output
     assert result.output.rstrip().splitlines()[-1].startswith("FAIL: 1 of ")
 
 
@@ -162,7 +162,6 @@ def test_json_and_junit_and_github_reports(
         "--report", f"json:{summary}", "--report", f"junit:{junit}", "--report", "github:-",
     )  # fmt: skip
     assert result.exit_code == 1
-    assert "Self-check board" in result.output  # the human output stays
     document = json.loads(summary.read_text())
     schema = json.loads((schemas_dir() / "run-summary.schema.json").read_text())
     jsonschema.validate(document, schema)
@@ -182,8 +181,12 @@ def test_json_and_junit_and_github_reports(
     assert suites["zip-window"].tests == 9 and suites["zip-window"].failures == 0
     assert suites["integrity"].failures == 2
 
-    assert "::error title=board%3A check.nj_unlicensed_block::$.allowed" in result.output
-    assert "::error title=compliance-bake bake snapshot::FAIL" in result.output
+    board = "::error title=board%3A check.nj_unlicensed_block::2 fields differ%0A- $.allowed"
+    assert board in result.stdout
+    assert "::error title=compliance-bake bake snapshot::FAIL" in result.stdout
+    # github:- holds stdout: the tables went to stderr, and stdout is workflow commands only.
+    assert "Self-check board" in result.stderr
+    assert all(line.startswith("::") for line in result.stdout.splitlines())
 
 
 def test_a_passing_verify_reports_to_junit_and_schema(baked: Path, tmp_path: Path) -> None:

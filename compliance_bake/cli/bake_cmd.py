@@ -223,6 +223,7 @@ def snapshot(
     from compliance_bake.cli.phases import reporting
     from compliance_bake.log.append import LogTarget
 
+    tables_to_stderr = reporters.check_stdout(reports, as_json)
     options = engine_options(engine, spark_master, spark_conf)
     target = open_target(
         target_url, agent_key_file, timeout, concurrency, retries, target_profile, explain
@@ -260,12 +261,15 @@ def snapshot(
     finally:
         if target is not None:
             target.close()
+    # A mismatch points at the licence to fix: in a rehearsal, the service's own file.
+    found = outcome.of_bake(result, service_fixtures_dir or fixtures_path(fixtures_dir))
     if as_json:
         click.echo(json.dumps(result.summary(), indent=2))
     else:
-        render.bake_report(result, console_depth)
+        with reporters.human_output(tables_to_stderr):
+            render.bake_report(result, console_depth, found)
         if result.log is not None:
             click.echo(f"logged: entry {result.log['index']} of {result.log['dir']} "
                        f"(size {result.log['size']}); proof in {out_dir}/log/", err=True)
-    reporters.write_reports(reports, outcome.of_bake(result))
+    reporters.write_reports(reports, found)
     sys.exit(result.exit_code)

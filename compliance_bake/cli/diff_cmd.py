@@ -104,6 +104,7 @@ def diff(
       compliance-bake diff old/out out --public-key signing-key.pub.pem
       compliance-bake diff a.json b.json --unauthenticated
     """
+    from compliance_bake.cli.terminal import plain_lines
     from compliance_bake.diff import render
     from compliance_bake.diff.run import run_diff
     from compliance_bake.signing.secret import resolve_secret
@@ -124,7 +125,7 @@ def diff(
 
         click.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
     elif as_markdown:
-        click.echo(render.markdown_report(result, limit), nl=False)
+        click.echo(plain_lines(render.markdown_report(result, limit)), nl=False)
     else:
-        click.echo(render.text_report(result, limit), nl=False)
+        click.echo(plain_lines(render.text_report(result, limit)), nl=False)
     sys.exit(result.exit_code)

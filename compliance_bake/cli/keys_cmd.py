@@ -62,6 +62,7 @@ def list_keys(keys_file: Path, as_json: bool) -> None:
     """
     import json
 
+    from compliance_bake.cli.terminal import plain
     from compliance_bake.identity.keyfile import load_keys
 
     records = load_keys(keys_file).records()
@@ -73,7 +74,7 @@ def list_keys(keys_file: Path, as_json: bool) -> None:
         click.echo(f"no agent keys in {keys_file}", err=True)
     for row in rows:
         state = "revoked" if row["revoked"] else "active"
-        click.echo(f"{row['prefix']}  {state:<7}  {row['label']}")
+        click.echo(plain(f"{row['prefix']}  {state:<7}  {row['label']}"))
 
 
 @keys.command(

@@ -54,6 +54,14 @@ def json_error(
     click.echo(json.dumps({"code": code, "message": message, "fix": fix}, ensure_ascii=False))
 
 
+def _visible(text: str) -> str:
+    """The one terminal escape (cli/terminal.py): a message may quote a path, a server's text or
+    a fixture's key, none of which may reach the terminal raw."""
+    from compliance_bake.cli.terminal import plain
+
+    return plain(text)
+
+
 def _explain(ctx: click.Context, kind: str, message: str, hint: str, code: int) -> None:
     if ctx.find_root().params.get("verbose"):
         import traceback
@@ -64,7 +72,7 @@ def _explain(ctx: click.Context, kind: str, message: str, hint: str, code: int) 
         line = f"{kind}: {message} ({hint.replace(', and please report it', '')})"
     else:
         line = f"{kind}: {BakeError(message, hint).one_line()}"
-    click.echo(f"compliance-bake: {line}", err=True)
+    click.echo(f"compliance-bake: {_visible(line)}", err=True)
     ctx.exit(code)
 
 
@@ -139,13 +147,11 @@ def main() -> None:
         where = error.ctx.command_path if error.ctx else "compliance-bake"
         fix = f"see `{where} --help`"
         json_error(error.ctx, error.exit_code, error.format_message(), fix, sys.argv[1:])
-        click.echo(
-            f"compliance-bake: error: {error.format_message()} (fix: see `{where} --help`)",
-            err=True,
-        )
+        shown = _visible(error.format_message())
+        click.echo(f"compliance-bake: error: {shown} (fix: see `{where} --help`)", err=True)
         sys.exit(error.exit_code)
     except click.ClickException as error:
-        click.echo(f"compliance-bake: error: {error.format_message()}", err=True)
+        click.echo(f"compliance-bake: error: {_visible(error.format_message())}", err=True)
         sys.exit(error.exit_code)
     except click.Abort:
         click.echo("compliance-bake: aborted", err=True)

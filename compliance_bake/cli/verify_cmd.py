@@ -23,7 +23,15 @@ if TYPE_CHECKING:
 
 @click.command(
     context_settings=CONTEXT,
-    epilog=exit_codes(0, 1, 2, 4, one="done, and a check failed: it does not verify"),
+    epilog=exit_codes(
+        0,
+        1,
+        2,
+        3,
+        4,
+        one="done, and a check failed: it does not verify",
+        three="a URL SOURCE failed (unreachable, timed out, cut short, over the cap)",
+    ),
     short_help="Re-check a snapshot offline: authentic and compliant.",
 )
 @click.argument("source", metavar="[SOURCE]", default="out")
@@ -131,6 +139,7 @@ def verify(
     from compliance_bake.signing.signing_key import public_keys_from
     from compliance_bake.verify.verifier import KeyMaterial, VerifyOptions, verify_source
 
+    tables_to_stderr = reporters.check_stdout(reports, as_json)
     keys = KeyMaterial(resolve_secret(secret_file), tuple(public_keys_from(public_keys)))
     with reporting("verify", enabled=not (as_json or quiet)) as (_progress, phases):
         options = VerifyOptions(
@@ -147,7 +156,8 @@ def verify(
     if as_json:
         render.verify_json(report)
     else:
-        render.verify_report(report, result)
+        with reporters.human_output(tables_to_stderr):
+            render.verify_report(report, result)
     reporters.write_reports(reports, result)
     sys.exit(code)
 

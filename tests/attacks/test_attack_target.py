@@ -93,4 +93,3 @@ def test_a_hung_target_is_abandoned_after_a_bounded_number_of_attempts(
     line = _line(result.stderr)
     assert f"GET {CHECK}: " in line and "2 attempts" in line
     assert len(server.requests_to(CHECK)) == 2
-
