@@ -163,3 +163,26 @@ def test_with_a_target_it_is_refused_before_any_request(tmp_path: Path) -> None:
             server.accept()  # nobody connected
     assert "--service-fixtures" in line and "(fix: drop --target" in line
     assert not out.exists()
+
+
+def test_a_rehearsals_annotations_point_at_the_service_licences(tmp_path: Path) -> None:
+    """The drift to fix is in the service's file: each mismatch names the partner's line there."""
+    lines = {
+        partner: number
+        for number, line in enumerate(
+            (DRIFTED / LICENCES_FILE).read_text(encoding="utf-8").splitlines(), start=1
+        )
+        for partner in ("node-corridor-03", "node-offshore-04")
+        if f'"nodeId": "{partner}"' in line
+    }
+    report = tmp_path / "github.txt"
+    run = invoke(
+        bake_args(DEMO, tmp_path / "out", "--service-fixtures", str(DRIFTED), "-q",
+                  "--report", f"github:{report}")
+    )  # fmt: skip
+    assert run.code == 1, run
+    text = report.read_text(encoding="utf-8")
+    where = f"file={DRIFTED / LICENCES_FILE}"
+    for partner, number in lines.items():
+        assert f"{where},line={number},title=shadow" in text, (partner, text)
+    assert f"file={DEMO / LICENCES_FILE}" not in text
