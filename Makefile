@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 RUNTIME := $(VENV)/.installed-runtime
 STAMP   := $(VENV)/.installed-test
 
-.PHONY: demo test test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-key-timing bench-diff bench-log wrk clean
+.PHONY: demo demo-fail test test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-key-timing bench-diff bench-log wrk clean
 
 $(BIN)/python:
 	@echo "make: creating the virtual environment $(VENV) with $(PYTHON)"
@@ -43,6 +43,23 @@ demo: $(RUNTIME)
 	@echo "demo: verifying out/ offline (schemas, digests, HMACs, every rule of the spec)"
 	$(BIN)/compliance-bake verify out
 	@echo "demo: done; open out/portal/compliance/index.html in a browser"
+
+## demo-fail: the failure the bake exists to catch, rehearsed: the in-process engine (the service)
+## answers from fixtures/drifted/, whose licences drifted from the registry in fixtures/ that the
+## shadow reads; bakes into out-fail/ on the demo's clock. Exit 1 is the expected outcome (make
+## succeeds); any other exit fails make
+demo-fail: $(RUNTIME)
+	@[ -n "$$REPORT_SIGNING_SECRET$$REPORT_SIGNING_SECRET_FILE" ] \
+	  || [ -f .compliance-bake/report-signing.secret ] || $(BIN)/compliance-bake secret mint
+	@echo "demo-fail: baking with the service's licences from fixtures/drifted/ against the registry in fixtures/, clock $(DEMO_NOW), into out-fail/"
+	@$(BIN)/compliance-bake bake snapshot --service-fixtures fixtures/drifted --out out-fail \
+	  --now $(DEMO_NOW); code=$$?; \
+	if [ $$code -eq 1 ]; then \
+	  echo "demo-fail: exit 1, as expected: the mismatches above are the drift to fix"; \
+	else \
+	  echo "demo-fail: expected exit 1 (a check failed), got $$code" >&2; \
+	  exit $$(( code == 0 ? 1 : code )); \
+	fi
 
 ## tools: jq and openssl, which the auditor recipe test runs, xmllint, with which the JUnit tests
 ## validate against Jenkins' schema, chromium, in which the portal

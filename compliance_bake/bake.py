@@ -16,9 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compliance_bake.clock import iso_millis, resolve_now
-from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_OK, BakeError
+from compliance_bake.errors import (
+    EXIT_CHECK_FAILED,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    BakeError,
+    InputError,
+)
 from compliance_bake.inputs import schemas
-from compliance_bake.inputs.fixtures import load_fixtures
+from compliance_bake.inputs.fixtures import load_fixtures, load_service_licences
 from compliance_bake.inputs.models import Fixtures
 from compliance_bake.log.append import OUT_FILES, LogTarget, log_snapshot, prepare_log
 from compliance_bake.progress import Phases, ProgressSink, no_phases
@@ -150,9 +156,20 @@ def run_bake(
     engine: EngineOptions | None = None,
     previous: PreviousComparison | None = None,
     log: LogTarget | None = None,
+    service_fixtures_dir: Path | None = None,
 ) -> BakeResult:
     """Phases, in order: load (clock, secret, fixtures, the deep audit), matrix (the board and
-    the shadow matrix), sign, validate, write (render and publish)."""
+    the shadow matrix), sign, validate, write (render and publish).
+
+    Without a target, the in-process engine answers from `service_fixtures_dir`'s licences when
+    given (the service's own database, which may have drifted), else from the fixtures'; the
+    shadow and the board's expectations always read the fixtures (the regulator's registry)."""
+    if service_fixtures_dir is not None and target is not None:  # before anything is read
+        raise InputError(
+            "--service-fixtures sets the in-process engine's licences, and --target's service "
+            "answers from its own database",
+            "drop --target to rehearse the drift in process, or drop --service-fixtures",
+        )
     phases("load")
     moment = resolve_now(now)
     secret = require_secret(secret_file)
@@ -162,11 +179,14 @@ def run_bake(
         previous.load()
     origin = None if log is None else prepare_log(log, signing_key)
     fixtures = load_fixtures(fixtures_dir)
+    engine_licences = fixtures.registry
+    if service_fixtures_dir is not None:
+        engine_licences = load_service_licences(service_fixtures_dir)
     block = by_reason = audit = None
     if deep_audit is not None:
         block, by_reason, audit = _deep_audit(deep_audit, fixtures, moment, fixtures_dir, engine)
     settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
-    target = target or InProcessTarget(Engine(fixtures.registry))
+    target = target or InProcessTarget(Engine(engine_licences))
     phases("matrix")
     try:
         snapshot, document = build_snapshot(fixtures, target, secret, settings, progress, phases)

@@ -44,8 +44,9 @@ def test_wheel_ships_schemas_and_fixtures_and_bakes_from_elsewhere(tmp_path: Pat
     names = set(zipfile.ZipFile(wheel).namelist())
     for schema in (ROOT / "schemas").glob("*.json"):
         assert f"compliance_bake/_data/schemas/{schema.name}" in names
-    for fixture in (ROOT / "fixtures").iterdir():  # licences.json, geo.json, plays.csv
-        assert f"compliance_bake/_data/fixtures/{fixture.name}" in names
+    fixtures = ROOT / "fixtures"  # licences.json, geo.json, plays.csv, drifted/licences.json
+    for fixture in (f for f in fixtures.rglob("*") if f.is_file()):
+        assert f"compliance_bake/_data/fixtures/{fixture.relative_to(fixtures)}" in names
     assert "compliance_bake/templates/portal.html.j2" in names
     assert "compliance_bake/audit/engines/spark-log4j2.properties" in names
 

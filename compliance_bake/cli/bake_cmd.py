@@ -43,6 +43,16 @@ def bake() -> None:
     short_help="Check the service, sign, and write out/.",
 )
 @fixtures_option
+@click.option(
+    "--service-fixtures",
+    "service_fixtures_dir",
+    metavar="DIR",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="The in-process engine (the service under test) answers from DIR/licences.json while "
+    "the shadow keeps reading --fixtures (the regulator's registry): a licence that differs "
+    "shows as mismatches, as a live service's drifted database would. Not with --target.",
+)
 @out_option
 @now_option
 @secret_file_option
@@ -123,6 +133,7 @@ def bake() -> None:
 @report_option
 def snapshot(
     fixtures_dir: Path | None,
+    service_fixtures_dir: Path | None,
     out_dir: Path,
     now: str | None,
     secret_file: Path | None,
@@ -186,6 +197,8 @@ def snapshot(
         --now 2026-11-22T04:06:00Z
       compliance-bake bake snapshot --deep-audit fixtures/plays.csv \\
         --now 2026-11-22T04:06:00Z --report junit:reports/junit.xml
+      compliance-bake bake snapshot --service-fixtures fixtures/drifted \\
+        --out out-fail --now 2026-11-22T04:06:00Z
       compliance-bake bake snapshot --signing-key \\
         .compliance-bake/signing-key.pem
       compliance-bake bake snapshot --signing-key key.pem --log log \\
@@ -243,11 +256,13 @@ def snapshot(
                 engine=options,
                 previous=comparison,
                 log=None if log_dir is None else LogTarget(log_dir, log_origin),
+                service_fixtures_dir=service_fixtures_dir,
             )
     finally:
         if target is not None:
             target.close()
-    found = outcome.of_bake(result, fixtures_path(fixtures_dir))
+    # A mismatch points at the licence to fix: in a rehearsal, the service's own file.
+    found = outcome.of_bake(result, service_fixtures_dir or fixtures_path(fixtures_dir))
     if as_json:
         click.echo(json.dumps(result.summary(), indent=2))
     else:
