@@ -24,6 +24,7 @@ from compliance_bake.log.append import OUT_FILES, LogTarget, log_snapshot, prepa
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
 from compliance_bake.report.models import DeepAudit, JsonObject, Snapshot
+from compliance_bake.report.portal import SAMPLE_LIMIT, bake_facts
 from compliance_bake.report.portal_previous import PreviousComparison, require_attestation, seal
 from compliance_bake.report.publish import publish
 from compliance_bake.report.snapshot import BakeSettings, build_snapshot
@@ -120,16 +121,17 @@ def _deep_audit(
     moment: datetime,
     fixtures_dir: Path,
     engine: EngineOptions | None,
-) -> tuple[DeepAudit, dict[str, int]]:
-    """The deepAudit block (the ZIP window over the plays, on the bake's clock and licences) and
-    its violations by reason."""
+) -> tuple[DeepAudit, dict[str, int], list[dict[str, Any]]]:
+    """The deepAudit block (the ZIP window over the plays, on the bake's clock and licences), its
+    violations by reason and the first violating plays (for the portal)."""
     from compliance_bake.audit.report import audit_command, deep_audit_block
     from compliance_bake.audit.zip_window import DEFAULT_DAYS, run_zip_window
 
     audit = run_zip_window(plays, fixtures.registry, moment, DEFAULT_DAYS, engine=engine)
     command = audit_command(str(plays), DEFAULT_DAYS, iso_millis(moment), fixtures_dir)
     by_reason = {reason.value: count for reason, count in audit.by_reason.items()}
-    return DeepAudit.from_json(deep_audit_block(audit, command)), by_reason
+    sample = [play.as_json() for play in audit.violations[:SAMPLE_LIMIT]]
+    return DeepAudit.from_json(deep_audit_block(audit, command)), by_reason, sample
 
 
 def run_bake(
@@ -160,8 +162,9 @@ def run_bake(
     origin = None if log is None else prepare_log(log, signing_key)
     fixtures = load_fixtures(fixtures_dir)
     block = by_reason = None
+    sample: list[dict[str, Any]] = []
     if deep_audit is not None:
-        block, by_reason = _deep_audit(deep_audit, fixtures, moment, fixtures_dir, engine)
+        block, by_reason, sample = _deep_audit(deep_audit, fixtures, moment, fixtures_dir, engine)
     settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
     target = target or InProcessTarget(Engine(fixtures.registry))
     phases("matrix")
@@ -173,7 +176,9 @@ def run_bake(
     validate_documents(document)
     phases("write")
     record = None if previous is None else seal(previous.record(document), secret.value)
-    files = layout.render_files(snapshot, record, document=document)
+    key_id = None if signing_key is None else signing_key.key_id
+    facts = bake_facts(key_id, by_reason, sample)
+    files = layout.render_files(snapshot, record, document=document, facts=facts)
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE, *OUT_FILES])
         return BakeResult(snapshot, written, out_dir, None, by_reason, record)

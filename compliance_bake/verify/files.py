@@ -24,7 +24,7 @@ from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import dumps_pretty, plainly_pretty
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals
-from compliance_bake.report.portal import Totals, render_portal
+from compliance_bake.report.portal import Totals, read_facts, render_portal
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 from compliance_bake.verify.documents import (
     SchemaOutcome,
@@ -271,7 +271,7 @@ def portal_page(
     if raw is None:
         return b""
     try:
-        same = raw == render_portal(snap, previous, totals)
+        same = raw == render_portal(snap, previous, totals, read_facts(raw))
     except (KeyError, TypeError, ValueError, AttributeError, RecursionError, TemplateError):
         same = False  # an edited snapshot the page cannot even render from
     what = "the snapshot" + ("" if previous is None else " and its previous-snapshot record")
