@@ -7,11 +7,12 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from compliance_bake.report.portal import read_facts
+from compliance_bake.report.portal import read_facts, render_portal
 from compliance_bake.resources import demo_fixtures_dir
 from tests.conftest import NOW, SECRET, invoke
 
@@ -102,3 +103,19 @@ def test_verify_holds_the_page_to_the_snapshot_and_its_facts(machine: dict[str, 
     path.write_text(page.replace("<td>1</td></tr>", "<td>0</td></tr>", 1), encoding="utf-8")
     edited = invoke("verify", str(out), "--public-key", str(public))
     assert "portal page differs" in edited.output and "authentic: NO" in edited.output
+
+
+def test_verify_refuses_a_page_that_names_another_signer(machine: dict[str, Path]) -> None:
+    """The page re-rendered with the facts of another key (or of none): it renders the snapshot
+    and its own facts, but the signer it names is not the attestation's."""
+    out = machine["out"]
+    path = out / "portal" / "compliance" / "index.html"
+    facts = read_facts(path.read_bytes())
+    assert facts is not None
+    snapshot = json.loads((out / "api" / "compliance.json").read_bytes())
+    for forged in (None, "ab" * 32):
+        path.write_bytes(render_portal(snapshot, facts=replace(facts, key_id=forged)))
+        result = invoke("verify", str(out))  # the secret only: the attestation is not checked
+        assert result.exit_code == 1
+        assert f"portal page names the signer {forged or '(none)'}" in result.output
+        assert f"the attestation's signer is {facts.key_id}" in result.output
