@@ -299,12 +299,13 @@ def render_portal(
     facts = facts or PortalFacts()
     template = _environment().get_template("portal.html.j2")
     partners = snapshot.geo.partners
+    board = [_board_row(row) for row in snapshot.enhancements.rows]
     page: str = template.render(
         s=snapshot,
         grid=_grid(snapshot, totals),
         verdict=_verdict(snapshot),
-        board=[_board_row(row) for row in snapshot.enhancements.rows],
-        failed_rows=[row for row in snapshot.enhancements.rows if not row.match],
+        board=board,
+        failed_board=[b for b in board if not b["row"].match],
         audit=_audit(snapshot, facts),
         facts=facts,
         facts_attr=_facts_attr(facts),
