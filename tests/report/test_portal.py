@@ -6,6 +6,8 @@ import copy
 import re
 from pathlib import Path
 
+import pytest
+
 from compliance_bake.inputs.jsonio import loads_strict
 from compliance_bake.report.portal import GRID_LIMIT, render_portal
 
@@ -80,6 +82,21 @@ def test_a_control_character_from_the_target_is_shown_not_written(baked: Path) -
     page = render_portal(snap).decode("utf-8")
     assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]", page)
     assert "Bun 1.1\\x1b[31m\\x07\\x9b" in page and "Bos\\x00ton" in page
+
+
+def test_the_page_parses_without_an_html_parse_error(baked: Path) -> None:
+    """html5lib in strict mode raises on any WHATWG parse error: a raw control character from
+    a target (an ESC in its runtime string), stray markup from a hostile cell."""
+    import html5lib
+
+    strict = html5lib.HTMLParser(strict=True)
+    snap = copy.deepcopy(_snapshot(baked))
+    snap["shadow"]["proof"]["bunVersion"] = "Bun 1.1\x1b[31m" + HOSTILE
+    snap["geo"]["partners"][0]["location"] = "Bos\x00ton\x85"
+    strict.parse(render_portal(snap).decode("utf-8"))
+    strict.parse((baked / "portal" / "compliance" / "index.html").read_text(encoding="utf-8"))
+    with pytest.raises(html5lib.html5parser.ParseError):  # the check itself sees a raw ESC
+        strict.parse("<!doctype html><html><head><title>t</title></head><p>\x1b</p></html>")
 
 
 def test_a_large_matrix_shows_totals_instead_of_the_grid(baked: Path) -> None:
