@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from compliance_bake.inputs.jsonio import loads_strict
-from compliance_bake.report.portal import GRID_LIMIT, render_portal
+from compliance_bake.report.portal import GRID_LIMIT, PortalFacts, read_facts, render_portal
 
 HOSTILE = '<script>alert("x")</script>&\''
 
@@ -73,6 +73,16 @@ def test_every_cell_is_escaped(baked: Path) -> None:
     assert "<script>" not in page
     assert 'alert("x")' not in page and 'alert(\\"x\\")' not in page
     assert "&lt;script&gt;" in page
+
+
+def test_the_bake_facts_are_escaped_and_read_back(baked: Path) -> None:
+    play = {"reason": HOSTILE, "playId": HOSTILE, "line": 3, "partner": HOSTILE, "zip": "\x1b"}
+    facts = PortalFacts(key_id=HOSTILE, by_reason={HOSTILE: 2}, sample=(play,))
+    snap = _snapshot(baked)
+    page = render_portal(snap, facts=facts)
+    assert b"<script>" not in page and b'alert("x")' not in page
+    assert read_facts(page) == facts
+    assert read_facts(page.replace(b"data-facts=", b"data-x=")) is None
 
 
 def test_a_control_character_from_the_target_is_shown_not_written(baked: Path) -> None:
