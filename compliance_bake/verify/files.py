@@ -266,7 +266,9 @@ def portal_page(
     totals: Totals | None = None,
 ) -> bytes:
     """The page is the rendering of the snapshot (and, after `bake --previous`, of the record
-    verify/previous.py found and checked: the "since the previous snapshot" section)."""
+    verify/previous.py found and checked: the "since the previous snapshot" section), with the
+    facts the page states (report/portal.py: the signer, the audit's detail); the signer it
+    names is the attestation's."""
     raw = read_folder_file(out_dir, layout.PORTAL_FILE, report, pending)
     if raw is None:
         return b""
