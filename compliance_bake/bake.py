@@ -30,6 +30,7 @@ from compliance_bake.log.append import OUT_FILES, LogTarget, log_snapshot, prepa
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
 from compliance_bake.report.models import DeepAudit, JsonObject, Snapshot
+from compliance_bake.report.portal import SAMPLE_LIMIT, bake_facts
 from compliance_bake.report.portal_previous import PreviousComparison, require_attestation, seal
 from compliance_bake.report.publish import publish
 from compliance_bake.report.snapshot import BakeSettings, build_snapshot
@@ -183,8 +184,10 @@ def run_bake(
     if service_fixtures_dir is not None:
         engine_licences = load_service_licences(service_fixtures_dir)
     block = by_reason = audit = None
+    sample: list[dict[str, Any]] = []
     if deep_audit is not None:
         block, by_reason, audit = _deep_audit(deep_audit, fixtures, moment, fixtures_dir, engine)
+        sample = [play.as_json() for play in audit.violations[:SAMPLE_LIMIT]]
     settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
     target = target or InProcessTarget(Engine(engine_licences))
     phases("matrix")
@@ -196,7 +199,9 @@ def run_bake(
     validate_documents(document)
     phases("write")
     record = None if previous is None else seal(previous.record(document), secret.value)
-    files = layout.render_files(snapshot, record, document=document)
+    key_id = None if signing_key is None else signing_key.key_id
+    facts = bake_facts(key_id, by_reason, sample)
+    files = layout.render_files(snapshot, record, document=document, facts=facts)
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE, *OUT_FILES])
         return BakeResult(snapshot, written, out_dir, None, by_reason, record, deep_audit=audit)

@@ -26,6 +26,7 @@ from compliance_bake.service.auth import AgentAuth, Unauthorized
 from compliance_bake.service.baked import LinkOut, NotServable, read_baked
 from compliance_bake.service.openapi import install_document
 from compliance_bake.service.protocol import HeadAsGet
+from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.targets.engine import Engine
 
 JSON = "application/json; charset=utf-8"  # as docs/service-api.md documents every JSON body
@@ -223,6 +224,15 @@ _SNAPSHOT_ROUTES: list[tuple[str, str, str, str]] = [
         "The registry copy of the shadow block.",
     ),
     ("/portal/compliance/", layout.PORTAL_FILE, "text/html; charset=utf-8", "The portal page."),
+    # The names of the files in out/, which the portal links to: its links then resolve both
+    # here and on a static server publishing out/ (where /api/compliance has no file).
+    ("/api/compliance.json", layout.API_FILE, JSON, "The baked snapshot, by its file name."),
+    (
+        "/attestation/compliance.intoto.json",
+        ATTESTATION_FILE,
+        JSON,
+        "The public-key attestation (a DSSE envelope), when the bake was signed.",
+    ),
 ]
 
 

@@ -21,10 +21,10 @@ from jinja2 import TemplateError
 from compliance_bake.errors import InputError
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
-from compliance_bake.inputs.jsonio import dumps_pretty, plainly_pretty
+from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict, plainly_pretty
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals
-from compliance_bake.report.portal import Totals, render_portal
+from compliance_bake.report.portal import Totals, read_facts, render_portal
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 from compliance_bake.verify.documents import (
     SchemaOutcome,
@@ -266,12 +266,15 @@ def portal_page(
     totals: Totals | None = None,
 ) -> bytes:
     """The page is the rendering of the snapshot (and, after `bake --previous`, of the record
-    verify/previous.py found and checked: the "since the previous snapshot" section)."""
+    verify/previous.py found and checked: the "since the previous snapshot" section), with the
+    facts the page states (report/portal.py: the signer, the audit's detail); the signer it
+    names is the attestation's."""
     raw = read_folder_file(out_dir, layout.PORTAL_FILE, report, pending)
     if raw is None:
         return b""
+    facts = read_facts(raw)
     try:
-        same = raw == render_portal(snap, previous, totals)
+        same = raw == render_portal(snap, previous, totals, facts)
     except (KeyError, TypeError, ValueError, AttributeError, RecursionError, TemplateError):
         same = False  # an edited snapshot the page cannot even render from
     what = "the snapshot" + ("" if previous is None else " and its previous-snapshot record")
@@ -282,4 +285,27 @@ def portal_page(
         if same
         else f"portal page differs from the rendering of {what} (edited after the bake)",
     )
+    named, signer = None if facts is None else facts.key_id, _attestation_signer(out_dir)
+    if named != signer:
+        report.add(
+            layout.PORTAL_FILE,
+            False,
+            f"portal page names the signer {named or '(none)'}, "
+            f"the attestation's signer is {signer or '(none: no attestation)'}",
+        )
     return raw
+
+
+def _attestation_signer(out_dir: Path) -> str | None:
+    """The key id the attestation names (unchecked here: the attestation check proves it)."""
+    path = out_dir / ATTESTATION_FILE
+    if not path.is_file():
+        return None
+    try:
+        envelope = loads_strict(
+            read_regular_file(path, max_bytes=SNAPSHOT_MAX_BYTES, what="attestation")
+        )
+        key_id = envelope["signatures"][0]["keyid"]
+    except (InputError, OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+    return key_id if isinstance(key_id, str) else None

@@ -144,9 +144,8 @@ def test_partner_ids_of_an_unauthenticated_diff_side_are_escaped(
 
 
 def test_junit_and_github_reports_carry_no_raw_control_characters() -> None:
-    from xml.etree import ElementTree
-
     from datetime import UTC, datetime
+    from xml.etree import ElementTree
 
     from compliance_bake.cli.outcome import Case, Outcome
     from compliance_bake.cli.report_github import github_bytes
