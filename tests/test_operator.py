@@ -80,7 +80,10 @@ def test_demo_bake_fits_80_columns() -> None:
     args = ("bake", "snapshot", "--now", NOW, "--deep-audit", "fixtures/plays.csv")
     result = invoke(*args, env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
-    assert _long_lines(result.output) == []
+    # a command is the one line that may pass 80 columns: wrapped, it breaks when pasted
+    commands = [line for line in result.output.splitlines() if "compliance-bake audit" in line]
+    assert len(commands) == 1 and "--days 90" in commands[0]
+    assert _long_lines(result.output.replace(commands[0], "")) == []
     assert result.output.rstrip().endswith("PASS: every check holds")
     assert "short summary" not in result.output
     assert PYTHON_REPRS.search(result.output) is None
@@ -300,3 +303,24 @@ def test_a_terminal_shows_one_bar_the_running_phase_counts_in_its_own_row() -> N
         lines.done()
         assert len(live.tasks) == 1
         assert live.tasks[0].description == "sign" and live.tasks[0].total is None
+
+
+def test_tables_end_a_cell_in_an_ellipsis_never_split_a_token(tmp_path: Path) -> None:
+    """At 60 columns a reason or a play id too wide for its cell ends in …; no line holds a
+    piece of a token that the next line finishes."""
+    plays = tmp_path / "plays.csv"
+    plays.write_text(
+        "play_id,partner,state,zip,placed_at,enriched_at,wager_type,stake\n"
+        "play-with-a-rather-long-identifier-0001,node-offshore-04,NJ,07102,"
+        "2026-11-01T00:00:00Z,2026-11-01T00:00:00Z,x,1\n"
+    )
+    out = str(tmp_path / "out")
+    audited = invoke("audit", "deep", "--plays", str(plays), "--now", NOW, "--out", out,
+                     env={"COLUMNS": "60"})
+    table = audited.output.split("First violations")[1].split("Wrote")[0]
+    rows = [line for line in table.splitlines() if line.startswith("│")]
+    cells = [cell.strip() for row in rows for cell in row.strip("│").split("│")]
+    assert cells, table
+    whole = {"partner-not-licensed", "play-with-a-rather-long-identifier-0001", "node-offshore-04",
+             "NJ", "07102", "2026-11-01T00:00:00Z", ""}
+    assert [cell for cell in cells if cell not in whole and not cell.endswith("…")] == [], table

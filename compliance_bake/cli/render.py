@@ -73,7 +73,7 @@ def _board(snap: Snapshot, depth: int) -> Any:
         expand=False,
     )
     board.add_column("", no_wrap=True)
-    board.add_column("feature", overflow="fold")
+    board.add_column("feature", no_wrap=True, overflow="ellipsis")
     board.add_column("state (expected = actual, else both)", overflow="fold")
     for row in enh.rows:
         expected = to_depth(row.expected_state, depth)
@@ -116,7 +116,8 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
         if result.violations_by_reason is not None:
             violations = f"; violations {count(sum(result.violations_by_reason.values()))}"
         console.print(f"Deep audit: {_mark(window.ok)} {safe(window.label)}{violations}")
-        console.print(f"  every violation: {safe(snap.deep_audit.command)}", soft_wrap=False)
+        # one line however wide: a command wrapped by the tool breaks when pasted
+        console.print(f"  every violation: {safe(snap.deep_audit.command)}", soft_wrap=True)
     checks = Table(title="Integrity", title_justify="left")
     checks.add_column("", no_wrap=True)
     checks.add_column("check", no_wrap=True)
@@ -131,6 +132,19 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
             console.print(line, soft_wrap=False)  # wrapped at the width
     console.print(f"Wrote {count(len(result.written))} files to {safe(result.out_dir)}")
     failure_summary(outcome or of_bake(result), console)
+
+
+def _violation_columns(total: int) -> list[tuple[str, int]]:
+    """Widths of the first-violations table at `total` columns: the reason, state and ZIP
+    whole, the free-text columns sharing the rest (rich, left to itself, squeezes short columns
+    to nothing before it shortens long ones)."""
+    from compliance_bake.audit.violations import Violation
+
+    names = ("reason", "play", "partner", "state", "zip", "enriched_at")
+    fixed = {"reason": max(len(r.value) for r in Violation), "state": 5, "zip": 5}
+    free = total - 3 * len(names) - 1 - sum(fixed.values())  # a border and a space each side
+    share = max(4, free // (len(names) - len(fixed)))
+    return [(name, fixed.get(name, share)) for name in names]
 
 
 def audit_report(result: AuditResult) -> None:
@@ -162,8 +176,9 @@ def audit_report(result: AuditResult) -> None:
         first = Table(
             title=f"First violations (of {count(audit.violation_count)})", title_justify="left"
         )
-        for name in ("reason", "play", "partner", "state", "zip", "enriched_at"):
-            first.add_column(name, overflow="fold")
+        for name, size in _violation_columns(console.width):
+            # a cell too wide ends in …, never split mid-token (the report file has it whole)
+            first.add_column(name, no_wrap=True, overflow="ellipsis", width=size)
         for v in audit.violations[:FIRST_SHOWN]:
             play = v.play_id if v.play_id is not None else f"line {v.line or '?'}"
             first.add_row(
