@@ -285,27 +285,27 @@ def portal_page(
         if same
         else f"portal page differs from the rendering of {what} (edited after the bake)",
     )
-    named, signer = None if facts is None else facts.key_id, _attestation_signer(out_dir)
-    if named != signer:
+    named, signers = None if facts is None else facts.key_id, _attestation_signers(out_dir)
+    if (named not in signers) if signers else named is not None:
         report.add(
             layout.PORTAL_FILE,
             False,
-            f"portal page names the signer {named or '(none)'}, "
-            f"the attestation's signer is {signer or '(none: no attestation)'}",
+            f"portal page names the signer {named or '(none)'}, the attestation's signers are "
+            f"{', '.join(sorted(signers)) or '(none: no attestation)'}",
         )
     return raw
 
 
-def _attestation_signer(out_dir: Path) -> str | None:
-    """The key id the attestation names (unchecked here: the attestation check proves it)."""
+def _attestation_signers(out_dir: Path) -> set[str]:
+    """The key ids the attestation's signatures name (unchecked here: the attestation check
+    proves them); during a key rotation there are several, and the page names the baking one."""
     path = out_dir / ATTESTATION_FILE
     if not path.is_file():
-        return None
+        return set()
     try:
         envelope = loads_strict(
             read_regular_file(path, max_bytes=SNAPSHOT_MAX_BYTES, what="attestation")
         )
-        key_id = envelope["signatures"][0]["keyid"]
+        return {s["keyid"] for s in envelope["signatures"] if isinstance(s["keyid"], str)}
     except (InputError, OSError, ValueError, KeyError, IndexError, TypeError):
-        return None
-    return key_id if isinstance(key_id, str) else None
+        return set()

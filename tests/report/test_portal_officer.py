@@ -118,4 +118,4 @@ def test_verify_refuses_a_page_that_names_another_signer(machine: dict[str, Path
         result = invoke("verify", str(out))  # the secret only: the attestation is not checked
         assert result.exit_code == 1
         assert f"portal page names the signer {forged or '(none)'}" in result.output
-        assert f"the attestation's signer is {facts.key_id}" in result.output
+        assert f"the attestation's signers are {facts.key_id}" in result.output
