@@ -55,7 +55,9 @@ def test_a_failing_bake_last_screen_at_80_columns_names_what_to_fix(
                     "--deep-audit", str(plays), env={"COLUMNS": "80"})  # fmt: skip
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    assert [line for line in lines if len(line) > 80] == []
+    # the re-run command is the one line that may pass 80 columns: never wrapped, it pastes whole
+    long = [line for line in lines if len(line) > 80]
+    assert [line for line in long if not line.startswith("  every violation: ")] == []
     screen = " ".join(" ".join(lines[-SCREEN:]).split())
     shore = _line_of(fixtures / "licences.json", '"node-shore-02"')
     assert "FAILED shadow MA: 2 mismatched" in screen
