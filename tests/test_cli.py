@@ -178,3 +178,8 @@ def test_commands_that_check_nothing_do_not_promise_checks() -> None:
                  ("serve",), ("signing-key", "mint")]:
         footer = invoke(*path, "--help").output.split("Exit codes:")[1]
         assert "0  done\n" in footer and "every check holds" not in footer, path
+
+
+def test_check_asks_one_question_and_offers_no_concurrency() -> None:
+    assert "--concurrency" not in invoke("check", "--help").output
+    assert "--concurrency" in invoke("bake", "snapshot", "--help").output

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import (
+    concurrency_option,
     engine_option,
     engine_options,
     fixtures_option,
@@ -128,6 +129,7 @@ def bake() -> None:
 @spark_master_option
 @spark_conf_option
 @target_options
+@concurrency_option
 @json_option
 @quiet_option
 @report_option

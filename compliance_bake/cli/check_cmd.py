@@ -37,7 +37,6 @@ def check(
     target_profile: Path | None,
     explain: bool,
     timeout: float,
-    concurrency: int,
     retries: int,
     as_json: bool,
 ) -> None:
@@ -81,7 +80,7 @@ def check(
     registry = load_fixtures(fixtures_path(fixtures_dir)).registry
     known = registry.partner(partner) is not None
     target = open_target(
-        target_url, agent_key_file, timeout, concurrency, retries, target_profile, explain
+        target_url, agent_key_file, timeout, 1, retries, target_profile, explain
     )
     if target is None:
         target = InProcessTarget(Engine(registry))

@@ -94,8 +94,18 @@ keys_file_option = click.option(
 )
 
 
+# The shadow matrix's checks in flight: a bake's option only (`check` asks one question).
+concurrency_option = click.option(
+    "--concurrency",
+    type=click.IntRange(1, 512),
+    default=32,
+    show_default=True,
+    help="Checks in flight against --target.",
+)
+
+
 def target_options(command: F) -> F:
-    """--target URL and how to talk to it: the key, the timeout, the concurrency, the retries."""
+    """--target URL and how to talk to it: the key, the profile, the timeout, the retries."""
     options = (
         click.option(
             "--target",
@@ -136,13 +146,6 @@ def target_options(command: F) -> F:
             show_default=True,
             metavar="SECONDS",
             help="Per-request timeout against --target.",
-        ),
-        click.option(
-            "--concurrency",
-            type=click.IntRange(1, 512),
-            default=32,
-            show_default=True,
-            help="Checks in flight against --target.",
         ),
         click.option(
             "--retries",
