@@ -164,14 +164,9 @@ def _strings(prefix: str, old: dict[str, Any], new: dict[str, Any]) -> list[Chan
     return changes
 
 
-def compare(
-    old: dict[str, Any], new: dict[str, Any], pairs: list[Change] | None = None
-) -> list[Change]:
-    """Every change from `old` to `new`, grouped by what it concerns (the result sorts by class).
-    `pairs`: the shadow matrix's changes when the caller found them (split.py), else found here."""
-    if pairs is None:
-        pairs = pair_changes(old["shadow"]["rows"], new["shadow"]["rows"])
-    changes = list(pairs)
+def compare(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+    """Every change from `old` to `new`, grouped by what it concerns (the result sorts by class)."""
+    changes = pair_changes(old["shadow"]["rows"], new["shadow"]["rows"])
     changes += _field(COVERAGE, "shadow.base", old["shadow"]["base"], new["shadow"]["base"])
     changes += _board(old["enhancements"], new["enhancements"])
     changes += _integrity(old["integrity"]["checks"], new["integrity"]["checks"])

@@ -4,14 +4,20 @@
 - shadow: s = shadow without "signature" and "proof"; proof.digest = H(canon(s)); signature = digest
 - integrity: t = the whole snapshot without integrity.proof; integrity.proof.digest = H(canon(t))
 - every proof: proof.hmac = M(canon(proof without "hmac"))
+
+This is the one module that computes them: the bake seals with it (seal.py assigns what it
+computes), and `verify`, `diff` and `bake --previous` check a snapshot with `snapshot_digests`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from compliance_bake.signing.canon import canon, canon_parts, digest, digest_parts, mac
+
+T = TypeVar("T")
 
 ALGORITHM = "sha3-256"
 
@@ -63,3 +69,51 @@ def make_proof(content_digest: str, runtime: str, generated_at: str, secret: str
     }
     proof["hmac"] = proof_hmac(proof, secret)
     return proof
+
+
+SHADOW_UNSIGNED = ("signature", "proof")  # left out of the shadow block's own digest
+# What the functions above raise on a malformed document: the digest then cannot be computed.
+FAILS = (KeyError, TypeError, AttributeError, ValueError, RecursionError)
+
+
+@dataclass(frozen=True, slots=True)
+class Digests:
+    """A snapshot's digests recomputed from its content; None: cannot be computed on it."""
+
+    enhancements: str | None
+    shadow: str | None  # of `snap.get("shadow") or {}`, as the checks read the block
+    integrity: str | None
+    of_shadow_block: str | None  # `shadow`, when it is the digest of the snapshot's own block
+
+
+def _attempt(compute: Callable[[], T]) -> T | None:
+    try:
+        return compute()
+    except FAILS:
+        return None
+
+
+def snapshot_digests(snap: dict[str, Any]) -> Digests:
+    """The three digests of a snapshot (the same values as the functions above), each member of
+    the shadow block canonicalised once: the block's bytes serve its own digest and, with its
+    signature and proof spliced in, the integrity digest (RFC 8785 is compositional)."""
+    enhancements: Any = snap.get("enhancements") or {}
+    shadow: Any = snap.get("shadow") or {}
+    own_block = snap.get("shadow") is shadow  # not a stand-in for a missing or empty block
+    unsigned = _attempt(
+        lambda: {k: (canon(v),) for k, v in shadow.items() if k not in SHADOW_UNSIGNED}
+    )
+    shadow_digest = None if unsigned is None else digest_parts(canon_parts(unsigned))
+    known: Mapping[str, Sequence[bytes]] = {}
+    if unsigned is not None and own_block:
+        signed = _attempt(
+            lambda: {k: (canon(v),) for k, v in shadow.items() if k in SHADOW_UNSIGNED}
+        )
+        if signed is not None:
+            known = {"shadow": canon_parts({**unsigned, **signed})}
+    return Digests(
+        enhancements=_attempt(lambda: enhancements_signature(enhancements)),
+        shadow=shadow_digest,
+        integrity=_attempt(lambda: integrity_digest(snap, known)),
+        of_shadow_block=shadow_digest if own_block else None,
+    )

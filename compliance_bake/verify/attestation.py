@@ -234,9 +234,10 @@ def _check_files(out_dir: Path, digests: dict[str, str], found: _Findings) -> No
             found.fail(name, "sha256 differs from the attestation (changed after signing)")
 
 
-def _check_predicate(out_dir: Path, claimed: Any, found: _Findings) -> None:
+def _check_predicate(out_dir: Path, claimed: Any, found: _Findings, snapshot: Any) -> None:
     try:
-        snapshot, _ = loads_pretty((out_dir / SNAPSHOT_FILE).read_bytes())  # as strict
+        if snapshot is None:
+            snapshot, _ = loads_pretty((out_dir / SNAPSHOT_FILE).read_bytes())  # as strict
         # `previous` (bake --previous) is carried as signed; verify/previous.py checks its use.
         previous = claimed.get("previous") if isinstance(claimed, dict) else None
         summary = predicate(snapshot, previous)
@@ -247,8 +248,12 @@ def _check_predicate(out_dir: Path, claimed: Any, found: _Findings) -> None:
         found.fail(ATTESTATION_FILE, f"predicate does not summarise {SNAPSHOT_FILE}")
 
 
-def check_attestation(out_dir: Path, public_keys: Sequence[bytes]) -> AttestationResult:
+def check_attestation(
+    out_dir: Path, public_keys: Sequence[bytes], *, snapshot: Any = None
+) -> AttestationResult:
     """Check `out_dir`'s attestation against the given Ed25519 public keys (SPKI PEM bytes).
+    `snapshot`: `out_dir`'s snapshot as verify/source.py read it (whose bytes the subjects'
+    SHA-256 binds); read here when not given.
 
     InputError (bad usage, exit 2) when no key is given or one is not an Ed25519 public key.
     """
@@ -268,5 +273,5 @@ def check_attestation(out_dir: Path, public_keys: Sequence[bytes]) -> Attestatio
         digests, claimed = parsed
         _check_files(out_dir, digests, found)
         if not found.failures:
-            _check_predicate(out_dir, claimed, found)
+            _check_predicate(out_dir, claimed, found, snapshot)
     return AttestationResult(not found.failures and signer is not None, signer, found.failures)

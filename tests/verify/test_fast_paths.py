@@ -1,10 +1,10 @@
-"""The fast paths of `verify` (issue 14) say what the slow ones said, and catch what they caught.
+"""The fast paths that stay say what the plain ones say, and catch what they catch.
 
 - `loads_pretty` (one orjson parse of a file in the baked layout) reads what `loads_strict` reads
   and refuses what it refuses, with the same place;
 - the registry copies, compared by serialisation (`json_equals`) or by their bytes, still fail on
   one changed value;
-- the digests from canonical bytes made once (verify/sealed.py) are signing.proofs' digests;
+- the digests from canonical bytes made once (`proofs.snapshot_digests`) are the scheme's;
 - the shadow rules on columns (verify/columns.py) give the row-by-row findings, exactly.
 """
 
@@ -33,11 +33,11 @@ from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals, strict_equals
 from compliance_bake.signing import proofs
 from compliance_bake.signing.integrity import profile_discrete, profiles_discrete
+from compliance_bake.signing.proofs import snapshot_digests
 from compliance_bake.verify import columns, rules
 from compliance_bake.verify.columns import shadow_columns
 from compliance_bake.verify.rulebook import LICENCE_STATUSES, RuleContext, health_states
 from compliance_bake.verify.rules_shadow import BLOCKED_REASON
-from compliance_bake.verify.sealed import snapshot_digests
 from tests.conftest import invoke
 
 text = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
