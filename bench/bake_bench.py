@@ -83,7 +83,7 @@ def _bake(fixtures: Path, out: Path, now: str) -> dict[str, Any]:
     figures = clock.read()
     if not result.ok:
         raise SystemExit(f"the bake ran but a check failed: {result.summary()['integrity']}")
-    return {**figures, "rows": len(result.snapshot["shadow"]["rows"])}
+    return {**figures, "rows": len(result.snapshot.shadow.rows)}
 
 
 def _floor(out: Path) -> dict[str, Any]:

@@ -2,10 +2,10 @@
 
 Order matters for the promise that bad input writes nothing: the clock, the secret, the
 fixtures and (with `--deep-audit`) the plays file are checked and audited first; the snapshot
-is built and rendered in memory; every JSON document is validated against its schema; only then
-does `publish` touch `out/`. With an Ed25519 signing key, the attestation is signed over the
-rendered bytes and published with them; without one, an earlier bake's attestation is removed
-in the same publish (it would no longer match).
+is built (a typed `Snapshot`), turned into JSON once, validated against its schema and rendered
+in memory; only then does `publish` touch `out/`. With an Ed25519 signing key, the attestation
+is signed over the rendered bytes and published with them; without one, an earlier bake's
+attestation is removed in the same publish (it would no longer match).
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.inputs.models import Fixtures
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
+from compliance_bake.report.models import DeepAudit, JsonObject, Snapshot
 from compliance_bake.report.portal_previous import PreviousComparison, require_attestation, seal
 from compliance_bake.report.publish import publish
-from compliance_bake.report.snapshot import BakeSettings, all_checks_hold, build_snapshot
+from compliance_bake.report.snapshot import BakeSettings, build_snapshot
 from compliance_bake.signing.attestation import ATTESTATION_FILE, render_attestation
 from compliance_bake.signing.secret import require_secret
 from compliance_bake.signing.signing_key import resolve_signing_key
@@ -44,7 +45,7 @@ class ReportInvalid(BakeError):
 
 @dataclass(frozen=True, slots=True)
 class BakeResult:
-    snapshot: dict[str, Any]
+    snapshot: Snapshot
     written: list[Path]
     out_dir: Path
     attestation_key_id: str | None = None
@@ -55,7 +56,7 @@ class BakeResult:
 
     @property
     def ok(self) -> bool:
-        return all_checks_hold(self.snapshot)
+        return self.snapshot.integrity.holds
 
     @property
     def exit_code(self) -> int:
@@ -63,19 +64,20 @@ class BakeResult:
 
     def summary(self) -> dict[str, Any]:
         snap = self.snapshot
+        board, shadow = snap.enhancements, snap.shadow
         return {
             "ok": self.ok,
             "exitCode": self.exit_code,
-            "generatedAt": snap["generatedAt"],
+            "generatedAt": snap.generated_at,
             "out": str(self.out_dir),
             "files": [str(p) for p in self.written],
             "enhancements": {
-                "passed": snap["enhancements"]["passed"],
-                "total": snap["enhancements"]["total"],
-                "failed": [r["feature"] for r in snap["enhancements"]["rows"] if not r["match"]],
+                "passed": board.passed,
+                "total": board.total,
+                "failed": [row.feature for row in board.rows if not row.match],
             },
-            "shadow": {"rows": len(snap["shadow"]["rows"]), **snap["shadow"]["summary"]},
-            "integrity": snap["integrity"]["checks"],
+            "shadow": {"rows": len(shadow.rows), **shadow.summary.to_json()},
+            "integrity": [check.to_json() for check in snap.integrity.checks],
             "attestation": (
                 None
                 if self.attestation_key_id is None
@@ -92,7 +94,7 @@ def previous_summary(record: dict[str, Any]) -> dict[str, Any]:
     return {key: record[key] for key in keys}
 
 
-def validate_documents(snapshot: dict[str, Any]) -> None:
+def validate_documents(document: JsonObject) -> None:
     """Validate what will be written, before anything is.
 
     The registry files hold the snapshot's own `enhancements` and `shadow` objects, and their
@@ -100,7 +102,7 @@ def validate_documents(snapshot: dict[str, Any]) -> None:
     that), so validating the snapshot validates all three documents; validating the 500,000-row
     shadow block twice would cost about 0.4 s for nothing. `verify` validates each file.
     """
-    problem = schemas.first_violation(schemas.SNAPSHOT, snapshot)
+    problem = schemas.first_violation(schemas.SNAPSHOT, document)
     if problem is not None:
         raise ReportInvalid(
             f"{layout.API_FILE}: the report fails its schema at {problem.path}: {problem.message}",
@@ -114,7 +116,7 @@ def _deep_audit(
     moment: datetime,
     fixtures_dir: Path,
     engine: EngineOptions | None,
-) -> tuple[dict[str, Any], dict[str, int]]:
+) -> tuple[DeepAudit, dict[str, int]]:
     """The deepAudit block (the ZIP window over the plays, on the bake's clock and licences) and
     its violations by reason."""
     from compliance_bake.audit.report import audit_command, deep_audit_block
@@ -123,7 +125,7 @@ def _deep_audit(
     audit = run_zip_window(plays, fixtures.registry, moment, DEFAULT_DAYS, engine=engine)
     command = audit_command(str(plays), DEFAULT_DAYS, iso_millis(moment), fixtures_dir)
     by_reason = {reason.value: count for reason, count in audit.by_reason.items()}
-    return deep_audit_block(audit, command), by_reason
+    return DeepAudit.from_json(deep_audit_block(audit, command)), by_reason
 
 
 def run_bake(
@@ -157,24 +159,21 @@ def run_bake(
     settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
     target = target or InProcessTarget(Engine(fixtures.registry))
     phases("matrix")
-    registry: dict[str, bytes] = {}  # rendered while the integrity digest is computed
     try:
-        snapshot = build_snapshot(
-            fixtures, target, secret, settings, progress, phases,
-            while_sealing=lambda blocks: registry.update(layout.render_registry(blocks)),
-        )  # fmt: skip
+        snapshot = build_snapshot(fixtures, target, secret, settings, progress, phases)
     finally:
         target.close()
     phases("validate")
-    validate_documents(snapshot)
+    document = snapshot.to_json()
+    validate_documents(document)
     phases("write")
-    record = None if previous is None else seal(previous.record(snapshot), secret.value)
-    files = layout.render_files(snapshot, registry=registry, previous=record)
+    record = None if previous is None else seal(previous.record(document), secret.value)
+    files = layout.render_files(snapshot, record, document=document)
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE])
         return BakeResult(snapshot, written, out_dir, None, by_reason, record)
     # Last in the dict, so renamed into place after the files it names.
-    files[ATTESTATION_FILE] = render_attestation(files, snapshot, signing_key, record)
+    files[ATTESTATION_FILE] = render_attestation(files, document, signing_key, record)
     return BakeResult(
         snapshot=snapshot,
         written=publish(out_dir, files),

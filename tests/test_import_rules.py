@@ -109,16 +109,3 @@ def test_a_circle_is_caught(package_copy: Path, monkeypatch: pytest.MonkeyPatch)
         monkeypatch.delitem(sys.modules, name)
     cycles = _cycles("compliance_bake")
     assert any({"compliance_bake.cli.main", "compliance_bake.cli.shared"} <= set(c) for c in cycles)
-
-
-
-MAX_MODULE_LINES = 300
-
-
-def test_every_module_reads_in_one_sitting() -> None:
-    long = {
-        str(path.relative_to(ROOT)): n
-        for path in sorted((ROOT / "compliance_bake").rglob("*.py"))
-        if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES
-    }
-    assert long == {}, f"split these modules (over {MAX_MODULE_LINES} lines): {long}"

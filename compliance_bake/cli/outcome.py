@@ -8,6 +8,7 @@ JSON summary all of them; the terminal's failure summary shows the failed ones.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from compliance_bake.cli.terminal import count, json_text
 if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
     from compliance_bake.bake import BakeResult
+    from compliance_bake.report.models import BoardRow, ShadowRow
     from compliance_bake.verify.verifier import VerifyReport
 
 DIFFS_SHOWN = 1
@@ -64,9 +66,9 @@ def _differences(expected: Any, actual: Any, path: str = "$") -> list[str]:
     return [] if same else [f"{path}: expected {json_text(expected)}, actual {json_text(actual)}"]
 
 
-def board_difference(row: dict[str, Any]) -> str:
+def board_difference(row: BoardRow) -> str:
     """One compact difference of a board row (and how many more there are)."""
-    found = _differences(row["expectedState"], row["actualState"])
+    found = _differences(row.expected_state, row.actual_state)
     if not found:  # strict equality can still fail on types json_text shows the same
         return "expected and actual differ in type"
     more = len(found) - DIFFS_SHOWN
@@ -77,21 +79,21 @@ def _word(allowed: bool) -> str:
     return "allow" if allowed else "block"
 
 
-def pair_text(row: dict[str, Any]) -> str:
+def pair_text(row: ShadowRow) -> str:
     """A mismatched shadow pair: who, where, real and shadow decisions, the licence."""
-    licence = row["licenseStatus"] or "none"
+    licence = row.license_status or "none"
     return (
-        f"{row['state']} {row['partner']}: real {_word(row['realAllowed'])}, "
-        f"shadow {_word(row['shadowAllowed'])} (licence {licence})"
+        f"{row.state} {row.partner}: real {_word(row.real_allowed)}, "
+        f"shadow {_word(row.shadow_allowed)} (licence {licence})"
     )
 
 
-def _shadow_cases(rows: list[dict[str, Any]]) -> list[Case]:
-    by_state: dict[str, list[dict[str, Any]]] = {}
+def _shadow_cases(rows: Sequence[ShadowRow]) -> list[Case]:
+    by_state: dict[str, list[ShadowRow]] = {}
     for row in rows:
-        by_state.setdefault(row["state"], [])
-        if not row["match"]:
-            by_state[row["state"]].append(row)
+        by_state.setdefault(row.state, [])
+        if not row.match:
+            by_state[row.state].append(row)
     cases = []
     for state, wrong in by_state.items():
         shown = "; ".join(pair_text(r) for r in wrong[:PAIRS_SHOWN])
@@ -112,11 +114,11 @@ def of_bake(result: BakeResult) -> Outcome:
     snap = result.snapshot
     suites = {
         "board": [
-            Case(r["feature"], r["match"], "holds" if r["match"] else board_difference(r))
-            for r in snap["enhancements"]["rows"]
+            Case(r.feature, r.match, "holds" if r.match else board_difference(r))
+            for r in snap.enhancements.rows
         ],
-        "integrity": [Case(c["id"], c["ok"], c["label"]) for c in snap["integrity"]["checks"]],
-        "shadow": _shadow_cases(snap["shadow"]["rows"]),
+        "integrity": [Case(c.id, c.ok, c.label) for c in snap.integrity.checks],
+        "shadow": _shadow_cases(snap.shadow.rows),
     }
     if result.violations_by_reason is not None:
         suites["zip-window"] = _reason_cases(result.violations_by_reason)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from compliance_bake.bake import BakeResult
     from compliance_bake.cli.outcome import Outcome
     from compliance_bake.inputs.models import Decision
+    from compliance_bake.report.models import Snapshot
     from compliance_bake.verify.findings import VerifyReport
 
 MISMATCH_ROWS_SHOWN = 20
@@ -62,26 +63,26 @@ def _mark(ok: bool) -> str:
     return "[green]✓[/green]" if ok else "[bold red]✗[/bold red]"
 
 
-def _board(snap: dict[str, Any], depth: int) -> Any:
+def _board(snap: Snapshot, depth: int) -> Any:
     from rich.table import Table
 
-    enh = snap["enhancements"]
+    enh = snap.enhancements
     board = Table(
-        title=f"Self-check board {enh['passed']}/{enh['total']}",
+        title=f"Self-check board {enh.passed}/{enh.total}",
         title_justify="left",
         expand=False,
     )
     board.add_column("", no_wrap=True)
     board.add_column("feature", overflow="fold")
     board.add_column("state (expected = actual, else both)", overflow="fold")
-    for row in enh["rows"]:
-        expected = to_depth(row["expectedState"], depth)
-        actual = to_depth(row["actualState"], depth)
-        if row["match"] and expected == actual:
+    for row in enh.rows:
+        expected = to_depth(row.expected_state, depth)
+        actual = to_depth(row.actual_state, depth)
+        if row.match and expected == actual:
             state = safe(expected)
         else:
             state = f"expected {safe(expected)}\n[red]actual[/red]   {safe(actual)}"
-        board.add_row(_mark(row["match"]), safe(row["feature"]), state)
+        board.add_row(_mark(row.match), safe(row.feature), state)
     return board
 
 
@@ -93,35 +94,35 @@ def bake_report(result: BakeResult, depth: int) -> None:
     snap = result.snapshot
     console = _out()
     console.print(_board(snap, depth))
-    shadow = snap["shadow"]
-    summary = shadow["summary"]
-    n = summary["mismatches"]
+    shadow = snap.shadow
+    summary = shadow.summary
+    n = summary.mismatches
     mismatches = f"[bold red]{count(n)}[/bold red]" if n else "[green]0[/green]"
     console.print(
-        f"Shadow matrix: {count(len(shadow['rows']))} rows against {safe(shadow['base'])}: "
-        f"allow {count(summary['allow'])}, block {count(summary['block'])}, "
+        f"Shadow matrix: {count(len(shadow.rows))} rows against {safe(shadow.base)}: "
+        f"allow {count(summary.allow)}, block {count(summary.block)}, "
         f"mismatches {mismatches}",
         soft_wrap=False,
     )
-    mismatched = [r for r in shadow["rows"] if not r["match"]]
+    mismatched = [r for r in shadow.rows if not r.match]
     for row in mismatched[:MISMATCH_ROWS_SHOWN]:
         console.print(f"  [red]mismatch[/red] {safe(pair_text(row))}")
     if len(mismatched) > MISMATCH_ROWS_SHOWN:
         more = count(len(mismatched) - MISMATCH_ROWS_SHOWN)
         console.print(f"  … and {more} more in the registry file")
-    if "deepAudit" in snap:
-        window = snap["deepAudit"]["zipWindow"]
+    if snap.deep_audit is not None:
+        window = snap.deep_audit.zip_window
         violations = ""
         if result.violations_by_reason is not None:
             violations = f"; violations {count(sum(result.violations_by_reason.values()))}"
-        console.print(f"Deep audit: {_mark(window['ok'])} {safe(window['label'])}{violations}")
-        console.print(f"  every violation: {safe(snap['deepAudit']['command'])}", soft_wrap=False)
+        console.print(f"Deep audit: {_mark(window.ok)} {safe(window.label)}{violations}")
+        console.print(f"  every violation: {safe(snap.deep_audit.command)}", soft_wrap=False)
     checks = Table(title="Integrity", title_justify="left")
     checks.add_column("", no_wrap=True)
     checks.add_column("check", no_wrap=True)
     checks.add_column("label")
-    for check in snap["integrity"]["checks"]:
-        checks.add_row(_mark(check["ok"]), safe(check["id"]), safe(check["label"]))
+    for check in snap.integrity.checks:
+        checks.add_row(_mark(check.ok), safe(check.id), safe(check.label))
     console.print(checks)
     if result.attestation_key_id is not None:
         console.print(f"Attestation signed with Ed25519 key {safe(result.attestation_key_id)}")

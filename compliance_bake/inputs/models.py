@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 LICENCE_ACTIVE = "active"
 STATUS_ALLOWED = 200
@@ -62,7 +63,18 @@ class GeoProfile:
     location: str
     zip_code: str
 
-    def as_json(self) -> dict[str, object]:
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> GeoProfile:
+        """A profile of a document that has passed its schema (the geo fixture, a snapshot)."""
+        return cls(
+            node_id=doc["nodeId"],
+            state_code=doc["stateCode"],
+            age=doc["age"],
+            location=doc["location"],
+            zip_code=doc["zipCode"],
+        )
+
+    def to_json(self) -> dict[str, str | int]:
         return {
             "nodeId": self.node_id,
             "stateCode": self.state_code,

@@ -6,10 +6,12 @@ bake writes exactly these bytes, and `verify` re-renders them to compare.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.jsonio import dumps_pretty
+from compliance_bake.report.models import Snapshot
 
 API_FILE = "api/compliance.json"
 ENHANCEMENTS_FILE = "registry/compliance-enhancements.json"
@@ -27,31 +29,29 @@ JSON_FILES: dict[str, str] = {
 REGISTRY_BLOCKS = {ENHANCEMENTS_FILE: "enhancements", SHADOW_FILE: "shadow"}
 
 
-def json_documents(snapshot: dict[str, Any]) -> dict[str, Any]:
-    return {
-        API_FILE: snapshot,
-        ENHANCEMENTS_FILE: snapshot["enhancements"],
-        SHADOW_FILE: snapshot["shadow"],
-    }
-
-
-def render_registry(snapshot: dict[str, Any]) -> dict[str, bytes]:
-    """The two registry files: the snapshot's own blocks, final before its integrity proof is."""
-    return {name: dumps_pretty(snapshot[key]) for name, key in REGISTRY_BLOCKS.items()}
+def json_documents(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON file of each path, from the snapshot's JSON (`Snapshot.to_json()`)."""
+    return {API_FILE: document, **{name: document[key] for name, key in REGISTRY_BLOCKS.items()}}
 
 
 def render_files(
-    snapshot: dict[str, Any],
+    snapshot: Snapshot | Mapping[str, Any],
+    previous: Mapping[str, Any] | None = None,
     *,
-    registry: dict[str, bytes] | None = None,
-    previous: dict[str, Any] | None = None,
+    document: Mapping[str, Any] | None = None,
 ) -> dict[str, bytes]:
-    """Every file of `out/`; `registry`: the registry files rendered already (render_registry);
-    `previous`: the record of `bake --previous` (report/portal_previous.py)."""
+    """Every file of `out/`: the JSON files from the snapshot's JSON, the portal page from the
+    snapshot. `snapshot` may be a JSON document that has passed the schema (as read from a
+    file); `document`: `snapshot.to_json()`, when the caller has made it already (the bake, which
+    validates it first); `previous`: the record of `bake --previous` (report/portal_previous.py).
+    """
     from compliance_bake.report.portal import render_portal
 
-    registry = registry or render_registry(snapshot)
-    files = {API_FILE: dumps_pretty(snapshot)}
-    files.update((name, registry[name]) for name in REGISTRY_BLOCKS)
-    files[PORTAL_FILE] = render_portal(snapshot, previous)
+    if isinstance(snapshot, Snapshot):
+        model = snapshot
+        document = snapshot.to_json() if document is None else document
+    else:
+        model, document = Snapshot.from_json(snapshot), snapshot
+    files = {name: dumps_pretty(value) for name, value in json_documents(document).items()}
+    files[PORTAL_FILE] = render_portal(model, previous)
     return files

@@ -8,26 +8,19 @@ that answers fewer or more decisions than asked is a target failure.
 Speed (50 states x 10,000 partners is 500,000 rows): the requests are a `CheckMatrix` (the
 in-process target maps its engine's `check` over each column, no request object per check); the
 rows are built state by state, one list comprehension per state from one column of shadow
-decisions, the counts taken at C speed; and the cyclic garbage collector is paused meanwhile
-(every row is kept, so its passes would free nothing and cost about a second).
+decisions, the counts taken at C speed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import attrgetter, is_not
-from typing import TypeAlias
 
 from compliance_bake.errors import TargetError
 from compliance_bake.inputs.models import LICENCE_ACTIVE, LicenceRegistry
-from compliance_bake.memory import gc_paused
 from compliance_bake.progress import NoProgress, ProgressSink
+from compliance_bake.report.models import ShadowRow, ShadowSummary
 from compliance_bake.targets.interface import CheckMatrix, Target
-
-# A row's values are strings, booleans and null: the type holds no float, so the row list is
-# canonicalised without a float scan (signing.canon.canon_floatless).
-ShadowRow: TypeAlias = dict[str, str | bool | None]
-
 
 _ALLOWED = attrgetter("allowed")
 
@@ -38,7 +31,7 @@ def matrix_size(registry: LicenceRegistry) -> int:
 
 def run_shadow(
     target: Target, registry: LicenceRegistry, progress: ProgressSink | None = None
-) -> tuple[list[ShadowRow], dict[str, int]]:
+) -> tuple[list[ShadowRow], ShadowSummary]:
     """The rows (states outer, partners inner) and the summary; the caller adds timestamps,
     base and proof. The shadow decision of a pair is: the partner's licence in the state is
     `active` (the wager type, the state's first, is permitted by construction)."""
@@ -52,25 +45,23 @@ def run_shadow(
     rows: list[ShadowRow] = []
     allow = mismatches = 0
     active = _active_licences(registry)
-    with gc_paused(keep=True):
-        real_allowed = list(map(_ALLOWED, target.check_many(requests, sink.advance)))
-        if len(real_allowed) != total:
-            raise TargetError(
-                f"{target.base}: answered {len(real_allowed)} of {total} checks",
-                "check the target's health and retry",
-            )
-        for index, rules in enumerate(states):
-            state = rules.code
-            # spec 2.3 and 3: `active`, else null (a suspended, revoked or expired licence is
-            # no active licence; the documented set has no other value).
-            shadows = list(map(active[state].__contains__, node_ids))
-            reals = real_allowed[index * width : (index + 1) * width]
-            allow += sum(reals)
-            mismatches += sum(map(is_not, reals, shadows))
-            rows.extend(_column(state, node_ids, shadows, reals))
+    real_allowed = list(map(_ALLOWED, target.check_many(requests, sink.advance)))
+    if len(real_allowed) != total:
+        raise TargetError(
+            f"{target.base}: answered {len(real_allowed)} of {total} checks",
+            "check the target's health and retry",
+        )
+    for index, rules in enumerate(states):
+        state = rules.code
+        # spec 2.3 and 3: `active`, else null (a suspended, revoked or expired licence is
+        # no active licence; the documented set has no other value).
+        shadows = list(map(active[state].__contains__, node_ids))
+        reals = real_allowed[index * width : (index + 1) * width]
+        allow += sum(reals)
+        mismatches += sum(map(is_not, reals, shadows))
+        rows.extend(_column(state, node_ids, shadows, reals))
     sink.end()
-    summary = {"allow": allow, "block": len(rows) - allow, "mismatches": mismatches}
-    return rows, summary
+    return rows, ShadowSummary(allow=allow, block=len(rows) - allow, mismatches=mismatches)
 
 
 def _active_licences(registry: LicenceRegistry) -> dict[str, set[str]]:
@@ -86,27 +77,17 @@ def _active_licences(registry: LicenceRegistry) -> dict[str, set[str]]:
 def _column(
     state: str, node_ids: Sequence[str], shadows: list[bool], reals: list[bool]
 ) -> list[ShadowRow]:
-    """One state's rows, in one list comprehension (a dict display per row: the fastest way
-    CPython builds them); a blocked row carries the reason."""
+    """One state's rows, in one list comprehension; a blocked row carries the reason."""
     reason = f"Partner not licensed in {state}"
     return [
-        {
-            "state": state,
-            "partner": node_id,
-            "licenseStatus": LICENCE_ACTIVE if shadow else None,
-            "realAllowed": real,
-            "shadowAllowed": shadow,
-            "match": real is shadow,
-        }
-        if real
-        else {
-            "state": state,
-            "partner": node_id,
-            "licenseStatus": LICENCE_ACTIVE if shadow else None,
-            "realAllowed": real,
-            "shadowAllowed": shadow,
-            "match": real is shadow,
-            "reason": reason,
-        }
+        ShadowRow(
+            state,
+            node_id,
+            LICENCE_ACTIVE if shadow else None,
+            real,
+            shadow,
+            real is shadow,
+            None if real else reason,
+        )
         for node_id, shadow, real in zip(node_ids, shadows, reals, strict=True)
     ]

@@ -1,29 +1,39 @@
 """Assemble the signed snapshot (spec 2.1-2.8) from fixtures, a target, a secret and a clock.
 
-`build_snapshot` is the whole bake short of writing: it returns the snapshot as plain data in the
-specification's field order. Nothing here reads or writes files. One walk through the data:
-build the blocks, sign them (`signing.seal`, each block canonicalised once), check the signatures
-once (`signing.integrity`, the checks `verify` also runs, given the shadow digest the seal computed
-so that 500,000 rows are not canonicalised and hashed again; their outcome is signed content),
-then seal the whole snapshot.
+`build_snapshot` is the whole bake short of writing: it returns the typed `Snapshot`. Nothing
+here reads or writes files. One walk through the data: build the blocks; sign them (the signing
+functions take the blocks' JSON and leave out the signature and proof fields, so a block is
+built UNSIGNED, signed from its JSON and given its signature); check the signatures once
+(`signing.integrity`, the checks `verify` also runs, given the shadow digest the seal computed
+so that 500,000 rows are not canonicalised and hashed again; their outcome is signed content);
+then seal the whole snapshot, the shadow block's canonical bytes spliced in from its seal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
-from functools import partial
 from pathlib import Path
-from typing import Any
 
 from compliance_bake.clock import iso_millis
 from compliance_bake.inputs.fixtures import LICENCES_FILE
 from compliance_bake.inputs.models import Fixtures
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report.board import run_board
+from compliance_bake.report.models import (
+    UNSIGNED,
+    UNSIGNED_PROOF,
+    DeepAudit,
+    Geo,
+    Integrity,
+    IntegrityCheck,
+    Links,
+    Proof,
+    Shadow,
+    Snapshot,
+)
 from compliance_bake.report.shadow import run_shadow
-from compliance_bake.signing import seal
+from compliance_bake.signing import proofs, seal
 from compliance_bake.signing.integrity import integrity_checks, proof_hmac_holds
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.interface import Target
@@ -31,12 +41,14 @@ from compliance_bake.targets.interface import Target
 DEFAULT_CONSOLE_DEPTH = 2
 # links.deepAudit without --deep-audit: the command an operator would run (on the demo plays).
 DEEP_AUDIT_COMMAND = "compliance-bake audit deep --plays fixtures/plays.csv --days 90"
-LINKS = {
-    "portal": "/portal/compliance/",
-    "registryEnhancements": "/registry/compliance-enhancements.json",
-    "registryShadow": "/registry/compliance-shadow.json",
-    "api": "/api/compliance",
-}
+# links (spec 2.7); deep_audit is the bake's own command.
+LINKS = Links(
+    portal="/portal/compliance/",
+    registry_enhancements="/registry/compliance-enhancements.json",
+    registry_shadow="/registry/compliance-shadow.json",
+    api="/api/compliance",
+    deep_audit=DEEP_AUDIT_COMMAND,
+)
 PROTON = {
     "note": "Offline-safe bake: `compliance-bake bake snapshot` reads local fixtures, needs "
     "no network but the --target service it is given, and replaces out/ atomically.",
@@ -56,11 +68,7 @@ class BakeSettings:
     now: datetime
     console_depth: int = DEFAULT_CONSOLE_DEPTH
     # The deepAudit block (spec 2.5) when the bake ran the ZIP-window audit, else None.
-    deep_audit: dict[str, Any] | None = None
-
-
-def all_checks_hold(snapshot: dict[str, Any]) -> bool:
-    return all(check["ok"] for check in snapshot["integrity"]["checks"])
+    deep_audit: DeepAudit | None = None
 
 
 def build_snapshot(
@@ -70,70 +78,69 @@ def build_snapshot(
     settings: BakeSettings,
     progress: ProgressSink | None = None,
     phases: Phases = no_phases,
-    while_sealing: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
-    """`while_sealing(snapshot)`, when given, runs while the whole is sealed (see
-    `seal.seal_snapshot`): everything but `snapshot["integrity"]` is final by then."""
+) -> Snapshot:
     stamp = iso_millis(settings.now)
     runtime = target.runtime()
     registry = fixtures.registry
 
     # Build.
-    board = run_board(target, registry, str(Path(fixtures.source) / LICENCES_FILE))
-    enhancements: dict[str, Any] = {
-        "generatedAt": stamp,
-        "consoleDepth": settings.console_depth,
-        "rows": [row.as_json() for row in board],
-        "passed": sum(row.match for row in board),
-        "total": len(board),
-    }
+    licences_file = str(Path(fixtures.source) / LICENCES_FILE)
+    board = run_board(target, registry, licences_file, stamp, settings.console_depth)
     rows, summary = run_shadow(target, registry, progress)
     phases("sign")
-    shadow: dict[str, Any] = {
-        "generatedAt": stamp,
-        "base": target.base,
-        "rows": rows,
-        "summary": summary,
-    }
-    geo = {"partners": [profile.as_json() for profile in fixtures.geo]}
+    shadow = Shadow(stamp, target.base, rows, summary, UNSIGNED, UNSIGNED_PROOF)
+    geo = Geo(fixtures.geo)
 
     # Sign the blocks, each canonicalised once.
-    seal.seal_enhancements(enhancements)
-    sealed = seal.seal_shadow(shadow, rows, runtime, stamp, secret.value)
+    board_json = board.to_json()
+    board = replace(board, signature=proofs.enhancements_signature(board_json))
+    board_json["signature"] = board.signature
+    shadow_json = shadow.to_json()
+    sealed = seal.seal_shadow(
+        shadow_json, shadow_json["rows"], runtime, stamp, secret.value  # type: ignore[arg-type]
+    )
+    shadow = replace(
+        shadow,
+        signature=sealed.digest,
+        proof=Proof.from_json(shadow_json["proof"]),  # type: ignore[arg-type]
+    )
 
     # Check the signatures once, from the content (the functions `verify` runs, given the
     # shadow digest just computed from the block's canonical bytes, where `verify` computes it
     # from the file): the outcome is part of the signed snapshot.
-    hmac_ok = proof_hmac_holds(shadow["proof"], secret.value)
+    hmac_ok = proof_hmac_holds(shadow.proof.to_json(), secret.value)
     deep_audit = settings.deep_audit
-    snapshot: dict[str, Any] = {
-        "ok": True,
-        "mode": "snapshot",
-        "readOnly": True,
-        "schemaVersion": 1,
-        "generatedAt": stamp,
-        "enhancements": enhancements,
-        "shadow": shadow,
-        "geo": geo,
-    }
-    if deep_audit is not None:
-        snapshot["deepAudit"] = deep_audit
-    snapshot["integrity"] = {
-        "scoreHint": "integrity+hmac",
-        "checks": integrity_checks(
-            enhancements,
-            shadow,
-            geo,
-            hmac_ok,
-            None if deep_audit is None else deep_audit["zipWindow"],
-            shadow_digest=sealed.digest,
-        ),
-    }
-    command = DEEP_AUDIT_COMMAND if deep_audit is None else deep_audit["command"]
-    snapshot["links"] = {**LINKS, "deepAudit": command}
-    snapshot["proton"] = dict(PROTON)
+    checks = integrity_checks(
+        board_json,
+        shadow_json,
+        geo.to_json(),
+        hmac_ok,
+        None if deep_audit is None else deep_audit.zip_window.to_json(),
+        shadow_digest=sealed.digest,
+    )
+    command = DEEP_AUDIT_COMMAND if deep_audit is None else deep_audit.command
+    draft = Snapshot(
+        generated_at=stamp,
+        enhancements=board,
+        shadow=shadow,
+        geo=geo,
+        deep_audit=deep_audit,
+        integrity=Integrity(UNSIGNED_PROOF, tuple(map(IntegrityCheck.from_json, checks))),
+        links=replace(LINKS, deep_audit=command),
+        proton=dict(PROTON),
+    )
 
     # Seal the whole, the shadow's canonical bytes reused.
-    meanwhile = None if while_sealing is None else partial(while_sealing, snapshot)
-    seal.seal_snapshot(snapshot, sealed.signed, runtime, stamp, secret.value, meanwhile)
-    return snapshot
+    proof = _integrity_proof(draft, sealed.signed, runtime, stamp, secret.value)
+    return replace(draft, integrity=replace(draft.integrity, proof=proof))
+
+
+def _integrity_proof(
+    draft: Snapshot, shadow_bytes: list[bytes], runtime: str, stamp: str, secret: str
+) -> Proof:
+    """integrity.proof over the snapshot without it. The shadow member's canonical bytes come
+    from its seal, so its rows are left out of the JSON made here rather than converted to
+    JSON a second time for nothing."""
+    rowless = replace(draft, shadow=replace(draft.shadow, rows=()))
+    content_digest = proofs.integrity_digest(rowless.to_json(), {"shadow": shadow_bytes})
+    return Proof.from_json(proofs.make_proof(content_digest, runtime, stamp, secret))

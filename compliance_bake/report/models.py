@@ -1,0 +1,408 @@
+"""The snapshot (spec 2.1-2.8) as typed values: every JSON field is named here, and only here.
+
+The core builds and passes these models; JSON exists only at the edges. `Model.from_json(doc)`
+reads a document that has already passed the snapshot's JSON Schema (it looks fields up, it does
+not check them again: a missing field is a KeyError, a programming error); `model.to_json()` gives
+the JSON value back with the specification's field order and the same types (True stays True,
+not 1), so `Model.from_json(doc).to_json() == doc` for every valid document, and a baked file
+renders to the same bytes.
+
+Board states (`expectedState`, `actualState`) stay JSON objects: their shape depends on the
+feature, they are compared by strict deep equality and printed as JSON, never read field by field.
+The operator notes (`proton`) stay a mapping of strings for the same reason: they are text the
+schema fixes, which the core only prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+import msgspec
+
+from compliance_bake.inputs.models import GeoProfile
+
+# Read-only containers, so that a dict of narrower values (a row's strings and booleans) is one.
+JsonValue: TypeAlias = (
+    "str | int | float | bool | None | Sequence[JsonValue] | Mapping[str, JsonValue]"
+)
+JsonObject: TypeAlias = dict[str, JsonValue]
+
+SCORE_HINT = "integrity+hmac"
+SNAPSHOT_MODE = "snapshot"
+SCHEMA_VERSION = 1
+# The signature or digest of a block before it is signed: the signing functions leave it out.
+UNSIGNED = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BoardRow:
+    """One self-check feature (spec 2.2)."""
+
+    feature: str
+    expected_state: JsonObject
+    actual_state: JsonObject
+    match: bool
+    notes: str
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> BoardRow:
+        return cls(
+            feature=doc["feature"],
+            expected_state=doc["expectedState"],
+            actual_state=doc["actualState"],
+            match=doc["match"],
+            notes=doc["notes"],
+        )
+
+    def to_json(self) -> JsonObject:
+        return {
+            "feature": self.feature,
+            "expectedState": self.expected_state,
+            "actualState": self.actual_state,
+            "match": self.match,
+            "notes": self.notes,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    """The `enhancements` block (spec 2.2)."""
+
+    generated_at: str
+    console_depth: int
+    rows: tuple[BoardRow, ...]
+    passed: int
+    total: int
+    signature: str
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Board:
+        return cls(
+            generated_at=doc["generatedAt"],
+            console_depth=doc["consoleDepth"],
+            rows=tuple(map(BoardRow.from_json, doc["rows"])),
+            passed=doc["passed"],
+            total=doc["total"],
+            signature=doc["signature"],
+        )
+
+    def to_json(self) -> JsonObject:
+        return {
+            "generatedAt": self.generated_at,
+            "consoleDepth": self.console_depth,
+            "rows": [row.to_json() for row in self.rows],
+            "passed": self.passed,
+            "total": self.total,
+            "signature": self.signature,
+        }
+
+
+class ShadowRow(msgspec.Struct, frozen=True, gc=False, rename="camel", omit_defaults=True):
+    """One (state, partner) pair of the shadow matrix (spec 2.3); `reason` only when blocked.
+
+    The one model with 500,000 instances in a large bake, hence a msgspec Struct and not a
+    dataclass: a frozen dataclass sets each field through `object.__setattr__`, and 500,000
+    of them cost 0.46 s of CPU against 0.03 s for the Struct (which the garbage collector does
+    not track either: its fields are strings, booleans and None). Its JSON names are its field
+    names in camelCase; `reason` is left out when None.
+    """
+
+    state: str
+    partner: str
+    license_status: str | None
+    real_allowed: bool
+    shadow_allowed: bool
+    match: bool
+    reason: str | None = None
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> ShadowRow:
+        return msgspec.convert(doc, cls)
+
+    def to_json(self) -> dict[str, str | bool | None]:
+        out: dict[str, str | bool | None] = msgspec.to_builtins(self)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ShadowSummary:
+    allow: int
+    block: int
+    mismatches: int
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> ShadowSummary:
+        return cls(allow=doc["allow"], block=doc["block"], mismatches=doc["mismatches"])
+
+    def to_json(self) -> dict[str, int]:
+        return {"allow": self.allow, "block": self.block, "mismatches": self.mismatches}
+
+
+@dataclass(frozen=True, slots=True)
+class Proof:
+    """A proof object (spec 2.3), in `shadow.proof` and `integrity.proof`."""
+
+    algorithm: str
+    digest: str
+    bun_version: str
+    generated_at: str
+    hmac: str
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Proof:
+        return cls(
+            algorithm=doc["algorithm"],
+            digest=doc["digest"],
+            bun_version=doc["bunVersion"],
+            generated_at=doc["generatedAt"],
+            hmac=doc["hmac"],
+        )
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "algorithm": self.algorithm,
+            "digest": self.digest,
+            "bunVersion": self.bun_version,
+            "generatedAt": self.generated_at,
+            "hmac": self.hmac,
+        }
+
+
+# A proof not made yet: the signing functions leave a block's proof out of what they sign.
+UNSIGNED_PROOF = Proof(UNSIGNED, UNSIGNED, UNSIGNED, UNSIGNED, UNSIGNED)
+
+
+@dataclass(frozen=True, slots=True)
+class Shadow:
+    """The `shadow` block (spec 2.3)."""
+
+    generated_at: str
+    base: str
+    rows: Sequence[ShadowRow]
+    summary: ShadowSummary
+    signature: str
+    proof: Proof
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Shadow:
+        return cls(
+            generated_at=doc["generatedAt"],
+            base=doc["base"],
+            rows=msgspec.convert(doc["rows"], list[ShadowRow]),
+            summary=ShadowSummary.from_json(doc["summary"]),
+            signature=doc["signature"],
+            proof=Proof.from_json(doc["proof"]),
+        )
+
+    def to_json(self) -> JsonObject:
+        return {
+            "generatedAt": self.generated_at,
+            "base": self.base,
+            "rows": shadow_rows_json(self.rows),
+            "summary": self.summary.to_json(),
+            "signature": self.signature,
+            "proof": self.proof.to_json(),
+        }
+
+
+def shadow_rows_json(rows: Sequence[ShadowRow]) -> list[dict[str, str | bool | None]]:
+    """`[row.to_json() for row in rows]`, in one call (0.13 s for 500,000 rows, not 0.5 s)."""
+    out: list[dict[str, str | bool | None]] = msgspec.to_builtins(rows)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Geo:
+    """The `geo` block (spec 2.4): one discrete profile per partner."""
+
+    partners: tuple[GeoProfile, ...]
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Geo:
+        return cls(tuple(map(GeoProfile.from_json, doc["partners"])))
+
+    def to_json(self) -> JsonObject:
+        return {"partners": [profile.to_json() for profile in self.partners]}
+
+
+@dataclass(frozen=True, slots=True)
+class ZipWindow:
+    """deepAudit.zipWindow (spec 2.5)."""
+
+    ok: bool
+    days: int
+    mode: str
+    total_plays: int
+    in_window_plays: int
+    label: str
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> ZipWindow:
+        return cls(
+            ok=doc["ok"],
+            days=doc["days"],
+            mode=doc["mode"],
+            total_plays=doc["totalPlays"],
+            in_window_plays=doc["inWindowPlays"],
+            label=doc["label"],
+        )
+
+    def to_json(self) -> JsonObject:
+        return {
+            "ok": self.ok,
+            "days": self.days,
+            "mode": self.mode,
+            "totalPlays": self.total_plays,
+            "inWindowPlays": self.in_window_plays,
+            "label": self.label,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DeepAudit:
+    """The optional `deepAudit` block (spec 2.5)."""
+
+    zip_window: ZipWindow
+    command: str
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> DeepAudit:
+        return cls(zip_window=ZipWindow.from_json(doc["zipWindow"]), command=doc["command"])
+
+    def to_json(self) -> JsonObject:
+        return {"zipWindow": self.zip_window.to_json(), "command": self.command}
+
+
+@dataclass(frozen=True, slots=True)
+class IntegrityCheck:
+    """One of integrity.checks (spec 2.6)."""
+
+    id: str
+    ok: bool
+    label: str
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> IntegrityCheck:
+        return cls(id=doc["id"], ok=doc["ok"], label=doc["label"])
+
+    def to_json(self) -> JsonObject:
+        return {"id": self.id, "ok": self.ok, "label": self.label}
+
+
+@dataclass(frozen=True, slots=True)
+class Integrity:
+    """The `integrity` block (spec 2.6)."""
+
+    proof: Proof
+    checks: tuple[IntegrityCheck, ...]
+    score_hint: str = SCORE_HINT
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Integrity:
+        return cls(
+            proof=Proof.from_json(doc["proof"]),
+            checks=tuple(map(IntegrityCheck.from_json, doc["checks"])),
+            score_hint=doc["scoreHint"],
+        )
+
+    def to_json(self) -> JsonObject:
+        return {
+            "scoreHint": self.score_hint,
+            "proof": self.proof.to_json(),
+            "checks": [check.to_json() for check in self.checks],
+        }
+
+    @property
+    def holds(self) -> bool:
+        """Every check is ok: the bake's and verify's exit code 0."""
+        return all(check.ok for check in self.checks)
+
+    @property
+    def failed(self) -> tuple[IntegrityCheck, ...]:
+        return tuple(check for check in self.checks if not check.ok)
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """The `links` block (spec 2.7): the published paths, and the deep-audit command."""
+
+    portal: str
+    registry_enhancements: str
+    registry_shadow: str
+    api: str
+    deep_audit: str
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Links:
+        return cls(
+            portal=doc["portal"],
+            registry_enhancements=doc["registryEnhancements"],
+            registry_shadow=doc["registryShadow"],
+            api=doc["api"],
+            deep_audit=doc["deepAudit"],
+        )
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "portal": self.portal,
+            "registryEnhancements": self.registry_enhancements,
+            "registryShadow": self.registry_shadow,
+            "api": self.api,
+            "deepAudit": self.deep_audit,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Snapshot:
+    """The whole snapshot (spec 2.1), as written to api/compliance.json."""
+
+    generated_at: str
+    enhancements: Board
+    shadow: Shadow
+    geo: Geo
+    integrity: Integrity
+    links: Links
+    proton: Mapping[str, str]
+    deep_audit: DeepAudit | None = None
+    ok: bool = True
+    mode: str = SNAPSHOT_MODE
+    read_only: bool = True
+    schema_version: int = SCHEMA_VERSION
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Snapshot:
+        deep_audit = doc.get("deepAudit")
+        return cls(
+            ok=doc["ok"],
+            mode=doc["mode"],
+            read_only=doc["readOnly"],
+            schema_version=doc["schemaVersion"],
+            generated_at=doc["generatedAt"],
+            enhancements=Board.from_json(doc["enhancements"]),
+            shadow=Shadow.from_json(doc["shadow"]),
+            geo=Geo.from_json(doc["geo"]),
+            deep_audit=None if deep_audit is None else DeepAudit.from_json(deep_audit),
+            integrity=Integrity.from_json(doc["integrity"]),
+            links=Links.from_json(doc["links"]),
+            proton=doc["proton"],
+        )
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
+            "ok": self.ok,
+            "mode": self.mode,
+            "readOnly": self.read_only,
+            "schemaVersion": self.schema_version,
+            "generatedAt": self.generated_at,
+            "enhancements": self.enhancements.to_json(),
+            "shadow": self.shadow.to_json(),
+            "geo": self.geo.to_json(),
+        }
+        if self.deep_audit is not None:
+            out["deepAudit"] = self.deep_audit.to_json()
+        out["integrity"] = self.integrity.to_json()
+        out["links"] = self.links.to_json()
+        out["proton"] = dict(self.proton)
+        return out
