@@ -167,7 +167,7 @@ def run_bake(
     document = snapshot.to_json()
     validate_documents(document)
     phases("write")
-    record = None if previous is None else seal(previous.record(document), secret.value)
+    record = None if previous is None else seal(previous.record(snapshot), secret.value)
     files = layout.render_files(snapshot, record, document=document)
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE])

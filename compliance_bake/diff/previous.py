@@ -11,12 +11,13 @@ and signed by the bake.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from compliance_bake.diff.compare import compare
 from compliance_bake.diff.model import ChangeClass
 from compliance_bake.diff.sides import Keys, load_side
+from compliance_bake.report.models import Snapshot
 from compliance_bake.report.portal_previous import RECORD_LIMIT
 from compliance_bake.signing.secret import Secret
 from compliance_bake.verify.fetch import shown_url
@@ -40,7 +41,7 @@ class PreviousSnapshot:
     public_keys: Sequence[bytes] = ()
     allow_unauthenticated: bool = False
     source: str = ""
-    snapshot: dict[str, Any] = field(default_factory=dict)
+    snapshot: Snapshot | None = None
     authenticity: Authenticity = Authenticity(False, "not loaded")
 
     def load(self) -> None:
@@ -51,8 +52,9 @@ class PreviousSnapshot:
             LABEL, self.source, self.authenticity, self.allow_unauthenticated, _FIX
         )
 
-    def record(self, snapshot: dict[str, Any]) -> dict[str, Any]:
-        if not self.snapshot:
+    def record(self, snapshot: Snapshot) -> dict[str, Any]:
+        """The record of the comparison with `snapshot`: JSON, as the attestation carries it."""
+        if self.snapshot is None:
             raise RuntimeError("PreviousSnapshot.record before load")
         changes = compare(self.snapshot, snapshot)
         counts = dict.fromkeys((c.value for c in ChangeClass), 0)
@@ -64,11 +66,11 @@ class PreviousSnapshot:
         decisions.sort(key=lambda c: (c.concerns["state"], c.concerns["partner"]))
         return {
             "source": self.source,
-            "generatedAt": self.snapshot["generatedAt"],
-            "integrityDigest": self.snapshot["integrity"]["proof"]["digest"],
+            "generatedAt": self.snapshot.generated_at,
+            "integrityDigest": self.snapshot.integrity.proof.digest,
             "authenticated": self.authenticity.authentic,
             "checked": self.authenticity.checked,
-            "snapshot": snapshot["integrity"]["proof"]["digest"],
+            "snapshot": snapshot.integrity.proof.digest,
             "counts": counts,
             "decisions": [
                 {k: v for k, v in c.as_json().items() if k != "class"}

@@ -18,10 +18,10 @@ from compliance_bake.signing.secret import Secret
 def side_info(side: Side) -> SideInfo:
     return SideInfo(
         source=side.source,
-        generated_at=side.snapshot["generatedAt"],
+        generated_at=side.snapshot.generated_at,
         authentic=side.authenticity.authentic,
         checked=side.authenticity.checked,
-        pairs=len(side.snapshot["shadow"]["rows"]),
+        pairs=len(side.snapshot.shadow.rows),
     )
 
 

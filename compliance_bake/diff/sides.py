@@ -11,9 +11,9 @@ portal): those are what it reports as changes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from compliance_bake.errors import BakeError
+from compliance_bake.report.models import Snapshot
 from compliance_bake.verify.source import (
     Authenticity,
     KeyMaterial,
@@ -32,7 +32,7 @@ Keys = KeyMaterial
 class Side:
     label: str  # OLD or NEW
     source: str  # the snapshot file read, or the URL as shown
-    snapshot: dict[str, Any]
+    snapshot: Snapshot
     authenticity: Authenticity
 
 
@@ -43,7 +43,8 @@ def load_side(spec: str, label: str, keys: Keys) -> Side:
         reading = read_snapshot(spec, keys)
     except BakeError as error:  # InputError: exit 2; TargetError: exit 3
         raise type(error)(f"{label} {error.message}", error.hint) from None
-    return Side(label, reading.path, reading.snapshot(label), reading.authenticity)
+    snapshot = reading.snapshot(label)
+    return Side(label, reading.path, snapshot, reading.authenticity)
 
 
 def refuse_unless(side: Side, allow_unauthenticated: bool) -> Side:

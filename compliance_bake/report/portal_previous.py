@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from compliance_bake.errors import InputError
+from compliance_bake.report.models import Snapshot
 from compliance_bake.signing.proofs import proof_hmac
 
 RECORD_LIMIT = 200
@@ -40,7 +41,7 @@ class PreviousComparison(Protocol):
     def load(self) -> None:
         """Read and authenticate the previous snapshot; a BakeError refuses it."""
 
-    def record(self, snapshot: dict[str, Any]) -> dict[str, Any]:
+    def record(self, snapshot: Snapshot) -> dict[str, Any]:
         """The record of the comparison with `snapshot` (without its `hmac`)."""
 
 

@@ -15,8 +15,10 @@ process and in this order:
 Reading failures raise (a missing or unreadable file: InputError, exit 2; a failed fetch:
 TargetError, exit 3). What the later steps find is kept in the `SnapshotReading`, never raised:
 `verify` turns every step into findings (a document that is not strict JSON is a failed check,
-exit 1), while `diff` and `bake --previous` call `snapshot()` and `refuse_unless_authentic`, which
-refuse with the same words (exit 2). So one file is refused the same way by every command.
+exit 1; its rules read the JSON document, since they judge documents the schema may refuse),
+while `diff` and `bake --previous` call `snapshot()`, the typed `Snapshot`, and
+`refuse_unless_authentic`, which refuse with the same words (exit 2). So one file is refused the
+same way by every command.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from compliance_bake.inputs.jsonio import StrictJSONError, loads_pretty
 from compliance_bake.inputs.schemas import SchemaViolation
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
+from compliance_bake.report.models import Snapshot
 from compliance_bake.signing import proofs
 from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.canon import same_mac
@@ -114,13 +117,15 @@ class SnapshotReading:
             return f"not a snapshot: {self.schema.path}: {self.schema.message}"
         return None
 
-    def snapshot(self, label: str) -> dict[str, Any]:
-        """The snapshot, or InputError (exit 2) saying why it is not one, `label` first."""
+    def snapshot(self, label: str) -> Snapshot:
+        """The typed snapshot, or InputError (exit 2) saying why it is not one, `label` first.
+        Built from the document once the schema has accepted it (`Snapshot.from_json` reads a
+        valid document); the JSON stays behind, at the edge."""
         problem = self.refusal
         if problem is not None:
             raise InputError(f"{label} {self.path}: {problem}", NOT_SNAPSHOT_HINT)
         assert isinstance(self.document, dict)
-        return self.document
+        return Snapshot.from_json(self.document)
 
     @property
     def authenticity(self) -> Authenticity:

@@ -323,7 +323,11 @@ def _row(state: str, partner: str, real: bool, licence: str | None = "active") -
 
 
 def test_pair_classes_and_pairs_outside_a_full_matrix() -> None:
-    from compliance_bake.diff.pairs import pair_changes
+    from compliance_bake.diff.pairs import pair_changes as typed_pair_changes
+    from compliance_bake.report.models import ShadowRow
+
+    def pair_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> Any:
+        return typed_pair_changes(*([ShadowRow.from_json(r) for r in rows] for rows in (old, new)))
 
     old = [_row("MA", "a", True), _row("MA", "b", False, "suspended"), _row("NJ", "a", False, None)]
     new = [_row("MA", "b", False, None), _row("MA", "a", True), _row("NJ", "b", False, None)]
