@@ -33,6 +33,7 @@ from compliance_bake.errors import InputError
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_pretty, loads_strict
 from compliance_bake.signing.attestation import (
     ATTESTATION_FILE,
+    MAX_ENVELOPE_BYTES,
     PAYLOAD_TYPE,
     PREDICATE_TYPE,
     STATEMENT_TYPE,
@@ -44,7 +45,6 @@ from compliance_bake.signing.signing_key import key_id, parse_public_key
 NOT_SUBJECTS = ("audit/zip-window.json",)
 KEEP_FILE = ".gitkeep"
 SNAPSHOT_FILE = "api/compliance.json"
-MAX_ENVELOPE_BYTES = 1 << 20  # four subjects take about 1 KiB
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
@@ -238,7 +238,7 @@ def _check_predicate(out_dir: Path, claimed: Any, found: _Findings, snapshot: An
     try:
         if snapshot is None:
             snapshot, _ = loads_pretty((out_dir / SNAPSHOT_FILE).read_bytes())  # as strict
-        # `previous` (bake --previous) is carried as signed; verify/previous.py checks its use.
+        # `previous` (bake --previous) is carried as signed; report/portal_previous.py checks it.
         previous = claimed.get("previous") if isinstance(claimed, dict) else None
         summary = predicate(snapshot, previous)
     except (OSError, StrictJSONError, KeyError, TypeError):

@@ -221,7 +221,7 @@ def portal_page(
     previous: Any = None,
 ) -> bytes:
     """The page is the rendering of the snapshot (and, after `bake --previous`, of the record
-    verify/previous.py found and checked: the "since the previous snapshot" section)."""
+    report/portal_previous.py found and checked: the "since the previous snapshot" section)."""
     raw = read_folder_file(out_dir, layout.PORTAL_FILE, report)
     if raw is None:
         return b""

@@ -14,16 +14,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from compliance_bake.errors import InputError
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
+from compliance_bake.report.portal_previous import checked_record
+from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.secret import Secret
 from compliance_bake.verify import files
 from compliance_bake.verify.attestation import AttestationResult, check_attestation
 from compliance_bake.verify.fetch import DEFAULT_TIMEOUT, SNAPSHOT_MAX_BYTES, is_url, shown_url
 from compliance_bake.verify.findings import KEY, VerifyReport
-from compliance_bake.verify.previous import previous_record
 from compliance_bake.verify.snapshot_checks import verify_snapshot
 from compliance_bake.verify.source import (
     KeyMaterial,
@@ -141,7 +143,7 @@ def _verify_folder(
     if reading is None or not isinstance(snap, dict):
         report.add(layout.API_FILE, False, "snapshot unreadable: digests, HMACs, rules not checked")
         return
-    record = previous_record(out_dir, snap, keys.secret, attested, report)  # bake --previous
+    record = _previous_record(out_dir, reading, keys, attested, report)  # bake --previous
     portal = files.portal_page(out_dir, snap, report, record)
     raws.append((layout.PORTAL_FILE, portal))
     present = [x for x in (files.ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
@@ -167,3 +169,24 @@ def _attestation(result: AttestationResult, report: VerifyReport) -> bool:
     report.signers.append(signer)
     report.applied.append("Ed25519 attestation")
     return result.ok
+
+
+def _previous_record(
+    out_dir: Path,
+    reading: SnapshotReading,
+    keys: KeyMaterial,
+    attested: bool | None,
+    report: VerifyReport,
+) -> dict[str, Any] | None:
+    """The `bake --previous` record the portal is rendered with, after its findings."""
+    snap: Any = reading.document
+    try:
+        own = snap["integrity"]["proof"]["digest"]
+    except (KeyError, TypeError):
+        own = None
+    secret = None if keys.secret is None else keys.secret.value
+    checked = checked_record(out_dir, own, secret, attested)
+    for ok, what, kind in checked.found:
+        report.add(ATTESTATION_FILE, ok, what, kind)
+    report.notes.extend(checked.notes)
+    return checked.record
