@@ -19,7 +19,15 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 @click.command(
     context_settings=CONTEXT,
-    epilog=exit_codes(0, 1, 2, 4, one="done, and a check failed: it does not verify"),
+    epilog=exit_codes(
+        0,
+        1,
+        2,
+        3,
+        4,
+        one="done, and a check failed: it does not verify",
+        three="a URL failed to fetch (unreachable, timeout, redirect, too big, cut short)",
+    ),
 )
 @click.argument("source", metavar="[SOURCE]", default="out")
 @secret_file_option
@@ -47,7 +55,8 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
     type=click.FloatRange(min=0.1),
     default=30.0,
     show_default=True,
-    help="Seconds to fetch a URL (redirects are never followed; 256 MiB at most).",
+    help="Seconds for the whole fetch of a URL: connecting, status line, headers and body "
+    "(redirects are never followed; 256 MiB at most).",
 )
 @json_option
 @quiet_option

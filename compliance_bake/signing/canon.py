@@ -23,7 +23,7 @@ holding one must not reach `canon` (reports are built from integers, and `loads_
 them at the door). String escaping is identical; tests/signing/test_canon.py proves the fast
 path equals `rfc8785` under property tests.
 
-Two faster ways in, for the bake's own data (issue 14):
+Two faster ways in, for the bake's own data and the strict parser's:
 - `canon_floatless(value)` takes a `FloatFree` value: a type that cannot hold a float (mypy
   strict refuses one at the call site: `float` is not an `int`), so the float scan is skipped;
   the key-order check stays. tests/signing/test_canon.py holds it to `rfc8785` under property tests.

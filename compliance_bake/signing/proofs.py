@@ -1,4 +1,4 @@
-"""The signing scheme of DESIGN.md, to the letter (auditors check it with jq and openssl).
+"""The signing scheme, to the letter (auditors check it with jq and openssl).
 
 - enhancements.signature = H(canon(enhancements without "signature"))
 - shadow: s = shadow without "signature" and "proof"; proof.digest = H(canon(s)); signature = digest

@@ -9,7 +9,7 @@ The bake builds its blocks, then seals them here, then checks its own signatures
   the integrity check (which then does not canonicalise and hash 500,000 rows again) and the
   snapshot;
 - `seal_snapshot`: integrity.proof over the whole snapshot, the shadow's bytes spliced in.
-Each proof's HMAC is over canon(proof without hmac), as DESIGN.md says (proofs.make_proof).
+Each proof's HMAC is over canon(proof without hmac), as the scheme says (proofs.make_proof).
 """
 
 from __future__ import annotations
