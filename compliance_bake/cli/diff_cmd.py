@@ -19,7 +19,7 @@ DIFF_EXIT_CODES = exit_codes(
     zero="no change beyond the classes --fail-on leaves out (default: cosmetic)",
     one="changes in a --fail-on class (the report names the classes)",
     two="bad usage or input: a side unreadable, not a snapshot, not authentic",
-    three="a URL side failed to fetch (unreachable, timeout, redirect, too big, cut short)",
+    three="a URL side failed to fetch (unreachable, timeout, redirect, too big)",
 )
 
 CLASSES = "decision,coverage,self-check,cosmetic"

@@ -26,7 +26,7 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
         3,
         4,
         one="done, and a check failed: it does not verify",
-        three="a URL failed to fetch (unreachable, timeout, redirect, too big, cut short)",
+        three="a URL failed to fetch (unreachable, timeout, redirect, too big, cut)",
     ),
 )
 @click.argument("source", metavar="[SOURCE]", default="out")
