@@ -30,7 +30,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
-from compliance_bake.inputs.jsonio import StrictJSONError, loads_pretty, loads_strict
+from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.signing.attestation import (
     ATTESTATION_FILE,
     MAX_ENVELOPE_BYTES,
@@ -41,6 +41,7 @@ from compliance_bake.signing.attestation import (
     predicate,
 )
 from compliance_bake.signing.signing_key import key_id, parse_public_key
+from compliance_bake.verify.document import read_document
 
 NOT_SUBJECTS = ("audit/zip-window.json",)
 KEEP_FILE = ".gitkeep"
@@ -237,11 +238,11 @@ def _check_files(out_dir: Path, digests: dict[str, str], found: _Findings) -> No
 def _check_predicate(out_dir: Path, claimed: Any, found: _Findings, snapshot: Any) -> None:
     try:
         if snapshot is None:
-            snapshot, _ = loads_pretty((out_dir / SNAPSHOT_FILE).read_bytes())  # as strict
+            snapshot = read_document(out_dir / SNAPSHOT_FILE)
         # `previous` (bake --previous) is carried as signed; report/portal_previous.py checks it.
         previous = claimed.get("previous") if isinstance(claimed, dict) else None
         summary = predicate(snapshot, previous)
-    except (OSError, StrictJSONError, KeyError, TypeError):
+    except (OSError, InputError, KeyError, TypeError, ValueError):
         found.fail(ATTESTATION_FILE, f"predicate: cannot summarise {SNAPSHOT_FILE}")
         return
     if summary != claimed:
@@ -253,7 +254,7 @@ def check_attestation(
 ) -> AttestationResult:
     """Check `out_dir`'s attestation against the given Ed25519 public keys (SPKI PEM bytes).
     `snapshot`: `out_dir`'s snapshot as verify/source.py read it (whose bytes the subjects'
-    SHA-256 binds); read here when not given.
+    SHA-256 binds); read as that module reads it when not given.
 
     InputError (bad usage, exit 2) when no key is given or one is not an Ed25519 public key.
     """

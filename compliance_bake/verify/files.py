@@ -23,14 +23,10 @@ from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals
 from compliance_bake.report.portal import render_portal
+from compliance_bake.verify.document import parse_snapshot_bytes
 from compliance_bake.verify.fetch import SNAPSHOT_MAX_BYTES
 from compliance_bake.verify.findings import RULE, VerifyReport
-from compliance_bake.verify.source import (
-    SchemaOutcome,
-    SnapshotReading,
-    parse_snapshot_bytes,
-    schema_outcome,
-)
+from compliance_bake.verify.source import SchemaOutcome, SnapshotReading, schema_outcome
 
 ATTESTATION_FILE = "attestation/compliance.intoto.json"
 AUDIT_FILE = "audit/zip-window.json"

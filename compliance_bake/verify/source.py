@@ -31,7 +31,6 @@ from typing import Any
 from compliance_bake.errors import InputError
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
-from compliance_bake.inputs.jsonio import StrictJSONError, loads_pretty
 from compliance_bake.inputs.schemas import SchemaViolation
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
@@ -42,6 +41,7 @@ from compliance_bake.signing.canon import same_mac
 from compliance_bake.signing.integrity import hmac_present
 from compliance_bake.signing.secret import Secret
 from compliance_bake.verify.attestation import AttestationResult, check_attestation
+from compliance_bake.verify.document import parse_snapshot_bytes
 from compliance_bake.verify.fetch import (
     DEFAULT_TIMEOUT,
     SNAPSHOT_MAX_BYTES,
@@ -155,15 +155,6 @@ def _read(source: str, timeout: float, max_bytes: int) -> tuple[str, str, Path |
 
 class MissingSnapshot(InputError):
     """The source names no file: a folder without api/compliance.json, or nothing at all."""
-
-
-def parse_snapshot_bytes(raw: bytes) -> tuple[Any, bool] | str:
-    """Step 2: the strictly parsed document and whether `raw` is its baked rendering, or the
-    words that refuse it."""
-    try:
-        return loads_pretty(raw)
-    except StrictJSONError as exc:
-        return f"not JSON at {exc.where}: {exc}"
 
 
 def schema_outcome(schema: str, doc: Any) -> SchemaOutcome:
