@@ -45,10 +45,10 @@ from compliance_bake.verify.document import parse_snapshot_bytes
 from compliance_bake.verify.fetch import (
     DEFAULT_TIMEOUT,
     SNAPSHOT_MAX_BYTES,
+    fetch_document,
     is_url,
     shown_url,
 )
-from compliance_bake.verify.fetch import fetch_document as fetch_document
 
 NOT_SNAPSHOT_HINT = "pass a snapshot baked by compliance-bake (out/api/compliance.json)"
 SOURCE_HINT = (
