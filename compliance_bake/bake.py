@@ -2,10 +2,10 @@
 
 Order matters for the promise that bad input writes nothing: the clock, the secret, the
 fixtures and (with `--deep-audit`) the plays file are checked and audited first; the snapshot
-is built (a typed `Snapshot`), turned into JSON once, validated against its schema and rendered
-in memory; only then does `publish` touch `out/`. With an Ed25519 signing key, the attestation
-is signed over the rendered bytes and published with them; without one, an earlier bake's
-attestation is removed in the same publish (it would no longer match).
+is built (a typed `Snapshot`, and its JSON, made once), validated against its schema and
+rendered in memory; only then does `publish` touch `out/`. With an Ed25519 signing key, the
+attestation is signed over the rendered bytes and published with them; without one, an earlier
+bake's attestation is removed in the same publish (it would no longer match).
 """
 
 from __future__ import annotations
@@ -160,11 +160,10 @@ def run_bake(
     target = target or InProcessTarget(Engine(fixtures.registry))
     phases("matrix")
     try:
-        snapshot = build_snapshot(fixtures, target, secret, settings, progress, phases)
+        snapshot, document = build_snapshot(fixtures, target, secret, settings, progress, phases)
     finally:
         target.close()
     phases("validate")
-    document = snapshot.to_json()
     validate_documents(document)
     phases("write")
     record = None if previous is None else seal(previous.record(snapshot), secret.value)

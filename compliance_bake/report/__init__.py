@@ -1,4 +1,5 @@
-"""The report: self-check board, shadow matrix, snapshot assembly, file layout, portal, publishing.
+"""The report: its typed models, self-check board, shadow matrix, snapshot assembly, file layout,
+portal, publishing.
 
 Imports targets, signing, identity and inputs; never audit, verify, service or cli.
 """

@@ -120,9 +120,7 @@ def _check_licensed(target: Target, inputs: BoardInputs) -> BoardRow:
 
 
 def _check_unlicensed(target: Target, inputs: BoardInputs) -> BoardRow:
-    partner = _partner_where(
-        inputs.registry, UNLICENSED_STATE, False, "check.nj_unlicensed_block"
-    )
+    partner = _partner_where(inputs.registry, UNLICENSED_STATE, False, "check.nj_unlicensed_block")
     decision = target.check(partner, UNLICENSED_STATE, SOCCER_WAGER)
     return _row(
         "check.nj_unlicensed_block",

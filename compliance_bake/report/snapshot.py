@@ -1,9 +1,9 @@
 """Assemble the signed snapshot (spec 2.1-2.8) from fixtures, a target, a secret and a clock.
 
-`build_snapshot` is the whole bake short of writing: it returns the typed `Snapshot`. Nothing
-here reads or writes files. One walk through the data: build the blocks; sign them (the signing
-functions take the blocks' JSON and leave out the signature and proof fields, so a block is
-built UNSIGNED, signed from its JSON and given its signature); check the signatures once
+`build_snapshot` is the whole bake short of writing: it returns the typed `Snapshot` and its
+JSON. Nothing here reads or writes files. One walk through the data: build the blocks; sign them
+(the signing functions take the blocks' JSON and leave out the signature and proof fields, so a
+block is built UNSIGNED, signed from its JSON and given its signature); check the signatures once
 (`signing.integrity`, the checks `verify` also runs, given the shadow digest the seal computed
 so that 500,000 rows are not canonicalised and hashed again; their outcome is signed content);
 then seal the whole snapshot, the shadow block's canonical bytes spliced in from its seal.
@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple, cast
 
 from compliance_bake.clock import iso_millis
 from compliance_bake.inputs.fixtures import LICENCES_FILE
@@ -27,6 +28,7 @@ from compliance_bake.report.models import (
     Geo,
     Integrity,
     IntegrityCheck,
+    JsonObject,
     Links,
     Proof,
     Shadow,
@@ -71,6 +73,13 @@ class BakeSettings:
     deep_audit: DeepAudit | None = None
 
 
+class Baked(NamedTuple):
+    """The snapshot, and its JSON (`snapshot.to_json()`), made once while it was sealed."""
+
+    snapshot: Snapshot
+    document: JsonObject
+
+
 def build_snapshot(
     fixtures: Fixtures,
     target: Target,
@@ -78,7 +87,7 @@ def build_snapshot(
     settings: BakeSettings,
     progress: ProgressSink | None = None,
     phases: Phases = no_phases,
-) -> Snapshot:
+) -> Baked:
     stamp = iso_millis(settings.now)
     runtime = target.runtime()
     registry = fixtures.registry
@@ -91,30 +100,24 @@ def build_snapshot(
     shadow = Shadow(stamp, target.base, rows, summary, UNSIGNED, UNSIGNED_PROOF)
     geo = Geo(fixtures.geo)
 
-    # Sign the blocks, each canonicalised once.
-    board_json = board.to_json()
-    board = replace(board, signature=proofs.enhancements_signature(board_json))
-    board_json["signature"] = board.signature
+    # Sign the blocks from their JSON, each canonicalised once. The shadow block's JSON is the
+    # one the snapshot's JSON holds: its 500,000 rows become JSON once.
+    board = replace(board, signature=proofs.enhancements_signature(board.to_json()))
     shadow_json = shadow.to_json()
-    sealed = seal.seal_shadow(
-        shadow_json, shadow_json["rows"], runtime, stamp, secret.value  # type: ignore[arg-type]
-    )
-    shadow = replace(
-        shadow,
-        signature=sealed.digest,
-        proof=Proof.from_json(shadow_json["proof"]),  # type: ignore[arg-type]
-    )
+    rows_json = cast("list[dict[str, str | bool | None]]", shadow_json["rows"])
+    sealed = seal.seal_shadow(shadow_json, rows_json, runtime, stamp, secret.value)
+    proof = Proof.from_json(cast("JsonObject", shadow_json["proof"]))
+    shadow = replace(shadow, signature=sealed.digest, proof=proof)
 
     # Check the signatures once, from the content (the functions `verify` runs, given the
     # shadow digest just computed from the block's canonical bytes, where `verify` computes it
     # from the file): the outcome is part of the signed snapshot.
-    hmac_ok = proof_hmac_holds(shadow.proof.to_json(), secret.value)
     deep_audit = settings.deep_audit
     checks = integrity_checks(
-        board_json,
+        board.to_json(),
         shadow_json,
         geo.to_json(),
-        hmac_ok,
+        proof_hmac_holds(shadow.proof.to_json(), secret.value),
         None if deep_audit is None else deep_audit.zip_window.to_json(),
         shadow_digest=sealed.digest,
     )
@@ -130,17 +133,12 @@ def build_snapshot(
         proton=dict(PROTON),
     )
 
-    # Seal the whole, the shadow's canonical bytes reused.
-    proof = _integrity_proof(draft, sealed.signed, runtime, stamp, secret.value)
-    return replace(draft, integrity=replace(draft.integrity, proof=proof))
-
-
-def _integrity_proof(
-    draft: Snapshot, shadow_bytes: list[bytes], runtime: str, stamp: str, secret: str
-) -> Proof:
-    """integrity.proof over the snapshot without it. The shadow member's canonical bytes come
-    from its seal, so its rows are left out of the JSON made here rather than converted to
-    JSON a second time for nothing."""
-    rowless = replace(draft, shadow=replace(draft.shadow, rows=()))
-    content_digest = proofs.integrity_digest(rowless.to_json(), {"shadow": shadow_bytes})
-    return Proof.from_json(proofs.make_proof(content_digest, runtime, stamp, secret))
+    # Seal the whole, the shadow's canonical bytes reused. The JSON of everything but the
+    # shadow block is made here; the shadow's is the one just signed.
+    document = replace(draft, shadow=replace(shadow, rows=())).to_json()
+    document["shadow"] = shadow_json
+    content_digest = proofs.integrity_digest(document, {"shadow": sealed.signed})
+    proof = Proof.from_json(proofs.make_proof(content_digest, runtime, stamp, secret.value))
+    snapshot = replace(draft, integrity=replace(draft.integrity, proof=proof))
+    document["integrity"] = snapshot.integrity.to_json()
+    return Baked(snapshot, document)

@@ -8,9 +8,11 @@ bytes, not values (`True == 1` in Python).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from compliance_bake.inputs import schemas
 from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict
 from compliance_bake.report.models import (
     Board,
@@ -99,3 +101,28 @@ def test_a_model_that_changes_is_seen(baked: Path) -> None:
     snapshot = Snapshot.from_json(doc)
     changed = replace(snapshot, integrity=replace(snapshot.integrity, score_hint="other"))
     assert dumps_pretty(changed.to_json()) != data
+
+
+def _key_orders(value: Any, schema: dict[str, Any], root: dict[str, Any], at: str) -> list[str]:
+    """Where an object's keys are not in the order its schema lists its properties (the
+    specification's order), walking the value beside its schema."""
+    while "$ref" in schema:
+        schema = root["$defs"][schema["$ref"].removeprefix("#/$defs/")]
+    found = []
+    if isinstance(value, dict) and "properties" in schema:
+        listed = [key for key in schema["properties"] if key in value]
+        if list(value) != listed:
+            found.append(f"{at}: {list(value)} is not {listed}")
+        for key, item in value.items():
+            found += _key_orders(item, schema["properties"].get(key, {}), root, f"{at}.{key}")
+    elif isinstance(value, list) and "items" in schema:
+        for index, item in enumerate(value):
+            found += _key_orders(item, schema["items"], root, f"{at}[{index}]")
+    return found
+
+
+def test_to_json_writes_every_object_in_the_specifications_order(deep_baked: Path) -> None:
+    """Held against the schema, not against a file the same models wrote."""
+    snapshot = Snapshot.from_json(_document(deep_baked, "api/compliance.json")[1])
+    root = schemas.schema(schemas.SNAPSHOT)
+    assert _key_orders(snapshot.to_json(), root, root, "$") == []

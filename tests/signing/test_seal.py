@@ -34,7 +34,7 @@ def snapshot() -> dict[str, Any]:
     fixtures = load_fixtures(demo_fixtures_dir())
     settings = BakeSettings(now=datetime(2026, 11, 22, 4, 6, tzinfo=UTC))
     target = InProcessTarget(Engine(fixtures.registry))
-    return build_snapshot(fixtures, target, Secret(SECRET, "test"), settings).to_json()
+    return build_snapshot(fixtures, target, Secret(SECRET, "test"), settings).document
 
 def _checks(snap: dict[str, Any], secret: str = SECRET) -> dict[str, bool]:
     shadow = snap["shadow"]

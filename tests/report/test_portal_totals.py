@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from compliance_bake.report.portal import GRID_LIMIT, MISMATCH_LIMIT, render_portal
-from tests.test_portal import _snapshot
+from tests.report.test_portal import _snapshot
 
 
 def _row(state: str, index: int) -> dict[str, Any]:
