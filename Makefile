@@ -54,8 +54,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check compliance_bake tests bench
 	$(BIN)/mypy
 
-## bench: the 500,000-row in-process bake against its floor (orjson+sha3+writes), json.dumps+sha3,
-## and verify of the same output
+## bench: CPU (user+sys), wall and peak of bake, its floor, verify and diff at 500,000 rows; checks
+## bake CPU <= 3x floor, verify <= bake, diff <= verify of both sides, every peak < 1 GiB
 bench: $(STAMP)
 	$(BIN)/python bench/bake_bench.py
 
@@ -96,7 +96,7 @@ bench-audit: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python bench/audit_bench.py
 
-## bench-diff: `diff` of two 500,000-row snapshots against orjson.loads of the two files
+## bench-diff: `diff` of two 500,000-row snapshots (rows aligned, rows keyed) against verify of each side
 bench-diff: $(STAMP)
 	$(BIN)/python bench/diff_bench.py
 
