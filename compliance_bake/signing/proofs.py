@@ -5,17 +5,20 @@
 - integrity: t = the whole snapshot without integrity.proof; integrity.proof.digest = H(canon(t))
 - every proof: proof.hmac = M(canon(proof without "hmac"))
 
-This is the one module that computes them: the bake seals with it (seal.py assigns what it
-computes), and `verify`, `diff` and `bake --previous` check a snapshot with `snapshot_digests`.
+This is the one module that computes them: the bake seals its shadow block with `seal_shadow`
+(the rows canonicalised once, their bytes spliced into the integrity digest) and its other
+blocks with the functions below; `verify`, `diff` and `bake --previous` check a snapshot with
+`snapshot_digests`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from compliance_bake.signing.canon import (
+    FloatFree,
     canon,
     canon_floatless,
     canon_parts,
@@ -77,6 +80,40 @@ def make_proof(content_digest: str, runtime: str, generated_at: str, secret: str
     proof["hmac"] = proof_hmac(proof, secret)
     return proof
 
+
+
+class SealedShadow(NamedTuple):
+    """What sealing the shadow block made: H(canon(the unsigned block)), and the canonical bytes
+    of the signed block, as pieces (the rows' bytes are made once and never copied)."""
+
+    digest: str
+    signed: list[bytes]
+
+
+def seal_shadow(
+    shadow: dict[str, Any],
+    rows: Sequence[Mapping[str, FloatFree]],
+    runtime: str,
+    generated_at: str,
+    secret: str,
+) -> SealedShadow:
+    """Add signature and proof to `shadow` (whose "rows" are `rows`, canonicalised once and
+    without the float scan: their type holds no float); return the digest and the signed
+    block's canonical bytes, which `integrity_digest` takes as the shadow member's."""
+    if shadow.get("rows") is not rows:
+        raise ValueError("seal_shadow: rows must be the block's own rows")
+    members = {
+        key: (canon(value),)
+        for key, value in shadow.items()
+        if key not in ("signature", "proof", "rows")
+    }
+    members["rows"] = (canon_floatless(rows),)
+    digest_of_shadow = digest_parts(canon_parts(members))
+    shadow["signature"] = digest_of_shadow
+    shadow["proof"] = make_proof(digest_of_shadow, runtime, generated_at, secret)
+    members["signature"] = (canon(digest_of_shadow),)
+    members["proof"] = (canon(shadow["proof"]),)
+    return SealedShadow(digest_of_shadow, canon_parts(members))
 
 SHADOW_UNSIGNED = ("signature", "proof")  # left out of the shadow block's own digest
 # What the functions above raise on a malformed document: the digest then cannot be computed.
