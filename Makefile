@@ -2,34 +2,87 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+# Two stamps: the runtime alone (what `make demo` needs) and the runtime with the test and Spark
+# extras (what `make test` needs). Installing the extras also satisfies the runtime stamp, so a
+# demo after a test run installs nothing, and a test run after a demo adds only the extras.
+RUNTIME := $(VENV)/.installed-runtime
+STAMP   := $(VENV)/.installed-test
 
-.PHONY: demo test test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-key-timing bench-diff wrk clean
+.PHONY: demo demo-fail test test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-key-timing bench-diff bench-log wrk clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
+	@echo "make: creating the virtual environment $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
+
+$(RUNTIME): pyproject.toml | $(BIN)/python
+	@echo "make: installing compliance-bake and its runtime dependencies into $(VENV) (pip install -e .; no test or Spark extras)"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	touch $(RUNTIME)
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	@echo "make: installing compliance-bake with the test and Spark extras into $(VENV) (pip install -e '.[test,spark]')"
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
-	touch $(STAMP)
+	touch $(STAMP) $(RUNTIME)
 
-## demo: set up, mint a local signing secret if there is none, bake the bundled fixtures (and the
-## ZIP-window audit of the demo plays) into out/ on the demo's own clock, verify it
+## demo: set up (the runtime only), mint a local signing secret if there is none, bake the bundled
+## fixtures (and the ZIP-window audit of the demo plays) into out/ on the demo's own clock with the
+## in-process engine, verify it
 DEMO_NOW := 2026-11-22T04:06:00Z
-demo: $(STAMP)
-	@test -n "$$REPORT_SIGNING_SECRET$$REPORT_SIGNING_SECRET_FILE" || test -f .compliance-bake/report-signing.secret \
-	  || $(BIN)/compliance-bake secret mint
+demo: $(RUNTIME)
+	@if [ -n "$$REPORT_SIGNING_SECRET$$REPORT_SIGNING_SECRET_FILE" ]; then \
+	  echo "demo: signing with the secret from the environment"; \
+	elif [ -f .compliance-bake/report-signing.secret ]; then \
+	  echo "demo: signing with the local secret .compliance-bake/report-signing.secret"; \
+	else \
+	  echo "demo: minting a local report-signing secret (development only, git-ignored)"; \
+	  $(BIN)/compliance-bake secret mint; \
+	fi
+	@echo "demo: baking the bundled fixtures with the in-process engine, auditing fixtures/plays.csv, clock $(DEMO_NOW), into out/"
 	$(BIN)/compliance-bake bake snapshot --deep-audit fixtures/plays.csv --now $(DEMO_NOW)
+	@echo "demo: verifying out/ offline (schemas, digests, HMACs, every rule of the spec)"
 	$(BIN)/compliance-bake verify out
+	@echo "demo: done; open out/portal/compliance/index.html in a browser"
 
-## tools: jq and openssl, which the auditor recipe test runs, chromium, in which the portal
+## demo-fail: the failure the bake exists to catch, rehearsed: the in-process engine (the service)
+## answers from fixtures/drifted/, whose licences drifted from the registry in fixtures/ that the
+## shadow reads; bakes into out-fail/ on the demo's clock. Exit 1 is the expected outcome (make
+## succeeds); any other exit fails make
+demo-fail: $(RUNTIME)
+	@[ -n "$$REPORT_SIGNING_SECRET$$REPORT_SIGNING_SECRET_FILE" ] \
+	  || [ -f .compliance-bake/report-signing.secret ] || $(BIN)/compliance-bake secret mint
+	@echo "demo-fail: baking with the service's licences from fixtures/drifted/ against the registry in fixtures/, clock $(DEMO_NOW), into out-fail/"
+	@$(BIN)/compliance-bake bake snapshot --service-fixtures fixtures/drifted --out out-fail \
+	  --now $(DEMO_NOW); code=$$?; \
+	if [ $$code -eq 1 ]; then \
+	  echo "demo-fail: exit 1, as expected: the mismatches above are the drift to fix"; \
+	else \
+	  echo "demo-fail: expected exit 1 (a check failed), got $$code" >&2; \
+	  exit $$(( code == 0 ? 1 : code )); \
+	fi
+
+## tools: jq and openssl, which the auditor recipe test runs, xmllint, with which the JUnit tests
+## validate against Jenkins' schema, chromium, in which the portal
 ## tests open the page (Debian: installed when missing; Playwright drives it, never downloads one),
-## and Java (17+) for the Spark tests (without it they skip and say why)
+## Java (17+) for the Spark tests (without it they skip and say why), and Bun, which runs the
+## TypeScript compliance service the target-profile tests bake against (npm's
+## @oven/bun-linux-x64 into .tools/, when missing; npm from Debian when that is missing too)
+BUN := .tools/node_modules/@oven/bun-linux-x64/bin/bun
+tools: $(BUN)
+$(BUN):
+	@command -v npm >/dev/null || { \
+	  command -v apt-get >/dev/null || { echo "install npm (or bun), then re-run" >&2; exit 2; }; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq npm >/dev/null; }
+	@echo "installing bun from npm into .tools/ (the target-profile tests run a Bun service)" >&2
+	npm install --prefix .tools --no-audit --no-fund --no-save --silent @oven/bun-linux-x64
+	@test -x $(BUN) && $(BUN) --version >/dev/null
 tools:
-	@command -v jq >/dev/null && command -v openssl >/dev/null && test -x /usr/bin/chromium || { \
-	  command -v apt-get >/dev/null || { echo "install jq, openssl and chromium, then re-run" >&2; exit 2; }; \
+	@command -v jq >/dev/null && command -v openssl >/dev/null && command -v xmllint >/dev/null && test -x /usr/bin/chromium || { \
+	  command -v apt-get >/dev/null || { echo "install jq, openssl, xmllint and chromium, then re-run" >&2; exit 2; }; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq jq openssl chromium >/dev/null; }
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq jq openssl libxml2-utils chromium >/dev/null; }
 	@command -v java >/dev/null || [ -n "$$JAVA_HOME" ] || ! command -v apt-get >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null \
@@ -44,7 +97,7 @@ test: $(STAMP) tools
 
 ## test-fuzz: the property tests with fresh random cases (make test runs them derandomised)
 test-fuzz: $(STAMP)
-	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q tests/test_service_api.py tests/test_properties.py tests/signing/test_canon.py
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q tests/service/test_service_api.py tests/test_properties.py tests/signing/test_canon.py
 
 ## test-stress: make test 10 times in a row with four CPU hogs beside it
 test-stress: $(STAMP) tools
@@ -54,10 +107,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check compliance_bake tests bench
 	$(BIN)/mypy
 
-## bench: CPU (user+sys), wall and peak of bake, its floor, verify and diff at 500,000 rows; checks
-## bake CPU <= 3x floor, verify <= bake, diff <= verify of both sides, every peak < 1 GiB
+## bench: CPU (user+sys), wall and peak of bake, its floor, verify and diff at 500,000 rows (checks
+## bake CPU <= 3x floor, verify <= bake, diff <= verify of both sides, every peak < 1 GiB); then one
+## transparency-log append on logs of 1,000 to 100,000 entries
 bench: $(STAMP)
 	$(BIN)/python bench/bake_bench.py
+	$(BIN)/python bench/log_bench.py
 
 ## bench-scale: the bake at 50k, 500k and 2M rows, the audit at 1M and 10M plays: time and peak per row
 bench-scale: $(STAMP)
@@ -95,6 +150,10 @@ bench-retry: $(STAMP)
 bench-audit: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python bench/audit_bench.py
+
+## bench-log: one transparency-log append at 1,000, 10,000 and 100,000 entries (median of 20)
+bench-log: $(STAMP)
+	$(BIN)/python bench/log_bench.py
 
 ## bench-diff: `diff` of two 500,000-row snapshots (rows aligned, rows keyed) against verify of each side
 bench-diff: $(STAMP)

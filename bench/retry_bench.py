@@ -5,7 +5,7 @@
 Starts `compliance-bake serve` on a free loopback port over generated fixtures, then, in rounds,
 runs the whole matrix through `HttpTarget.check_many` twice: as shipped (the first attempt of
 each request bare, tenacity from the first failure on) and with every request wrapped in
-tenacity's `AsyncRetrying` (the variant is defined here, by replacing `Transport.get`). It prints
+tenacity's `AsyncRetrying` (the variant is defined here, by replacing `Transport.send`). It prints
 this process's CPU time per check (all threads: the client's whole cost, which is what bounds
 its checks per second on a shared machine; wall-clock rates are printed too but move with the
 machine's load) and the median ratio variant / shipped. Exits 1 if the shipped transport is not
@@ -19,7 +19,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -37,24 +36,24 @@ from compliance_bake.targets.answers import Answer  # noqa: E402
 from compliance_bake.targets.http import HttpTarget  # noqa: E402
 from compliance_bake.targets.interface import CheckRequest  # noqa: E402
 from compliance_bake.targets.refusals import unexpected  # noqa: E402
-from compliance_bake.targets.transport import Transport  # noqa: E402
+from compliance_bake.targets.transport import Decode, Observe, Request, Transport  # noqa: E402
 
 T = TypeVar("T")
-SHIPPED_GET = Transport.get
+SHIPPED_SEND = Transport.send
 
 
 async def _every_request_through_tenacity(
     self: Transport,
     answer: Answer,
-    route: str,
-    query: str,
-    decode: Callable[[int, bytes], T],
-    accept: frozenset[int] = frozenset((200,)),
+    request: Request,
+    decode: Decode[T],
+    accept: frozenset[int],
+    observe: Observe | None = None,
 ) -> T:
-    url = URL(self._url.url(route, query), encoded=True)
-    status, raw = await self._policy.retrying()(self._fetch, answer, url)
+    url = URL(self.url(request), encoded=True)
+    status, headers, raw = await self._policy.retrying()(self._fetch, answer, url, request)
     if status in accept:
-        return decode(status, raw)
+        return decode(status, headers, raw)
     raise unexpected(answer, status, raw, self._url.base)
 
 
@@ -95,11 +94,11 @@ def main(argv: list[str] | None = None) -> int:
         ) as live:
             for number in range(1, args.rounds + 1):
                 shipped = _round(live.url, key, requests)
-                Transport.get = _every_request_through_tenacity  # type: ignore[method-assign]
+                Transport.send = _every_request_through_tenacity  # type: ignore[method-assign]
                 try:
                     variant = _round(live.url, key, requests)
                 finally:
-                    Transport.get = SHIPPED_GET  # type: ignore[method-assign]
+                    Transport.send = SHIPPED_SEND  # type: ignore[method-assign]
                 ratios.append(variant[0] / shipped[0])
                 print(
                     f"round {number}: shipped {shipped[0] * 1e6:.0f} us CPU/check "

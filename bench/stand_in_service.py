@@ -6,7 +6,10 @@
 Answers /health, the check route and the status route as docs/service-api.md says, in the
 compact JSON a FastAPI service sends, with the Bearer key compared in constant time, and
 nothing else: the floor of what a Python ASGI service costs per check, so the HTTP target can be
-measured before (or apart from) the real service.
+measured before (or apart from) the real service. It also answers the check the way the Bun
+service of docs/target-profiles.md does (`POST /v2/wagers/eligibility`, a JSON body, the key in
+`X-Agent-Key`, HTTP 200 with the decision inside `data`), so a bake through a target profile is
+measured against the same service (bench/target_bench.py, --profile-rows).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from compliance_bake.targets.engine import Engine
 
 _ENGINE = Engine(load_fixtures(Path(os.environ["STAND_IN_FIXTURES"])).registry)
 _KEY = f"Bearer {os.environ.get('STAND_IN_KEY', '')}".encode()
+_RAW_KEY = os.environ.get("STAND_IN_KEY", "").encode()
 _RUNTIME = f"{platform.python_implementation()} {platform.python_version()}"
 _JSON = [(b"content-type", b"application/json")]
 
@@ -56,18 +60,39 @@ def _answer(path: str, query: dict[str, list[str]]) -> tuple[int, Any]:
     return 404, {"error": {"code": "not_found", "message": "no such route"}}
 
 
+def _eligibility(raw: bytes) -> tuple[int, Any]:
+    asked = json.loads(raw)
+    decision = _ENGINE.check(asked["nodeId"], asked["stateCode"], asked["wager"]["type"])
+    return 200, {"data": decision.as_json(), "meta": {"api": "v2"}}
+
+
+async def _body(receive: Any) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if scope["type"] != "http":
         return
     path = scope["path"]
+    asked = dict(scope["headers"])
     if path == "/health":
         status, body = (
             200,
             {"ok": True, "states": list(_ENGINE.health().states), "runtime": _RUNTIME},
         )
-    elif not hmac.compare_digest(dict(scope["headers"]).get(b"authorization", b""), _KEY):
+    elif not (
+        hmac.compare_digest(asked.get(b"authorization", b""), _KEY)
+        or (_RAW_KEY and hmac.compare_digest(asked.get(b"x-agent-key", b""), _RAW_KEY))
+    ):
         message = "A valid agent key is required: Authorization: Bearer <key>"
         status, body = 401, {"error": {"code": "unauthorized", "message": message}}
+    elif path == "/v2/wagers/eligibility" and scope["method"] == "POST":
+        status, body = _eligibility(await _body(receive))
     else:
         status, body = _answer(path, parse_qs(scope["query_string"].decode()))
     raw = _dumps(body)

@@ -1,7 +1,8 @@
 """Benchmark: `bake snapshot --target` checks per second against wrk on the same check route.
 
     python bench/target_bench.py [--states 50] [--partners 1000] [--seconds 5] [--repeat 3]
-                                 [--service auto|serve|stand-in]
+                                 [--service auto|serve|stand-in] [--profile-rows 500000]
+                                 [--profile-only]
 
 One run does everything:
 1. generates the fixtures (bench/gen_fixtures.py) into bench/.data/ (git-ignored);
@@ -13,8 +14,13 @@ One run does everything:
    `compliance-bake bake snapshot --target URL` command on the states x partners matrix, timed
    from start to exit (start-up, fixtures, board, matrix, signing, validation, writing);
    then the matrix alone, `HttpTarget.check_many` in this process;
-4. prints each pair and the median ratios. Target: the bake at least 0.7x wrk's rate. Exits 1
-   if missed.
+4. prints each pair and the median ratios. Target: the bake at least 0.7x wrk's rate;
+5. the cost of a target profile: the whole `bake snapshot --target` on --profile-rows rows
+   (50 states) against the stand-in, once through the built-in profile (GET, flat answer) and
+   once through a profile with a POST, a JSON body and a nested answer (the Bun service's shape
+   of docs/target-profiles.md), in the same run; CPU (user + sys of the bake process) and wall
+   time. Target: the profiled bake at most 1.15x the built-in one, CPU and wall.
+Exits 1 if a target is missed. --profile-only runs step 5 alone (no wrk needed).
 
 The machine is shared by wrk or the baker and the service, so the ratios, measured in the same
 run and paired, are what to read; the absolute rates move with the machine.
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import secrets
 import shutil
 import socket
@@ -46,6 +53,37 @@ from compliance_bake.targets.http import HttpSettings, HttpTarget  # noqa: E402
 from compliance_bake.targets.interface import CheckRequest  # noqa: E402
 
 TARGET_RATIO = 0.7
+PROFILE_RATIO = 1.15
+PROFILE_STATES = 50
+# The Bun service's shape (docs/target-profiles.md), as the stand-in also answers it.
+NESTED_PROFILE = """
+[auth]
+header = "X-Agent-Key"
+value = "{key}"
+
+[health]
+path = "/health"
+ok = "body.ok"
+states = "body.states"
+runtime = "body.runtime"
+
+[check]
+method = "POST"
+path = "/v2/wagers/eligibility"
+body = { nodeId = "{partner}", stateCode = "{state}", wager = { type = "{wagerType}" } }
+answers = [200]
+allowed = "body.data.allowed"
+status = "body.data.status"
+reason = "body.data.reason"
+
+[status]
+path = "/api/compliance/status"
+query = { state = "{state}", partner = "{partner}" }
+ok = "body.ok"
+state = "body.state"
+licenseStatus = "body.licenseStatus"
+hasLimits = "body.hasLimits"
+"""
 KEY_PATTERN = re.compile(r"\b[a-z0-9]{5}\.[A-Za-z0-9_-]{43}\b")
 SECRET = "bench-secret-0123456789abcdef0123456789abcdef"
 
@@ -110,16 +148,51 @@ def _wrk(url: str, key: str, seconds: int) -> float:
     return float(re.search(r"Requests/sec:\s+([\d.]+)", done.stdout).group(1))  # type: ignore[union-attr]
 
 
-def _bake(base: str, key: str, fixtures: Path, out: Path) -> float:
+def _bake(base: str, key: str, fixtures: Path, out: Path, *extra: str) -> float:
+    return _timed_bake(base, key, fixtures, out, *extra)[0]
+
+
+def _timed_bake(base: str, key: str, fixtures: Path, out: Path, *extra: str) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the bake process: user + sys) of one whole bake."""
     env = dict(os.environ, REPORT_SIGNING_SECRET=SECRET, COMPLIANCE_AGENT_KEY=key)
     command = [sys.executable, "-m", "compliance_bake", "bake", "snapshot", "--target", base]
-    command += ["--fixtures", str(fixtures), "--out", str(out), "--json"]
+    command += ["--fixtures", str(fixtures), "--out", str(out), "--json", *extra]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"the bake failed ({done.returncode}): {done.stderr.strip()}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
+
+
+def _profile_cost(rows: int, work: Path) -> bool:
+    """The built-in profile against a POST/JSON/nested one, same service, same run."""
+    partners = max(1, rows // PROFILE_STATES)
+    fixtures = BENCH_DIR / ".data" / f"target-{PROFILE_STATES}x{partners}"
+    write_fixtures(fixtures, *generate(PROFILE_STATES, partners, 0))
+    profile = work / "nested.toml"
+    profile.write_text(NESTED_PROFILE)
+    print(f"profile cost: {PROFILE_STATES} x {partners} = {PROFILE_STATES * partners} rows")
+    process, base, key = _start("stand-in", fixtures, work)
+    try:
+        wall_b, cpu_b = _timed_bake(base, key, fixtures, work / "out-builtin")
+        print(f"  built-in profile (GET, flat):          wall {wall_b:.1f} s, CPU {cpu_b:.1f} s")
+        wall_p, cpu_p = _timed_bake(
+            base, key, fixtures, work / "out-profiled", "--target-profile", str(profile)
+        )
+        print(f"  profiled (POST, JSON body, nested):    wall {wall_p:.1f} s, CPU {cpu_p:.1f} s")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    cpu_ratio, wall_ratio = cpu_p / cpu_b, wall_p / wall_b
+    print(
+        f"  ratio profiled / built-in: CPU {cpu_ratio:.2f}x, wall {wall_ratio:.2f}x "
+        f"(target <= {PROFILE_RATIO}x)"
+    )
+    return cpu_ratio <= PROFILE_RATIO and wall_ratio <= PROFILE_RATIO
 
 
 def _matrix(base: str, key: str, requests: list[CheckRequest]) -> float:
@@ -139,7 +212,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=int, default=5, help="seconds of each wrk run (5)")
     parser.add_argument("--repeat", type=int, default=3, help="paired runs (3)")
     parser.add_argument("--service", choices=["auto", "serve", "stand-in"], default="auto")
+    parser.add_argument("--profile-rows", type=int, default=500_000, help="rows (500000)")
+    parser.add_argument("--profile-only", action="store_true", help="only the profile cost")
     args = parser.parse_args(argv)
+    if args.profile_only:
+        with tempfile.TemporaryDirectory() as temp:
+            return 0 if _profile_cost(args.profile_rows, Path(temp)) else 1
     if shutil.which("wrk") is None:
         parser.error("wrk is not installed (Debian: apt-get install wrk)")
     kind = args.service if args.service != "auto" else ("serve" if _has_serve() else "stand-in")
@@ -182,7 +260,9 @@ def main(argv: list[str] | None = None) -> int:
         f"median: bake {bake_ratio:.2f}x wrk (target >= {TARGET_RATIO}x), "
         f"matrix alone {statistics.median(matrix_ratios):.2f}x"
     )
-    return 0 if bake_ratio >= TARGET_RATIO else 1
+    with tempfile.TemporaryDirectory() as temp:
+        profile_ok = _profile_cost(args.profile_rows, Path(temp))
+    return 0 if bake_ratio >= TARGET_RATIO and profile_ok else 1
 
 
 if __name__ == "__main__":

@@ -16,13 +16,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compliance_bake.clock import iso_millis, resolve_now
-from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_INTERNAL, EXIT_OK, BakeError
+from compliance_bake.errors import (
+    EXIT_CHECK_FAILED,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    BakeError,
+    InputError,
+)
 from compliance_bake.inputs import schemas
-from compliance_bake.inputs.fixtures import load_fixtures
+from compliance_bake.inputs.fixtures import load_fixtures, load_service_licences
 from compliance_bake.inputs.models import Fixtures
+from compliance_bake.log.append import OUT_FILES, LogTarget, log_snapshot, prepare_log
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
 from compliance_bake.report.models import DeepAudit, JsonObject, Snapshot
+from compliance_bake.report.portal import SAMPLE_LIMIT, bake_facts
 from compliance_bake.report.portal_previous import PreviousComparison, require_attestation, seal
 from compliance_bake.report.publish import publish
 from compliance_bake.report.snapshot import BakeSettings, build_snapshot
@@ -35,6 +43,7 @@ from compliance_bake.targets.interface import Target
 
 if TYPE_CHECKING:
     from compliance_bake.audit.engines.interface import EngineOptions
+    from compliance_bake.audit.result import ZipWindow
 
 
 class ReportInvalid(BakeError):
@@ -53,6 +62,10 @@ class BakeResult:
     violations_by_reason: dict[str, int] | None = None
     # With --previous: the record of the comparison that the attestation's predicate holds.
     previous: dict[str, Any] | None = None
+    # With --log: the entry's index and the log's new size.
+    log: dict[str, Any] | None = None
+    # With --deep-audit: the audit itself, whose violating plays the failure reports name.
+    deep_audit: ZipWindow | None = None
 
     @property
     def ok(self) -> bool:
@@ -84,6 +97,7 @@ class BakeResult:
                 else {"file": ATTESTATION_FILE, "keyId": self.attestation_key_id}
             ),
             "previous": None if self.previous is None else previous_summary(self.previous),
+            "log": self.log,
         }
 
 
@@ -116,16 +130,16 @@ def _deep_audit(
     moment: datetime,
     fixtures_dir: Path,
     engine: EngineOptions | None,
-) -> tuple[DeepAudit, dict[str, int]]:
-    """The deepAudit block (the ZIP window over the plays, on the bake's clock and licences) and
-    its violations by reason."""
+) -> tuple[DeepAudit, dict[str, int], ZipWindow]:
+    """The deepAudit block (the ZIP window over the plays, on the bake's clock and licences),
+    its violations by reason, and the audit."""
     from compliance_bake.audit.report import audit_command, deep_audit_block
     from compliance_bake.audit.zip_window import DEFAULT_DAYS, run_zip_window
 
     audit = run_zip_window(plays, fixtures.registry, moment, DEFAULT_DAYS, engine=engine)
     command = audit_command(str(plays), DEFAULT_DAYS, iso_millis(moment), fixtures_dir)
     by_reason = {reason.value: count for reason, count in audit.by_reason.items()}
-    return DeepAudit.from_json(deep_audit_block(audit, command)), by_reason
+    return DeepAudit.from_json(deep_audit_block(audit, command)), by_reason, audit
 
 
 def run_bake(
@@ -142,9 +156,21 @@ def run_bake(
     phases: Phases = no_phases,
     engine: EngineOptions | None = None,
     previous: PreviousComparison | None = None,
+    log: LogTarget | None = None,
+    service_fixtures_dir: Path | None = None,
 ) -> BakeResult:
     """Phases, in order: load (clock, secret, fixtures, the deep audit), matrix (the board and
-    the shadow matrix), sign, validate, write (render and publish)."""
+    the shadow matrix), sign, validate, write (render and publish).
+
+    Without a target, the in-process engine answers from `service_fixtures_dir`'s licences when
+    given (the service's own database, which may have drifted), else from the fixtures'; the
+    shadow and the board's expectations always read the fixtures (the regulator's registry)."""
+    if service_fixtures_dir is not None and target is not None:  # before anything is read
+        raise InputError(
+            "--service-fixtures sets the in-process engine's licences, and --target's service "
+            "answers from its own database",
+            "drop --target to rehearse the drift in process, or drop --service-fixtures",
+        )
     phases("load")
     moment = resolve_now(now)
     secret = require_secret(secret_file)
@@ -152,12 +178,18 @@ def run_bake(
     if previous is not None:
         require_attestation(signing_key is not None)
         previous.load()
+    origin = None if log is None else prepare_log(log, signing_key)
     fixtures = load_fixtures(fixtures_dir)
-    block = by_reason = None
+    engine_licences = fixtures.registry
+    if service_fixtures_dir is not None:
+        engine_licences = load_service_licences(service_fixtures_dir)
+    block = by_reason = audit = None
+    sample: list[dict[str, Any]] = []
     if deep_audit is not None:
-        block, by_reason = _deep_audit(deep_audit, fixtures, moment, fixtures_dir, engine)
+        block, by_reason, audit = _deep_audit(deep_audit, fixtures, moment, fixtures_dir, engine)
+        sample = [play.as_json() for play in audit.violations[:SAMPLE_LIMIT]]
     settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
-    target = target or InProcessTarget(Engine(fixtures.registry))
+    target = target or InProcessTarget(Engine(engine_licences))
     phases("matrix")
     try:
         snapshot, document = build_snapshot(fixtures, target, secret, settings, progress, phases)
@@ -167,17 +199,29 @@ def run_bake(
     validate_documents(document)
     phases("write")
     record = None if previous is None else seal(previous.record(snapshot), secret.value)
-    files = layout.render_files(snapshot, record, document=document)
+    key_id = None if signing_key is None else signing_key.key_id
+    facts = bake_facts(key_id, by_reason, sample)
+    files = layout.render_files(snapshot, record, document=document, facts=facts)
     if signing_key is None:
-        written = publish(out_dir, files, stale=[ATTESTATION_FILE])
-        return BakeResult(snapshot, written, out_dir, None, by_reason, record)
+        written = publish(out_dir, files, stale=[ATTESTATION_FILE, *OUT_FILES])
+        return BakeResult(snapshot, written, out_dir, None, by_reason, record, deep_audit=audit)
     # Last in the dict, so renamed into place after the files it names.
     files[ATTESTATION_FILE] = render_attestation(files, document, signing_key, record)
+    written = publish(out_dir, files, stale=OUT_FILES)  # an earlier bake's proof: not this one's
+    logged = None
+    if log is not None and origin is not None:  # after the publish: a failed bake logs nothing
+        appended, proof_files = log_snapshot(
+            log, origin, snapshot, files[ATTESTATION_FILE], signing_key, out_dir
+        )
+        written += proof_files
+        logged = {"dir": str(log.directory), "index": appended.index, "size": appended.index + 1}
     return BakeResult(
         snapshot=snapshot,
-        written=publish(out_dir, files),
+        written=written,
         out_dir=out_dir,
         attestation_key_id=signing_key.key_id,
         violations_by_reason=by_reason,
         previous=record,
+        log=logged,
+        deep_audit=audit,
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from securesystemslib.signer import SSlibKey
 
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.jsonio import dumps_pretty
+from compliance_bake.report.layout import PORTAL_FILE
+from compliance_bake.report.portal import read_facts, render_portal
 from compliance_bake.signing.attestation import ATTESTATION_FILE, PAYLOAD_TYPE, pae
 from compliance_bake.signing.canon import canon
 from compliance_bake.signing.signing_key import load_signing_key, parse_public_key
@@ -97,11 +100,22 @@ def test_rebakes_are_byte_identical(tmp_path: Path, key: KeyPair) -> None:
 
 
 def test_the_key_adds_a_file_and_changes_no_other_byte(tmp_path: Path, key: KeyPair) -> None:
-    keyed = snapshot_tree(bake(tmp_path / "keyed", key))
+    """...but the portal page's signer section, which names the key."""
+    keyed_out = bake(tmp_path / "keyed", key)
+    keyed = snapshot_tree(keyed_out)
     plain = snapshot_tree(bake(tmp_path / "plain", None))
     assert sorted(plain) == SUBJECTS
-    assert {k: v for k, v in keyed.items() if k != ATTESTATION_FILE} == plain
+    unsigned = (ATTESTATION_FILE, PORTAL_FILE)
+    assert {k: v for k, v in keyed.items() if k not in unsigned} == {
+        k: v for k, v in plain.items() if k != PORTAL_FILE
+    }
     assert keyed[ATTESTATION_FILE][0] & 0o777 == 0o644
+    page = (keyed_out / PORTAL_FILE).read_bytes()
+    facts = read_facts(page)
+    assert facts is not None and facts.key_id == key.key_id
+    snapshot = json.loads((keyed_out / "api/compliance.json").read_bytes())
+    as_unsigned = render_portal(snapshot, facts=replace(facts, key_id=None))
+    assert as_unsigned == (tmp_path / "plain" / PORTAL_FILE).read_bytes()
 
 
 def test_a_keyless_rebake_removes_the_stale_attestation(attested: Path) -> None:

@@ -1,5 +1,5 @@
-"""README's openssl + jq + base64 + sha256sum recipe for the attestation, run exactly as
-documented on fresh and tampered keyed bakes."""
+"""The openssl + jq + base64 + sha256sum recipe for the attestation in docs/signing.md, run
+exactly as documented on fresh and tampered keyed bakes."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from compliance_bake.signing.canon import canon
 from tests._attest_helpers import KeyPair, bake, mint
 from tests.conftest import NOW, invoke
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+SIGNING_DOC = ROOT / "docs" / "signing.md"
 SUBJECTS = [
     "api/compliance.json",
     "portal/compliance/index.html",
@@ -30,9 +31,9 @@ ALL_LINES = [*CHECKS, *(f"sha256 {name}" for name in SUBJECTS), "files = subject
 
 
 def recipe() -> str:
-    text = README.read_text(encoding="utf-8")
+    text = SIGNING_DOC.read_text(encoding="utf-8")
     match = re.search(r"<!-- recipe:attestation -->\n```sh\n(.*?)```", text, re.S)
-    assert match, "README lost its attestation recipe block"
+    assert match, "docs/signing.md lost its attestation recipe block"
     return match.group(1)
 
 
@@ -71,7 +72,7 @@ def test_the_recipe_confirms_a_fresh_bake(attested: Path, key: KeyPair) -> None:
 def test_the_audit_report_and_an_empty_gitkeep_do_not_disturb_it(
     attested: Path, key: KeyPair
 ) -> None:
-    plays = README.parent / "fixtures" / "plays.csv"
+    plays = ROOT / "fixtures" / "plays.csv"
     audit = invoke("audit", "deep", "--plays", str(plays), "--now", NOW, "--out", str(attested))
     assert audit.exit_code == 0, audit.output
     (attested / ".gitkeep").write_bytes(b"")
@@ -120,3 +121,24 @@ def test_the_recipe_catches_a_re_encoded_payload(attested: Path, key: KeyPair) -
     envelope["payload"] = base64.b64encode(canon(statement)).decode()
     (attested / ATTESTATION_FILE).write_text(json.dumps(envelope, indent=2))
     assert failing(run_recipe(attested, key.public)) == {"signature"}
+
+
+@pytest.mark.parametrize("trusted_at", [0, 1])
+def test_the_recipe_passes_when_any_signature_is_by_the_trusted_key(
+    attested: Path, key: KeyPair, tmp_path: Path, trusted_at: int
+) -> None:
+    """A rotation envelope: the trusted signature first or second, as `verify` accepts both."""
+    other = mint(tmp_path / "other")
+    beside = bake(tmp_path / "beside", other)
+    envelope = json.loads((attested / ATTESTATION_FILE).read_text())
+    theirs = json.loads((beside / ATTESTATION_FILE).read_text())
+    assert theirs["payload"] == envelope["payload"]  # the statement names no key
+    if trusted_at == 1:
+        envelope["signatures"] = theirs["signatures"] + envelope["signatures"]
+    else:
+        envelope["signatures"] = envelope["signatures"] + theirs["signatures"]
+    (attested / ATTESTATION_FILE).write_text(json.dumps(envelope, indent=2))
+    assert invoke("verify", str(attested), "--public-key", str(key.public)).exit_code == 0
+    assert failing(run_recipe(attested, key.public)) == set()
+    third = mint(tmp_path / "third")
+    assert failing(run_recipe(attested, third.public)) == {"keyid", "signature"}

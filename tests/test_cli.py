@@ -8,6 +8,7 @@ import sys
 
 import click
 import pytest
+from click.testing import CliRunner
 
 from compliance_bake import __version__
 from compliance_bake.cli.main import cli
@@ -156,3 +157,24 @@ def test_usage_errors_are_one_line_through_the_console_script(
     assert done.stdout == ""
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and fragment in lines[0] and "--help" in lines[0]
+
+
+@pytest.mark.parametrize("path", ALL_COMMANDS, ids=lambda p: " ".join(p) or "main")
+def test_help_wraps_at_spaces_only_and_summaries_fit(path: tuple[str, ...]) -> None:
+    """Help at 80 columns never breaks a word at a hyphen and never truncates a command's summary:
+    readers copy paths, option names and commands out of it."""
+    text = CliRunner().invoke(cli, [*path, "--help"], terminal_width=80).output
+    lines = text.splitlines()
+    for line, following in zip(lines, lines[1:], strict=False):
+        broken = line.rstrip().endswith("-") and line.rstrip()[-2:-1].isalnum()
+        assert not (broken and following.strip()), f"hyphen break: {line!r} / {following!r}"
+    if "Commands:" in text:
+        listing = text.split("Commands:")[1].split("\n\n")[0]
+        assert not [row for row in listing.splitlines() if row.endswith("...")], listing
+
+
+def test_commands_that_check_nothing_do_not_promise_checks() -> None:
+    for path in [("keys", "mint"), ("keys", "list"), ("keys", "revoke"), ("secret", "mint"),
+                 ("serve",), ("signing-key", "mint")]:
+        footer = invoke(*path, "--help").output.split("Exit codes:")[1]
+        assert "0  done\n" in footer and "every check holds" not in footer, path

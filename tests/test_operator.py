@@ -93,10 +93,10 @@ def test_a_failing_bake_ends_with_a_short_summary(
     result = invoke("bake", "snapshot", "--out", str(tmp_path / "out"), "--now", NOW)
     assert result.exit_code == 1
     summary = " ".join(result.output.split("short summary")[1].split())
-    assert (
-        "FAILED board check.nj_unlicensed_block: $.allowed: expected false, actual true" in summary
-    )
-    assert "MA node-shore-02: real allow, shadow block (licence none)" in summary
+    assert "FAILED board check.nj_unlicensed_block: 2 fields differ" in summary
+    assert "- $.allowed: expected false, actual true - $.status: expected 403" in summary
+    assert "FAILED shadow MA: 2 mismatched" in summary
+    assert "- MA node-shore-02: real allow, shadow block (licence none) at " in summary
     assert "FAILED integrity shadow: Shadow mismatches 4" in summary
     assert result.output.rstrip().splitlines()[-1] == "FAIL: enhancements, shadow"
     assert PYTHON_REPRS.search(result.output) is None
@@ -125,7 +125,7 @@ def test_a_failing_verify_ends_with_a_short_summary(baked: Path) -> None:
     (baked / "portal" / "compliance" / "index.html").write_text("<p>edited</p>")
     result = invoke("verify", str(baked))
     assert result.exit_code == 1
-    assert "FAILED verify portal/compliance/index.html: portal page differs" in result.output
+    assert "FAILED verify portal/compliance/index.html file: portal page differs" in result.output
     assert result.output.rstrip().splitlines()[-1].startswith("FAIL: 1 of ")
 
 
@@ -162,7 +162,6 @@ def test_json_and_junit_and_github_reports(
         "--report", f"json:{summary}", "--report", f"junit:{junit}", "--report", "github:-",
     )  # fmt: skip
     assert result.exit_code == 1
-    assert "Self-check board" in result.output  # the human output stays
     document = json.loads(summary.read_text())
     schema = json.loads((schemas_dir() / "run-summary.schema.json").read_text())
     jsonschema.validate(document, schema)
@@ -182,8 +181,12 @@ def test_json_and_junit_and_github_reports(
     assert suites["zip-window"].tests == 9 and suites["zip-window"].failures == 0
     assert suites["integrity"].failures == 2
 
-    assert "::error title=board%3A check.nj_unlicensed_block::$.allowed" in result.output
-    assert "::error title=compliance-bake bake snapshot::FAIL" in result.output
+    board = "::error title=board%3A check.nj_unlicensed_block::2 fields differ%0A- $.allowed"
+    assert board in result.stdout
+    assert "::error title=compliance-bake bake snapshot::FAIL" in result.stdout
+    # github:- holds stdout: the tables went to stderr, and stdout is workflow commands only.
+    assert "Self-check board" in result.stderr
+    assert all(line.startswith("::") for line in result.stdout.splitlines())
 
 
 def test_a_passing_verify_reports_to_junit_and_schema(baked: Path, tmp_path: Path) -> None:
@@ -273,3 +276,27 @@ def test_a_long_phase_says_it_is_still_running(
     assert re.search(r"^compliance-bake: verify: digests still running, [\d,]+ s$", seen, re.M)
     assert re.search(r"^compliance-bake: verify: digests [\d,.]+ s$", seen, re.M)
     assert seen.rstrip().splitlines()[-1].startswith("compliance-bake: verify: done in ")
+
+
+def test_a_terminal_shows_one_bar_the_running_phase_counts_in_its_own_row() -> None:
+    """On a terminal the matrix's count fills the phase's own row: one bar, never a finished bar
+    beside a live spinner."""
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from compliance_bake.cli import phases as phase_lines
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=80)
+    with Progress(console=console, transient=True) as live:
+        lines = phase_lines.PhaseLines("bake", enabled=True, console=live.console, live=live)
+        lines("load")
+        lines("matrix")
+        lines.begin("matrix", 10)
+        lines.advance(10)
+        lines.end()
+        lines("sign")
+        lines.done()
+        assert len(live.tasks) == 1
+        assert live.tasks[0].description == "sign" and live.tasks[0].total is None

@@ -1,14 +1,24 @@
-"""A non-editable install works from any folder: schemas and demo fixtures ship in the wheel."""
+"""A non-editable install works from any folder: schemas and demo fixtures ship in the wheel. And
+README stays a front page: short, no tracker numbers or timing diary, its links to docs/ whole."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+README_MAX_LINES = 400
+# "issue 14", "issue-12", "issues #3": tracker numbers a reader of the repository cannot follow.
+ISSUE_NUMBER = re.compile(r"\bissues?[ -]#?[0-9]", re.IGNORECASE)
+# "20:50 UTC", "16:20-16:45 UTC": a diary of when something was measured, not what it is.
+DIARY_STAMP = re.compile(
+    r"\b[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?(?:\s*-\s*[0-9]{1,2}:[0-9]{2})?\s*UTC"
+)
 
 
 def test_wheel_ships_schemas_and_fixtures_and_bakes_from_elsewhere(tmp_path: Path) -> None:
@@ -34,8 +44,9 @@ def test_wheel_ships_schemas_and_fixtures_and_bakes_from_elsewhere(tmp_path: Pat
     names = set(zipfile.ZipFile(wheel).namelist())
     for schema in (ROOT / "schemas").glob("*.json"):
         assert f"compliance_bake/_data/schemas/{schema.name}" in names
-    for fixture in (ROOT / "fixtures").iterdir():  # licences.json, geo.json, plays.csv
-        assert f"compliance_bake/_data/fixtures/{fixture.name}" in names
+    fixtures = ROOT / "fixtures"  # licences.json, geo.json, plays.csv, drifted/licences.json
+    for fixture in (f for f in fixtures.rglob("*") if f.is_file()):
+        assert f"compliance_bake/_data/fixtures/{fixture.relative_to(fixtures)}" in names
     assert "compliance_bake/templates/portal.html.j2" in names
     assert "compliance_bake/audit/engines/spark-log4j2.properties" in names
 
@@ -78,3 +89,36 @@ def test_wheel_ships_schemas_and_fixtures_and_bakes_from_elsewhere(tmp_path: Pat
     )
     assert baked.returncode == 0, baked.stderr
     assert (elsewhere / "out" / "api" / "compliance.json").is_file()
+
+
+def prose_pages() -> list[Path]:
+    return [README, *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def test_readme_is_a_front_page_under_400_lines() -> None:
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) < README_MAX_LINES, f"README has {len(lines)} lines; the manual is docs/"
+
+
+def test_readme_and_docs_hold_no_issue_numbers_and_no_timing_diary() -> None:
+    found = []
+    for page in prose_pages():
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            if ISSUE_NUMBER.search(line) or DIARY_STAMP.search(line):
+                found.append(f"{page.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert found == []
+
+
+def test_the_patterns_catch_what_they_name() -> None:
+    assert ISSUE_NUMBER.search("the issue-14 targets") and ISSUE_NUMBER.search("(issue 15)")
+    assert DIARY_STAMP.search("a fourth run (20:50 UTC)")
+    assert DIARY_STAMP.search("2026-11-23, 16:20-16:45 UTC")
+    assert not DIARY_STAMP.search("--now 2026-11-22T04:06:00Z")
+    assert not ISSUE_NUMBER.search("a tissue 3 ply")
+
+
+def test_every_docs_link_in_readme_resolves_to_a_file() -> None:
+    links = re.findall(r"\]\((docs/[^)#\s]+)", README.read_text(encoding="utf-8"))
+    assert "docs/commands.md" in links and "docs/spec.md" in links
+    missing = [link for link in links if not (ROOT / link).is_file()]
+    assert missing == []

@@ -7,6 +7,8 @@ Screenshots at 1280 and 390 px go to test-artifacts/ (git-ignored) for people to
 from __future__ import annotations
 
 import copy
+import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ import pytest
 
 from compliance_bake.inputs.jsonio import loads_strict
 from compliance_bake.report.portal import render_portal
+from compliance_bake.resources import demo_fixtures_dir
 from tests.conftest import NOW, invoke
 
 CHROMIUM = "/usr/bin/chromium"
@@ -67,7 +70,14 @@ def test_a_passing_snapshot_says_pass_at_1280_and_390(browser: Any, baked: Path)
     for width in (1280, 390):
         page = _page(browser, _portal(baked), width)
         banner = page.locator("#verdict")
-        assert banner.inner_text().startswith("PASS")
+        assert banner.inner_text().startswith("PASS Every check holds")
+        assert page.locator("#signer-none").is_visible()  # an unsigned bake says so
+        board = page.locator("#board + p + .scroll")
+        assert "runtime.deepEquals" not in board.inner_text()  # the feature ids: disclosed only
+        first = board.locator("details").first
+        assert not first.locator("table").is_visible()
+        first.locator("summary").click()
+        assert first.locator("table").inner_text().splitlines()[1] == "ok\ttrue\ttrue"
         fits_and_shot(page, width, "portal-pass")
         page.context.close()
 
@@ -75,21 +85,43 @@ def test_a_passing_snapshot_says_pass_at_1280_and_390(browser: Any, baked: Path)
 def test_a_failing_snapshot_says_fail_and_names_the_zip_window(
     browser: Any, tmp_path: Path
 ) -> None:
+    """Fixtures, plays and keys in a temporary folder: the page names none of its paths, names
+    the signer, and shows the failing audit's reasons and plays."""
+    fixtures = tmp_path / "fixtures"
+    shutil.copytree(demo_fixtures_dir(), fixtures)
     plays = tmp_path / "plays.csv"
     plays.write_text(
         "play_id,partner,state,zip,placed_at,enriched_at,wager_type,stake\n"
         "p1,node-bay-01,MA,07102,2026-11-01T00:00:00Z,2026-11-01T00:00:00Z,x,1\n"
     )
+    key = tmp_path / "signing.pem"
+    assert invoke("signing-key", "mint", "--key-file", str(key)).exit_code == 0
     out = tmp_path / "out"
-    baked = invoke("bake", "snapshot", "--out", str(out), "--now", NOW, "--deep-audit", str(plays))
+    baked = invoke(
+        "bake", "snapshot", "--out", str(out), "--now", NOW, "--deep-audit", str(plays),
+        "--fixtures", str(fixtures), "--signing-key", str(key),
+    )  # fmt: skip
     assert baked.exit_code == 1
+    envelope = json.loads((out / "attestation" / "compliance.intoto.json").read_bytes())
+    key_id = envelope["signatures"][0]["keyid"]
     ARTIFACTS.mkdir(exist_ok=True)
     for width in (1280, 390):
         page = _page(browser, _portal(out), width)
+        assert str(tmp_path) not in page.content()
         text = page.locator("#verdict").inner_text()
-        assert text.startswith("FAIL") and "zip-window" in text
-        assert "(1/1 plays)" in text and "violate" in text
-        assert page.locator("#deep-audit").count() == 1
+        assert text == (
+            "FAIL 1 of 6 checks failed: the ZIP-window audit "
+            "(1 play of 1 in the window violates it)."
+        )
+        assert page.locator("#signer-key").inner_text() == key_id
+        assert page.locator("#signer-key").is_visible()
+        reasons = page.locator("#deep-audit-reasons tbody tr")
+        assert reasons.all_inner_texts() == ["zip in other state (zip-in-other-state)\t1"]
+        cells = page.locator("#deep-audit-sample tbody tr").first.locator("td").all_inner_texts()
+        assert cells[0] == "p1" and cells[1] in ("-", "plays.csv:2")  # the line, where known
+        assert cells[2:] == ["zip-in-other-state", "node-bay-01", "MA", "07102"]
+        assert page.locator("#deep-audit").is_visible()
+        assert not page.locator("#notes table").is_visible()  # operator notes: collapsed
         fits_and_shot(page, width, "portal-fail")
         page.context.close()
 

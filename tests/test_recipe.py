@@ -1,4 +1,5 @@
-"""README's jq + openssl recipe, run exactly as documented, recomputes every digest and HMAC."""
+"""The jq + openssl recipe of docs/signing.md, run exactly as documented, recomputes every digest
+and HMAC."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from tests.conftest import OTHER_SECRET, SECRET
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+SIGNING_DOC = Path(__file__).resolve().parent.parent / "docs" / "signing.md"
 
 
 def test_auditor_tools_are_installed() -> None:
@@ -20,9 +21,9 @@ def test_auditor_tools_are_installed() -> None:
 
 
 def recipe() -> str:
-    text = README.read_text(encoding="utf-8")
+    text = SIGNING_DOC.read_text(encoding="utf-8")
     match = re.search(r"<!-- recipe:verify -->\n```sh\n(.*?)```", text, re.S)
-    assert match, "README lost its verification recipe block"
+    assert match, "docs/signing.md lost its verification recipe block"
     return match.group(1)
 
 

@@ -52,7 +52,11 @@ def audit() -> None:
     """
 
 
-@audit.command(context_settings=CONTEXT, epilog=REASONS + "\n\n" + FOOTER)
+@audit.command(
+    context_settings=CONTEXT,
+    epilog=REASONS + "\n\n" + FOOTER,
+    short_help="The 90-day ZIP window over a plays file.",
+)
 @click.option(
     "--plays",
     metavar="PATH",
@@ -143,6 +147,7 @@ def deep(
     from compliance_bake.cli import outcome, render, reporters
     from compliance_bake.cli.phases import reporting
 
+    tables_to_stderr = reporters.check_stdout(reports, as_json)
     options = engine_options(engine, spark_master, spark_conf)
     with reporting("audit", enabled=not (as_json or quiet)) as (progress, phases):
         result = run_audit(
@@ -160,6 +165,7 @@ def deep(
     if as_json:
         click.echo(json.dumps(result.summary(), indent=2, ensure_ascii=False))
     else:
-        render.audit_report(result)
+        with reporters.human_output(tables_to_stderr):
+            render.audit_report(result)
     reporters.write_reports(reports, outcome.of_audit(result))
     sys.exit(result.exit_code)

@@ -37,8 +37,22 @@ def bake() -> None:
     """
 
 
-@bake.command(context_settings=CONTEXT, epilog=exit_codes(0, 1, 2, 3, 4))
+@bake.command(
+    context_settings=CONTEXT,
+    epilog=exit_codes(0, 1, 2, 3, 4),
+    short_help="Check the service, sign, and write out/.",
+)
 @fixtures_option
+@click.option(
+    "--service-fixtures",
+    "service_fixtures_dir",
+    metavar="DIR",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="The in-process engine (the service under test) answers from DIR/licences.json while "
+    "the shadow keeps reading --fixtures (the regulator's registry): a licence that differs "
+    "shows as mismatches, as a live service's drifted database would. Not with --target.",
+)
 @out_option
 @now_option
 @secret_file_option
@@ -91,6 +105,25 @@ def bake() -> None:
     is_flag=True,
     help="Compare with OLD even when it is not authentic; the portal then says so.",
 )
+@click.option(
+    "--log",
+    "log_dir",
+    metavar="DIR",
+    envvar="COMPLIANCE_LOG_DIR",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Append the published snapshot to the transparency log in DIR (C2SP tlog-tiles files; "
+    "needs the signing key) and write its inclusion proof into OUT/log/.  [env: "
+    "COMPLIANCE_LOG_DIR]",
+)
+@click.option(
+    "--log-origin",
+    metavar="ORIGIN",
+    envvar="COMPLIANCE_LOG_ORIGIN",
+    default=None,
+    help="The origin that names a new log in its checkpoints (e.g. "
+    "compliance.example.com/registry); an existing log keeps its own.",
+)
 @engine_option
 @spark_master_option
 @spark_conf_option
@@ -100,6 +133,7 @@ def bake() -> None:
 @report_option
 def snapshot(
     fixtures_dir: Path | None,
+    service_fixtures_dir: Path | None,
     out_dir: Path,
     now: str | None,
     secret_file: Path | None,
@@ -109,11 +143,15 @@ def snapshot(
     previous: str | None,
     previous_public_key: tuple[Path, ...],
     previous_unauthenticated: bool,
+    log_dir: Path | None,
+    log_origin: str | None,
     engine: str,
     spark_master: str,
     spark_conf: tuple[str, ...],
     target_url: str | None,
     agent_key_file: Path | None,
+    target_profile: Path | None,
+    explain: bool,
     timeout: float,
     concurrency: int,
     retries: int,
@@ -136,7 +174,9 @@ def snapshot(
     malformed answers after the retries) exits 3 and writes nothing; a missing or bad key file
     exits 2 and writes nothing. A service that answers with only the spec's fields is a valid
     target (without a runtime on /health, bunVersion reads "unknown (the service did not report
-    its runtime)"); the key-store self-check is always measured in this process.
+    its runtime)"); the key-store self-check is always measured in this process. A service with
+    other routes, auth header or answer envelopes is described by --target-profile FILE
+    (docs/target-profiles.md); a bad profile exits 2 before any request.
 
     Shows the phases (load, matrix, sign, validate, write) on stderr: a bar on a terminal, one
     line per phase elsewhere (none under --quiet or --json). A run that fails ends with a short
@@ -157,8 +197,12 @@ def snapshot(
         --now 2026-11-22T04:06:00Z
       compliance-bake bake snapshot --deep-audit fixtures/plays.csv \\
         --now 2026-11-22T04:06:00Z --report junit:reports/junit.xml
+      compliance-bake bake snapshot --service-fixtures fixtures/drifted \\
+        --out out-fail --now 2026-11-22T04:06:00Z
       compliance-bake bake snapshot --signing-key \\
         .compliance-bake/signing-key.pem
+      compliance-bake bake snapshot --signing-key key.pem --log log \\
+        --log-origin compliance.example.com/registry
       compliance-bake bake snapshot --signing-key key.pem --previous yesterday/out
       compliance-bake bake snapshot --signing-key key.pem \\
         --previous https://registry.example/api/compliance
@@ -169,14 +213,21 @@ def snapshot(
         --target http://127.0.0.1:8000
       compliance-bake bake snapshot --target https://compliance.example \\
         --agent-key-file key --timeout 5 --concurrency 64
+      compliance-bake bake snapshot --target https://compliance.example \\
+        --target-profile my-service.toml --explain
     """
     import json
 
     from compliance_bake.bake import run_bake
     from compliance_bake.cli import outcome, render, reporters
     from compliance_bake.cli.phases import reporting
+    from compliance_bake.log.append import LogTarget
 
+    tables_to_stderr = reporters.check_stdout(reports, as_json)
     options = engine_options(engine, spark_master, spark_conf)
+    target = open_target(
+        target_url, agent_key_file, timeout, concurrency, retries, target_profile, explain
+    )
     comparison = None
     if previous is not None:
         from compliance_bake.diff.previous import PreviousSnapshot
@@ -189,7 +240,6 @@ def snapshot(
             public_keys_from(previous_public_key),
             previous_unauthenticated,
         )
-    target = open_target(target_url, agent_key_file, timeout, concurrency, retries)
     try:
         with reporting("bake", enabled=not (as_json or quiet)) as (progress, phases):
             result = run_bake(
@@ -205,13 +255,21 @@ def snapshot(
                 phases=phases,
                 engine=options,
                 previous=comparison,
+                log=None if log_dir is None else LogTarget(log_dir, log_origin),
+                service_fixtures_dir=service_fixtures_dir,
             )
     finally:
         if target is not None:
             target.close()
+    # A mismatch points at the licence to fix: in a rehearsal, the service's own file.
+    found = outcome.of_bake(result, service_fixtures_dir or fixtures_path(fixtures_dir))
     if as_json:
         click.echo(json.dumps(result.summary(), indent=2))
     else:
-        render.bake_report(result, console_depth)
-    reporters.write_reports(reports, outcome.of_bake(result))
+        with reporters.human_output(tables_to_stderr):
+            render.bake_report(result, console_depth, found)
+        if result.log is not None:
+            click.echo(f"logged: entry {result.log['index']} of {result.log['dir']} "
+                       f"(size {result.log['size']}); proof in {out_dir}/log/", err=True)
+    reporters.write_reports(reports, found)
     sys.exit(result.exit_code)

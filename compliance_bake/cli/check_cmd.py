@@ -18,7 +18,7 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 @click.command(
     context_settings=CONTEXT,
-    epilog=exit_codes(0, 2, 3, 4, two="bad usage or bad input (option, fixture)"),
+    epilog=exit_codes(0, 2, 3, 4, two="bad usage or bad input (option, fixture, profile)"),
     short_help="One decision: may a partner take a wager in a state?",
 )
 @click.option("--partner", required=True, help="Partner node id, e.g. node-bay-01.")
@@ -34,6 +34,8 @@ def check(
     fixtures_dir: Path | None,
     target_url: str | None,
     agent_key_file: Path | None,
+    target_profile: Path | None,
+    explain: bool,
     timeout: float,
     concurrency: int,
     retries: int,
@@ -43,9 +45,11 @@ def check(
 
     Answers allowed (status 200) or blocked (status 403, with the reason). A blocked decision is
     an answer, not a failure: the exit code is 0 either way. Asks the in-process engine over
-    the fixtures, or with --target URL the live service (GET /api/compliance/check); the answer
-    names which one answered. A target that fails exits 3. A partner that is not in the
-    fixtures gets a note on stderr (and "knownPartner": false under --json).
+    the fixtures, or with --target URL the live service (GET /api/compliance/check, or as
+    --target-profile FILE says); the answer names which one answered. A target that fails
+    exits 3; a bad profile exits 2 before any request. --explain prints the request, the raw
+    answer and each profile field's value to stderr: the way to write a profile. A partner
+    that is not in the fixtures gets a note on stderr (and "knownPartner": false under --json).
 
     \b
     Examples:
@@ -55,6 +59,9 @@ def check(
         --wager-type soccer.moneyline
       COMPLIANCE_AGENT_KEY=... compliance-bake check \\
         --target http://127.0.0.1:8000 \\
+        --partner node-bay-01 --state MA --wager-type basketball.totals
+      compliance-bake check --target http://127.0.0.1:3000 \\
+        --target-profile bun-service.toml --explain \\
         --partner node-bay-01 --state MA --wager-type basketball.totals
     """
     import json
@@ -73,7 +80,9 @@ def check(
         )
     registry = load_fixtures(fixtures_path(fixtures_dir)).registry
     known = registry.partner(partner) is not None
-    target = open_target(target_url, agent_key_file, timeout, concurrency, retries)
+    target = open_target(
+        target_url, agent_key_file, timeout, concurrency, retries, target_profile, explain
+    )
     if target is None:
         target = InProcessTarget(Engine(registry))
     try:

@@ -34,7 +34,11 @@ def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[ob
         raise click.BadParameter(f"unknown class {exc}; choose from {CLASSES}") from None
 
 
-@click.command(context_settings=CONTEXT, epilog=DIFF_EXIT_CODES)
+@click.command(
+    context_settings=CONTEXT,
+    epilog=DIFF_EXIT_CODES,
+    short_help="What changed between two authenticated snapshots.",
+)
 @click.argument("old", metavar="OLD")
 @click.argument("new", metavar="NEW")
 @secret_file_option
@@ -100,6 +104,7 @@ def diff(
       compliance-bake diff old/out out --public-key signing-key.pub.pem
       compliance-bake diff a.json b.json --unauthenticated
     """
+    from compliance_bake.cli.terminal import plain_lines
     from compliance_bake.diff import render
     from compliance_bake.diff.run import run_diff
     from compliance_bake.signing.secret import resolve_secret
@@ -120,7 +125,7 @@ def diff(
 
         click.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
     elif as_markdown:
-        click.echo(render.markdown_report(result, limit), nl=False)
+        click.echo(plain_lines(render.markdown_report(result, limit)), nl=False)
     else:
-        click.echo(render.text_report(result, limit), nl=False)
+        click.echo(plain_lines(render.text_report(result, limit)), nl=False)
     sys.exit(result.exit_code)

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import json_option, keys_file_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
 
 
 @click.group(context_settings=CONTEXT, short_help="Mint, list and revoke agent API keys.")
@@ -20,7 +20,11 @@ def keys() -> None:
     """
 
 
-@keys.command(context_settings=CONTEXT, epilog=exit_codes(0, 2, 4))
+@keys.command(
+    context_settings=CONTEXT,
+    epilog=exit_codes(0, 2, 4, zero=DONE),
+    short_help="Create an agent key; print it once, store its hash.",
+)
 @keys_file_option
 @click.option("--label", default="", help="A note to tell keys apart, e.g. the agent's name.")
 def mint(keys_file: Path, label: str) -> None:
@@ -41,7 +45,12 @@ def mint(keys_file: Path, label: str) -> None:
     click.echo(f"compliance-bake: key {key[:5]} stored (hash only) in {keys_file}", err=True)
 
 
-@keys.command(name="list", context_settings=CONTEXT, epilog=exit_codes(0, 2, 4))
+@keys.command(
+    name="list",
+    context_settings=CONTEXT,
+    epilog=exit_codes(0, 2, 4, zero=DONE),
+    short_help="List the stored keys: prefix, label, state.",
+)
 @keys_file_option
 @json_option
 def list_keys(keys_file: Path, as_json: bool) -> None:
@@ -53,6 +62,7 @@ def list_keys(keys_file: Path, as_json: bool) -> None:
     """
     import json
 
+    from compliance_bake.cli.terminal import plain
     from compliance_bake.identity.keyfile import load_keys
 
     records = load_keys(keys_file).records()
@@ -64,10 +74,14 @@ def list_keys(keys_file: Path, as_json: bool) -> None:
         click.echo(f"no agent keys in {keys_file}", err=True)
     for row in rows:
         state = "revoked" if row["revoked"] else "active"
-        click.echo(f"{row['prefix']}  {state:<7}  {row['label']}")
+        click.echo(plain(f"{row['prefix']}  {state:<7}  {row['label']}"))
 
 
-@keys.command(context_settings=CONTEXT, epilog=exit_codes(0, 2, 4))
+@keys.command(
+    context_settings=CONTEXT,
+    epilog=exit_codes(0, 2, 4, zero=DONE),
+    short_help="Revoke a key by its prefix (restart serve to apply).",
+)
 @keys_file_option
 @click.argument("prefix")
 def revoke(keys_file: Path, prefix: str) -> None:
@@ -80,4 +94,6 @@ def revoke(keys_file: Path, prefix: str) -> None:
     from compliance_bake.identity.keyfile import revoke_key
 
     record = revoke_key(keys_file, prefix)
-    click.echo(f"compliance-bake: key {record.prefix} revoked", err=True)
+    click.echo(
+        f"compliance-bake: key {record.prefix} revoked; restart `serve` to refuse it", err=True
+    )

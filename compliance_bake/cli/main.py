@@ -12,8 +12,12 @@ from typing import Any
 import click
 
 from compliance_bake import __version__
-from compliance_bake.cli.shared import CONTEXT, EXIT_CODES
+from compliance_bake.cli.shared import CONTEXT, EXIT_CODES, HelpFormatter
 from compliance_bake.errors import EXIT_INTERNAL, BakeError
+
+# Every command's help, the subcommands' included, wraps at spaces only: click builds each
+# command's context from click.Context, so the formatter is set there, once.
+click.Context.formatter_class = HelpFormatter
 
 
 class BakeGroup(click.Group):
@@ -50,6 +54,14 @@ def json_error(
     click.echo(json.dumps({"code": code, "message": message, "fix": fix}, ensure_ascii=False))
 
 
+def _visible(text: str) -> str:
+    """The one terminal escape (cli/terminal.py): a message may quote a path, a server's text or
+    a fixture's key, none of which may reach the terminal raw."""
+    from compliance_bake.cli.terminal import plain
+
+    return plain(text)
+
+
 def _explain(ctx: click.Context, kind: str, message: str, hint: str, code: int) -> None:
     if ctx.find_root().params.get("verbose"):
         import traceback
@@ -60,7 +72,7 @@ def _explain(ctx: click.Context, kind: str, message: str, hint: str, code: int) 
         line = f"{kind}: {message} ({hint.replace(', and please report it', '')})"
     else:
         line = f"{kind}: {BakeError(message, hint).one_line()}"
-    click.echo(f"compliance-bake: {line}", err=True)
+    click.echo(f"compliance-bake: {_visible(line)}", err=True)
     ctx.exit(code)
 
 
@@ -91,10 +103,13 @@ def _register() -> None:
         check_cmd,
         diff_cmd,
         keys_cmd,
+        log_cmd,
         secret_cmd,
         serve_cmd,
         signing_key_cmd,
+        target_cmd,
         verify_cmd,
+        witness_cmd,
     )
 
     cli.add_command(bake_cmd.bake)
@@ -106,6 +121,10 @@ def _register() -> None:
     cli.add_command(keys_cmd.keys)
     cli.add_command(secret_cmd.secret)
     cli.add_command(signing_key_cmd.signing_key)
+    cli.add_command(target_cmd.target)
+    cli.add_command(log_cmd.log)
+    cli.add_command(witness_cmd.witness)
+    cli.add_command(witness_cmd.witness_key)
 
 
 _register()
@@ -128,13 +147,11 @@ def main() -> None:
         where = error.ctx.command_path if error.ctx else "compliance-bake"
         fix = f"see `{where} --help`"
         json_error(error.ctx, error.exit_code, error.format_message(), fix, sys.argv[1:])
-        click.echo(
-            f"compliance-bake: error: {error.format_message()} (fix: see `{where} --help`)",
-            err=True,
-        )
+        shown = _visible(error.format_message())
+        click.echo(f"compliance-bake: error: {shown} (fix: see `{where} --help`)", err=True)
         sys.exit(error.exit_code)
     except click.ClickException as error:
-        click.echo(f"compliance-bake: error: {error.format_message()}", err=True)
+        click.echo(f"compliance-bake: error: {_visible(error.format_message())}", err=True)
         sys.exit(error.exit_code)
     except click.Abort:
         click.echo("compliance-bake: aborted", err=True)

@@ -110,8 +110,24 @@ def target_options(command: F) -> F:
             "--agent-key-file",
             type=click.Path(path_type=Path, dir_okay=False),
             default=None,
-            help="File holding the agent key sent to --target as `Authorization: Bearer` "
-            "(mode 0600).  [default: $COMPLIANCE_AGENT_KEY]",
+            help="File holding the agent key sent to --target, as `Authorization: Bearer` "
+            "or as the target profile's [auth] says (mode 0600).  "
+            "[default: $COMPLIANCE_AGENT_KEY]",
+        ),
+        click.option(
+            "--target-profile",
+            type=click.Path(path_type=Path, dir_okay=False),
+            default=None,
+            envvar="COMPLIANCE_TARGET_PROFILE",
+            help="TOML file saying how --target is asked: routes, auth header, where each "
+            "answer field is (docs/target-profiles.md).  [default: the built-in profile, "
+            "`compliance-bake target profile show`; env: COMPLIANCE_TARGET_PROFILE]",
+        ),
+        click.option(
+            "--explain",
+            is_flag=True,
+            help="Print to stderr the first request to --target of each operation, its raw "
+            "answer and each profile field's value (the agent key masked).",
         ),
         click.option(
             "--timeout",
@@ -143,18 +159,39 @@ def target_options(command: F) -> F:
 
 
 def open_target(
-    url: str | None, key_file: Path | None, timeout: float, concurrency: int, retries: int
+    url: str | None,
+    key_file: Path | None,
+    timeout: float,
+    concurrency: int,
+    retries: int,
+    profile_file: Path | None = None,
+    explain: bool = False,
 ) -> Any:
-    """The HTTP target for --target (a bad URL or key is bad usage, exit 2), or None."""
+    """The HTTP target for --target, or None. A bad URL, key or profile is bad usage (exit 2),
+    found before any request is sent."""
     if url is None:
+        source = click.get_current_context().get_parameter_source("target_profile")
+        if profile_file is not None and source is not click.core.ParameterSource.ENVIRONMENT:
+            raise click.UsageError("--target-profile needs --target URL")
+        if explain:
+            raise click.UsageError("--explain needs --target URL")
         return None
     from compliance_bake.targets.agent_key import resolve_agent_key
     from compliance_bake.targets.http import HttpSettings, HttpTarget
-    from compliance_bake.targets.wire import parse_target_url
+    from compliance_bake.targets.profile_file import builtin_profile, load_profile
+    from compliance_bake.targets.routes import parse_target_url
 
     parsed = parse_target_url(url)
+    profile = builtin_profile() if profile_file is None else load_profile(profile_file)
     settings = HttpSettings(timeout=timeout, concurrency=concurrency, retries=retries)
-    return HttpTarget(parsed, resolve_agent_key(key_file), settings)
+    sink = None
+    if explain:
+        from compliance_bake.targets.explain import render
+
+        def sink(record: Any) -> None:
+            click.echo(render(record), err=True)
+
+    return HttpTarget(parsed, resolve_agent_key(key_file), settings, profile, sink)
 
 
 def _engine_choices() -> list[str]:
@@ -202,7 +239,9 @@ def engine_options(
     return EngineOptions(engine=engine, spark_master=spark_master, spark_conf=tuple(pairs))
 
 
-def public_key_option(flag: str, dest: str, help: str, metavar: str | None = "PEM") -> Any:
+def public_key_option(
+    flag: str, dest: str, help: str, metavar: str | None = "PEM"
+) -> Callable[[F], F]:
     """A repeatable trusted Ed25519 public key file (`verify`, `diff`, `bake --previous`);
     none given: $COMPLIANCE_PUBLIC_KEY_FILE (signing.signing_key.public_keys_from)."""
     return click.option(

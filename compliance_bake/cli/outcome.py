@@ -1,27 +1,47 @@
 """A run's outcome as suites of cases: what the failure summary and the reporters read.
 
 One shape for `bake snapshot`, `audit deep` and `verify`: suites (board, integrity, shadow,
-zip-window, verify), each a list of cases with a name, ok and a one-line message. The JUnit
-reporter writes one test case per case, the GitHub reporter one annotation per failed case, the
-JSON summary all of them; the terminal's failure summary shows the failed ones.
+zip-window, verify), each a list of cases with a name, ok, a one-line message and, for a failed
+case, the concrete items to fix: the mismatched pairs of a state (with the line of the partner in
+licences.json), the violating plays of a reason (with their file line where the audit records
+one), the differing fields of a board row. Each reporter shows as many items as its reader can
+act on and counts the rest; the JUnit body also holds the case's full evidence (`detail`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compliance_bake.cli.terminal import count, json_text
 
 if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
+    from compliance_bake.audit.violations import ViolatingPlay
     from compliance_bake.bake import BakeResult
     from compliance_bake.report.models import BoardRow, ShadowRow
-    from compliance_bake.verify.verifier import VerifyReport
+    from compliance_bake.verify.findings import VerifyReport
 
-DIFFS_SHOWN = 1
-PAIRS_SHOWN = 5
+ITEMS_KEPT = 1000  # per case: enough for any report; a 500,000-row matrix counts the rest
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One concrete thing to fix, and where a file holds it (a fixture, a plays file)."""
+
+    text: str
+    file: str | None = None
+    line: int | None = None
+
+    def where(self) -> str:
+        """`file:line`, `file`, or nothing."""
+        if self.file is None:
+            return ""
+        return self.file if self.line is None else f"{self.file}:{self.line}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +49,22 @@ class Case:
     name: str
     ok: bool
     message: str
+    items: tuple[Item, ...] = ()
+    more: int = 0  # items that exist beyond `items`, counted and not listed
+    detail: str = ""  # the full evidence (expected and actual in full), for the JUnit body
+    classname: str = ""  # the JUnit classname when the suite's name is not enough
+
+    @property
+    def item_count(self) -> int:
+        return len(self.items) + self.more
+
+    def item_lines(self, limit: int) -> list[str]:
+        """The first `limit` items as `- text at file:line`, then how many more."""
+        lines = [
+            f"- {i.text} at {i.where()}" if i.where() else f"- {i.text}" for i in self.items[:limit]
+        ]
+        more = self.item_count - min(limit, len(self.items))
+        return lines + ([f"… and {more:,} more"] if more > 0 else [])
 
 
 @dataclass(slots=True)
@@ -66,13 +102,19 @@ def _differences(expected: Any, actual: Any, path: str = "$") -> list[str]:
     return [] if same else [f"{path}: expected {json_text(expected)}, actual {json_text(actual)}"]
 
 
-def board_difference(row: BoardRow) -> str:
-    """One compact difference of a board row (and how many more there are)."""
-    found = _differences(row.expected_state, row.actual_state)
-    if not found:  # strict equality can still fail on types json_text shows the same
-        return "expected and actual differ in type"
-    more = len(found) - DIFFS_SHOWN
-    return "; ".join(found[:DIFFS_SHOWN]) + (f" (+{more} more)" if more > 0 else "")
+def _board_case(row: BoardRow) -> Case:
+    """A board row; failed, its items are the differing fields by JSON path and its detail the
+    expected and actual states in full."""
+    if row.match:
+        return Case(row.feature, True, "holds")
+    found = _differences(row.expected_state, row.actual_state) or [
+        "$: expected and actual differ in type"
+    ]
+    detail = (
+        f"expected: {json_text(row.expected_state)}\nactual:   {json_text(row.actual_state)}"
+    )
+    fields = f"{count(len(found))} field{'s differ' if len(found) != 1 else ' differs'}"
+    return Case(row.feature, False, fields, tuple(Item(f) for f in found), detail=detail)
 
 
 def _word(allowed: bool) -> str:
@@ -88,40 +130,122 @@ def pair_text(row: ShadowRow) -> str:
     )
 
 
-def _shadow_cases(rows: Sequence[ShadowRow]) -> list[Case]:
+def shown_path(path: Path | str) -> str:
+    """A path as a reader finds it: relative to the working folder when under it (GitHub
+    resolves annotations against the checkout), else as it is."""
+    text = str(path)
+    try:
+        return os.path.relpath(text) if Path(text).resolve().is_relative_to(Path.cwd()) else text
+    except (OSError, ValueError):
+        return text
+
+
+def partner_lines(licences: Path) -> dict[str, int]:
+    """The line of each partner's `nodeId` in licences.json, so a mismatch points at the entry
+    that says what the registry holds. A file that cannot be read gives no lines."""
+    from compliance_bake.inputs.fixtures import LICENCES_FILE
+
+    found: dict[str, int] = {}
+    try:
+        text = (licences / LICENCES_FILE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return found
+    for number, line in enumerate(text.splitlines(), start=1):
+        key = line.find('"nodeId"')
+        if key < 0:
+            continue
+        value = line[key + len('"nodeId"') :].lstrip(" \t:")
+        try:
+            partner, _ = json.JSONDecoder().raw_decode(value)
+        except ValueError:
+            continue
+        if isinstance(partner, str):
+            found.setdefault(partner, number)
+    return found
+
+
+def _shadow_cases(rows: Iterable[ShadowRow], fixtures: Path | None) -> list[Case]:
     by_state: dict[str, list[ShadowRow]] = {}
     for row in rows:
-        by_state.setdefault(row.state, [])
+        wrong = by_state.setdefault(row.state, [])
         if not row.match:
-            by_state[row.state].append(row)
+            wrong.append(row)
+    lines = partner_lines(fixtures) if fixtures is not None else {}
+    where = None
+    if fixtures is not None:
+        from compliance_bake.inputs.fixtures import LICENCES_FILE
+
+        where = shown_path(fixtures / LICENCES_FILE)
     cases = []
     for state, wrong in by_state.items():
-        shown = "; ".join(pair_text(r) for r in wrong[:PAIRS_SHOWN])
-        more = f" (+{count(len(wrong) - PAIRS_SHOWN)} more)" if len(wrong) > PAIRS_SHOWN else ""
-        message = f"{count(len(wrong))} mismatched: {shown}{more}" if wrong else "no mismatches"
-        cases.append(Case(state, not wrong, message))
+        if not wrong:
+            cases.append(Case(state, True, "no mismatches"))
+            continue
+        items = tuple(
+            Item(pair_text(r), where, lines.get(r.partner)) for r in wrong[:ITEMS_KEPT]
+        )
+        more = len(wrong) - len(items)
+        cases.append(Case(state, False, f"{count(len(wrong))} mismatched", items, more))
     return cases
 
 
-def _reason_cases(by_reason: dict[str, int]) -> list[Case]:
-    return [
-        Case(reason, n == 0, f"{count(n)} play{'s' if n != 1 else ''}")
-        for reason, n in by_reason.items()
-    ]
+def _clip(text: str) -> str:
+    """A play's field as a summary shows it: a field can be megabytes, and the JSON report and
+    --violations-out keep it whole."""
+    from compliance_bake.cli.terminal import CELL_CHARS
+
+    if len(text) <= CELL_CHARS:
+        return text
+    return f"{text[:CELL_CHARS]}… ({len(text):,} characters)"
 
 
-def of_bake(result: BakeResult) -> Outcome:
+def play_text(play: ViolatingPlay) -> str:
+    """A violating play as the operator looks it up: its id (or its raw text when it has
+    none), then who, where and which ZIP."""
+    if play.play_id is None:
+        return f"row {json_text(_clip(play.raw or ''))}"
+    facts = [f"{name} {_clip(str(value))}" for name, value in (
+        ("partner", play.partner), ("state", play.state), ("zip", play.zip)
+    ) if value is not None]  # fmt: skip
+    return f"play {_clip(str(play.play_id))}" + (f" ({', '.join(facts)})" if facts else "")
+
+
+def _plays_file(plays: str) -> str | None:
+    """The plays file an annotation can point into: one local file, not a folder, a pattern,
+    standard input or a URL (the audit does not say which file of several a line is in)."""
+    return shown_path(plays) if plays != "-" and Path(plays).is_file() else None
+
+
+def _reason_cases(
+    by_reason: dict[str, int], violations: Sequence[ViolatingPlay], plays: str | None
+) -> list[Case]:
+    file = _plays_file(plays) if plays is not None else None
+    kept: dict[str, list[Item]] = {}
+    for play in violations:
+        listed = kept.setdefault(play.reason.value, [])
+        if len(listed) < ITEMS_KEPT:
+            listed.append(Item(play_text(play), file if play.line else None, play.line))
+    cases = []
+    for reason, n in by_reason.items():
+        items = tuple(kept.get(reason, ()))
+        message = f"{count(n)} play{'s' if n != 1 else ''}"
+        cases.append(Case(reason, n == 0, message, items, max(0, n - len(items))))
+    return cases
+
+
+def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
+    """The bake's outcome; `fixtures` (the --fixtures folder) lets mismatches name their line."""
     snap = result.snapshot
     suites = {
-        "board": [
-            Case(r.feature, r.match, "holds" if r.match else board_difference(r))
-            for r in snap.enhancements.rows
-        ],
+        "board": [_board_case(r) for r in snap.enhancements.rows],
         "integrity": [Case(c.id, c.ok, c.label) for c in snap.integrity.checks],
-        "shadow": _shadow_cases(snap.shadow.rows),
+        "shadow": _shadow_cases(snap.shadow.rows, fixtures),
     }
     if result.violations_by_reason is not None:
-        suites["zip-window"] = _reason_cases(result.violations_by_reason)
+        audit = result.deep_audit
+        violations = audit.violations if audit is not None else []
+        plays = audit.plays if audit is not None else None
+        suites["zip-window"] = _reason_cases(result.violations_by_reason, violations, plays)
     failed = [c.name for c in suites["integrity"] if not c.ok]
     verdict = "PASS: every check holds" if result.ok else "FAIL: " + ", ".join(failed)
     return Outcome("bake snapshot", result.ok, result.exit_code, verdict, suites, result.summary())
@@ -134,12 +258,26 @@ def of_audit(result: AuditResult) -> Outcome:
         verdict = f"PASS: {audit.label}"
     else:
         verdict = f"FAIL: zip-window, {count(audit.violation_count)} violations"
-    suites = {"zip-window": _reason_cases(by_reason)}
+    suites = {"zip-window": _reason_cases(by_reason, audit.violations, audit.plays)}
     return Outcome("audit deep", audit.ok, result.exit_code, verdict, suites, result.summary())
 
 
+def _verify_cases(report: VerifyReport) -> list[Case]:
+    """One case per finding, named for what it checks (the file and the rule or kind), unique
+    within the run: a second check of the same file and kind is numbered."""
+    seen: dict[str, int] = {}
+    cases = []
+    for f in report.findings:
+        name = f"{f.file} {f.rule or f.kind}"
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:
+            name = f"{name} #{seen[name]}"
+        cases.append(Case(name, f.ok, f.what, classname=f"compliance-bake.verify.{f.kind}"))
+    return cases
+
+
 def of_verify(report: VerifyReport, exit_code: int, details: dict[str, Any]) -> Outcome:
-    cases = [Case(f.file, f.ok, f.what) for f in report.findings]
+    cases = _verify_cases(report)
     failures = len(report.failures)
     if not report.ok:
         verdict = f"FAIL: {count(failures)} of {count(len(cases))} checks"

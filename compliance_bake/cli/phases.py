@@ -26,25 +26,6 @@ def err_console() -> Any:
     return Console(file=sys.stderr, highlight=False, width=width())
 
 
-class RichProgress:
-    """A ProgressSink drawn by rich's Progress."""
-
-    def __init__(self, progress: Any) -> None:
-        self._progress = progress
-        self._task: Any = None
-
-    def begin(self, label: str, total: int) -> None:
-        self._task = self._progress.add_task(label, total=total)
-
-    def advance(self, amount: int) -> None:
-        if self._task is not None:
-            self._progress.advance(self._task, amount)
-
-    def end(self) -> None:
-        if self._task is not None:
-            self._progress.update(self._task, completed=self._progress.tasks[-1].total)
-
-
 HEARTBEAT = 30.0  # seconds between "still running" lines of one long phase
 
 
@@ -67,6 +48,7 @@ class PhaseLines:
     since: float = 0.0
     seen: list[str] = field(default_factory=list)
     _task: Any = None
+    _counted: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop: threading.Event = field(default_factory=threading.Event)
     _beat: threading.Thread | None = None
@@ -98,13 +80,39 @@ class PhaseLines:
             self.current, self.since = name, now
             self.seen.append(name)
             if self.live is not None:
-                if self._task is None:
+                if self._task is None or self._counted:
+                    # rich cannot set a counted row back to no total: a fresh spinner row
+                    if self._task is not None:
+                        self.live.remove_task(self._task)
                     self._task = self.live.add_task(name, total=None)
+                    self._counted = False
                 else:
                     self.live.update(self._task, description=name)
         if self.enabled and self._beat is None:
             self._beat = threading.Thread(target=self._heartbeat, daemon=True)
             self._beat.start()
+
+    # The progress sink: counted work (the matrix, the audit's read) fills the running phase's
+    # own row, so a terminal shows one bar, never a finished bar beside a live one.
+    def begin(self, label: str, total: int) -> None:
+        with self._lock:
+            if self.live is None:
+                return
+            if self._task is None:
+                self._task = self.live.add_task(label, total=total)
+            else:
+                self.live.update(self._task, description=label, total=total, completed=0)
+
+    def advance(self, amount: int) -> None:
+        if self.live is not None and self._task is not None:
+            self.live.advance(self._task, amount)
+
+    def end(self) -> None:
+        with self._lock:
+            if self.live is not None and self._task is not None:
+                # the finished count is drawn once, then the row waits for the next phase
+                self.live.refresh()
+                self._counted = True
 
     def stop(self) -> None:
         """End the heartbeat (always, on success or error)."""
@@ -146,7 +154,7 @@ def reporting(command: str, *, enabled: bool) -> Iterator[tuple[Any, PhaseLines]
     ) as progress:
         phases = PhaseLines(command, enabled, console=progress.console, live=progress)
         try:
-            yield RichProgress(progress), phases
+            yield phases, phases
         finally:
             phases.stop()
         phases.done()

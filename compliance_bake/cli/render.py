@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from compliance_bake.cli.phases import err_console
+from compliance_bake.cli.short_summary import failure_summary
 from compliance_bake.cli.terminal import clipped, count, previous_lines, safe, width
 
 if TYPE_CHECKING:
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from compliance_bake.verify.findings import VerifyReport
 
 MISMATCH_ROWS_SHOWN = 20
-SUMMARY_SHOWN = 10
 
 
 def _out() -> Any:
@@ -86,7 +86,7 @@ def _board(snap: Snapshot, depth: int) -> Any:
     return board
 
 
-def bake_report(result: BakeResult, depth: int) -> None:
+def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) -> None:
     from rich.table import Table
 
     from compliance_bake.cli.outcome import of_bake, pair_text
@@ -130,29 +130,7 @@ def bake_report(result: BakeResult, depth: int) -> None:
         for line in previous_lines(result.previous):
             console.print(line, soft_wrap=False)  # wrapped at the width
     console.print(f"Wrote {count(len(result.written))} files to {safe(result.out_dir)}")
-    failure_summary(of_bake(result), console)
-
-
-def failure_summary(outcome: Outcome, console: Any | None = None) -> None:
-    """The short summary: each failed case (at most SUMMARY_SHOWN a suite), then the verdict."""
-    console = console or _out()
-    failed = outcome.failed()
-    if failed:
-        rule = "=" * 8
-        console.print(f"[bold red]{rule} short summary: {count(len(failed))} failed {rule}[/]")
-        shown: dict[str, int] = {}
-        for suite, case in failed:
-            shown[suite] = shown.get(suite, 0) + 1
-            if shown[suite] <= SUMMARY_SHOWN:
-                console.print(
-                    f"[red]FAILED[/red] {safe(suite)} {safe(case.name)}: {safe(case.message)}",
-                    soft_wrap=False,
-                )
-        for suite, n in shown.items():
-            if n > SUMMARY_SHOWN:
-                console.print(f"… and {count(n - SUMMARY_SHOWN)} more {safe(suite)} failures")
-    style = "green" if outcome.ok else "bold red"
-    console.print(f"[{style}]{safe(outcome.verdict)}[/{style}]")
+    failure_summary(outcome or of_bake(result), console)
 
 
 def audit_report(result: AuditResult) -> None:

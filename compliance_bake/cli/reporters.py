@@ -2,28 +2,49 @@
 
 Formats: `json` (the run summary: schemaVersion, the tool's version, the verdict, every case and
 the command's own --json summary; schemas/run-summary.schema.json), `junit` (JUnit XML: one
-test suite per suite of the outcome, one test case per case, a failure per failed case) and
-`github` (GitHub Actions workflow commands: one `::error` annotation per failed case, a
-`::notice` with the verdict). PATH `-` is stdout. Each file is written whole or not at all.
+test suite per suite of the outcome, one test case per case, a failure per failed case whose
+body holds the full evidence and the items to fix), `github` (GitHub Actions workflow commands:
+an `::error` annotation per failed case, pointing with `file=`/`line=` at the fixture or plays
+line when there is one, and a `::notice` with the verdict) and `markdown` (a step summary for
+`$GITHUB_STEP_SUMMARY`: the verdict, a table of the suites, the failed cases with their first
+items). PATH `-` is stdout. Each file is written whole or not at all.
+
+stdout carries one format: at most one report goes to `-`, and not with `--json`
+(`check_stdout` refuses both, exit 2); with a report on `-` the human tables go to stderr.
+
+A report never replaces a node that is not a regular file. A regular file or an absent PATH is
+written whole or not at all (a temporary file beside it, renamed over it), mode 0644 like `out/`;
+a FIFO or a character device (`/dev/null`, a terminal) and `-` are written into as a stream, so a
+reader at the other end gets the report and the device stays a device. A symlink is followed only
+when it ends at a FIFO or a character device (`/dev/stdout` on a pipe or a terminal): renaming over
+it would replace the link, and writing through it would not be atomic. Anything else (a folder, a
+socket, a block device) is bad input naming the path. The path is checked when the option is read,
+before the command runs, and again when the report is written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import stat
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
 from compliance_bake import __version__
-from compliance_bake.cli.outcome import Outcome
+from compliance_bake.cli.outcome import Case, Outcome
+from compliance_bake.report.escape import INVISIBLE
 
-FORMATS = ("json", "junit", "github")
+FORMATS = ("json", "junit", "github", "markdown")
 SUMMARY_SCHEMA_VERSION = 1
+JSON_ITEMS = 20  # items of a failed case in the JSON summary
 
 
-class ReportSpec(click.ParamType):
+class ReportSpec(click.ParamType):  # type: ignore[type-arg]
     name = "FORMAT:PATH"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> tuple[str, str]:
@@ -37,7 +58,97 @@ class ReportSpec(click.ParamType):
                 param,
                 ctx,
             )
+        problem = _unwritable(path)
+        if problem:
+            self.fail(problem, param, ctx)
         return kind, path
+
+
+def _started(ctx: click.Context, _param: Any, value: Any) -> Any:
+    """Note when the run started (the option is read before the command runs), for the JUnit
+    suite's timestamp and time."""
+    ctx.meta.setdefault("compliance_bake.started", (datetime.now(UTC), _monotonic()))
+    return value
+
+
+def _monotonic() -> float:
+    import time
+
+    return time.monotonic()
+
+
+def check_stdout(reports: tuple[tuple[str, str], ...], as_json: bool) -> bool:
+    """Refuse two formats on stdout (exit 2, before anything runs); True when a report takes
+    stdout, and the human tables must then go to stderr (`human_output`)."""
+    from compliance_bake.errors import InputError
+
+    on_stdout = [kind for kind, where in reports if where == "-"]
+    if len(on_stdout) > 1:
+        raise InputError(
+            f"--report {on_stdout[0]}:- and --report {on_stdout[1]}:- both write to stdout, "
+            "which carries one format",
+            f"write all but one to a file, e.g. --report {on_stdout[1]}:reports/"
+            f"compliance.{_SUFFIX[on_stdout[1]]}",
+        )
+    if on_stdout and as_json:
+        raise InputError(
+            f"--json and --report {on_stdout[0]}:- both write to stdout, which carries one format",
+            f"write the report to a file (--report {on_stdout[0]}:PATH), or drop --json",
+        )
+    return bool(on_stdout)
+
+
+_SUFFIX = {"json": "json", "junit": "xml", "github": "txt", "markdown": "md"}
+
+
+def human_output(to_stderr: bool) -> contextlib.AbstractContextManager[Any]:
+    """Where the human tables go: stdout, or stderr when a report holds stdout."""
+    if to_stderr:
+        return contextlib.redirect_stdout(sys.stderr)
+    return contextlib.nullcontext()
+
+
+_STREAM = "stream"
+_FILE = "file"
+
+
+def _kind_of(path: str) -> str:
+    """`_FILE` (write atomically), `_STREAM` (write into), or raise ValueError saying why not."""
+    if path == "-":
+        return _STREAM
+    try:
+        link = os.lstat(path)
+    except FileNotFoundError:
+        return _FILE
+    except OSError as exc:
+        raise ValueError(f"cannot inspect {path}: {exc.strerror}") from None
+    if stat.S_ISREG(link.st_mode):
+        return _FILE
+    if stat.S_ISFIFO(link.st_mode) or stat.S_ISCHR(link.st_mode):
+        return _STREAM
+    if stat.S_ISLNK(link.st_mode):
+        try:
+            target = os.stat(path).st_mode
+        except OSError:
+            target = 0
+        if stat.S_ISFIFO(target) or stat.S_ISCHR(target):
+            return _STREAM
+        raise ValueError(
+            f"{path} is a symlink to something other than a FIFO or a character device; a "
+            "report is not written through it (pass the real path, or - for stdout)"
+        )
+    raise ValueError(
+        f"{path} is not a regular file, a FIFO or a character device; pass a file path, or - "
+        "for stdout"
+    )
+
+
+def _unwritable(path: str) -> str:
+    try:
+        _kind_of(path)
+    except ValueError as exc:
+        return str(exc)
+    return ""
 
 
 report_option = click.option(
@@ -46,9 +157,25 @@ report_option = click.option(
     type=ReportSpec(),
     multiple=True,
     metavar="FORMAT:PATH",
-    help="Also write a report: json (the run summary), junit (JUnit XML) or github (workflow "
-    "annotations); PATH - is stdout. Repeatable.",
+    callback=_started,
+    help="Also write a report: json (the run summary), junit (JUnit XML), github (workflow "
+    "annotations) or markdown (a step summary); PATH - is stdout (one report at most, not "
+    "with --json; the tables then go to stderr). Repeatable.",
 )
+
+
+def _items_json(case: Case, limit: int) -> dict[str, Any]:
+    if case.ok or not case.item_count:
+        return {}
+    items = []
+    for item in case.items[:limit]:
+        entry: dict[str, Any] = {"text": item.text}
+        if item.file is not None:
+            entry["file"] = item.file
+        if item.line is not None:
+            entry["line"] = item.line
+        items.append(entry)
+    return {"items": items, "moreItems": case.item_count - len(items)}
 
 
 def summary_document(outcome: Outcome) -> dict[str, Any]:
@@ -64,7 +191,10 @@ def summary_document(outcome: Outcome) -> dict[str, Any]:
                 "name": suite,
                 "tests": len(cases),
                 "failures": sum(not c.ok for c in cases),
-                "cases": [{"name": c.name, "ok": c.ok, "message": c.message} for c in cases],
+                "cases": [
+                    {"name": c.name, "ok": c.ok, "message": c.message, **_items_json(c, JSON_ITEMS)}
+                    for c in cases
+                ],
             }
             for suite, cases in outcome.suites.items()
         ],
@@ -72,50 +202,19 @@ def summary_document(outcome: Outcome) -> dict[str, Any]:
     }
 
 
-def junit_bytes(outcome: Outcome) -> bytes:
-    from xml.etree import ElementTree  # here: every command's --help imports this module
-
-    root = ElementTree.Element("testsuites", name=f"compliance-bake {outcome.command}")
-    total = failures = 0
-    for suite, cases in outcome.suites.items():
-        failed = sum(not c.ok for c in cases)
-        total += len(cases)
-        failures += failed
-        node = ElementTree.SubElement(
-            root, "testsuite", name=suite, tests=str(len(cases)), failures=str(failed), errors="0"
-        )
-        for case in cases:
-            test = ElementTree.SubElement(
-                node, "testcase", name=case.name, classname=f"compliance-bake.{suite}"
-            )
-            if not case.ok:
-                failure = ElementTree.SubElement(test, "failure", message=case.message)
-                failure.text = case.message
-    root.set("tests", str(total))
-    root.set("failures", str(failures))
-    ElementTree.indent(root)
-    return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+def run_clock() -> tuple[datetime, float]:
+    """When the run started and how long it took, from the note `--report` took."""
+    ctx = click.get_current_context(silent=True)
+    started = ctx.meta.get("compliance_bake.started") if ctx is not None else None
+    if started is None:
+        return datetime.now(UTC), 0.0
+    at, monotonic = started
+    return at, max(0.0, _monotonic() - monotonic)
 
 
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
-def github_bytes(outcome: Outcome) -> bytes:
-    lines = [
-        f"::error title={_escape_property(f'{suite}: {case.name}')}::{_escape_data(case.message)}"
-        for suite, case in outcome.failed()
-    ]
-    level = "notice" if outcome.ok else "error"
-    lines.append(
-        f"::{level} title={_escape_property('compliance-bake ' + outcome.command)}::"
-        f"{_escape_data(outcome.verdict)}"
-    )
-    return ("\n".join(lines) + "\n").encode("utf-8")
+def _json_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return char if char == "\n" else f"\\u{ord(char):04x}"
 
 
 def _render(kind: str, outcome: Outcome) -> bytes:
@@ -123,34 +222,68 @@ def _render(kind: str, outcome: Outcome) -> bytes:
         import json
 
         text = json.dumps(summary_document(outcome), indent=2, ensure_ascii=False) + "\n"
-        return text.encode("utf-8")
+        # JSON escapes C0 itself (the raw line breaks are the indentation); DEL, C1 and the
+        # bidirectional controls are escaped too (the same value once parsed), as the report
+        # may be written to a terminal.
+        return INVISIBLE.sub(_json_escape, text).encode("utf-8")
     if kind == "junit":
-        return junit_bytes(outcome)
-    return github_bytes(outcome)
+        import socket
+
+        from compliance_bake.cli.report_junit import junit_bytes
+
+        started, seconds = run_clock()
+        return junit_bytes(outcome, started, seconds, socket.gethostname())
+    from compliance_bake.cli.report_github import github_bytes, markdown_bytes
+
+    return markdown_bytes(outcome) if kind == "markdown" else github_bytes(outcome)
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
     import tempfile
 
-    from compliance_bake.errors import InputError
-
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(
-            f"--report: cannot write {path}: {exc.strerror}", "pass a writable PATH"
-        ) from None
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _write_stream(path: str, data: bytes) -> None:
+    # No O_CREAT: the node exists; O_NOFOLLOW is not set because a symlink here was checked to
+    # end at a FIFO or a character device, which cannot be renamed over by accident.
+    fd = os.open(path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0))
+    with os.fdopen(fd, "wb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)):
+            raise ValueError(f"{path} changed while the command ran and is no longer a stream")
+        handle.write(data)
 
 
 def write_reports(reports: tuple[tuple[str, str], ...], outcome: Outcome) -> None:
+    from compliance_bake.errors import InputError
+
     for kind, where in reports:
         data = _render(kind, outcome)
         if where == "-":
             sys.stdout.flush()
             click.echo(data.decode("utf-8"), nl=False)
-        else:
-            _write_atomically(Path(where), data)
+            continue
+        try:
+            if _kind_of(where) == _STREAM:
+                _write_stream(where, data)
+            else:
+                _write_atomically(Path(where), data)
+        except ValueError as exc:
+            raise InputError(
+                f"--report: {exc}", "pass a regular file path, or - for stdout"
+            ) from None
+        except OSError as exc:
+            raise InputError(
+                f"--report: cannot write {where}: {exc.strerror}", "pass a writable PATH"
+            ) from None

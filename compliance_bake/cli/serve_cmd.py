@@ -7,12 +7,12 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import fixtures_option, fixtures_path, keys_file_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
 
 
 @click.command(
     context_settings=CONTEXT,
-    epilog=exit_codes(0, 2, 4),
+    epilog=exit_codes(0, 2, 4, zero=DONE),
     short_help="Run the compliance service (and the baked files, read-only).",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
@@ -33,6 +33,13 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
     help="Baked folder whose snapshot, registry files and portal page are served read-only.",
 )
 @keys_file_option
+@click.option(
+    "--log",
+    "log_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="A transparency log folder (`bake snapshot --log DIR`) served read-only under /log/.",
+)
 @click.option("--access-log", is_flag=True, help="Log every request on stderr.")
 @click.option(
     "--client-timeout",
@@ -49,6 +56,7 @@ def serve(
     fixtures_dir: Path | None,
     out_dir: Path,
     keys_file: Path,
+    log_dir: Path | None,
     access_log: bool,
     client_timeout: int,
 ) -> None:
@@ -64,7 +72,9 @@ def serve(
       compliance-bake keys mint --label ci
       compliance-bake serve --port 8080
       compliance-bake serve --host 127.0.0.1 --port 0 --out out
+      compliance-bake serve --out out --log log
     """
+    from compliance_bake.cli.terminal import plain
     from compliance_bake.service.runner import Listening, ServeSettings
     from compliance_bake.service.runner import serve as run
 
@@ -72,8 +82,8 @@ def serve(
         states = ", ".join(where.states) if len(where.states) <= 8 else f"{len(where.states)}"
         click.echo(
             f"compliance-bake serve: listening on {where.url} "
-            f"(states {states}; {where.keys} agent key(s) from {keys_file}; "
-            f"snapshot from {out_dir}/)",
+            f"(states {states}; {where.keys} agent key(s) from {plain(keys_file)}; "
+            f"snapshot from {plain(out_dir)}/)",
             err=True,
         )
         if where.keys == 0:
@@ -86,9 +96,9 @@ def serve(
 
         if not (out_dir / API_FILE).is_file():
             click.echo(
-                f"compliance-bake serve: warning: {out_dir}/ holds no bake ({API_FILE} is "
+                f"compliance-bake serve: warning: {plain(out_dir)}/ holds no bake ({API_FILE} is "
                 "missing), so the snapshot routes answer 404 (fix: run `compliance-bake bake "
-                f"snapshot --out {out_dir}`, or pass --out FOLDER of a bake)",
+                f"snapshot --out {plain(out_dir)}`, or pass --out FOLDER of a bake)",
                 err=True,
             )
 
@@ -100,5 +110,6 @@ def serve(
         keys_file=keys_file,
         access_log=access_log,
         client_timeout=client_timeout,
+        log_dir=log_dir,
     )
     run(settings, announce)

@@ -8,6 +8,13 @@ Each command's footer lists only the exit codes it can give: `exit_codes(0, 2, 3
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import click
+from click import _textwrap
+
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 _MEANINGS = {
@@ -19,6 +26,40 @@ _MEANINGS = {
 }
 
 
+class _SpacesOnlyWrapper(_textwrap.TextWrapper):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.update(break_on_hyphens=False, break_long_words=False)
+        super().__init__(*args, **kwargs)
+
+
+@contextmanager
+def _spaces_only() -> Iterator[None]:
+    """Click wraps help with a TextWrapper that breaks words at hyphens and splits words longer
+    than a line, cutting paths and option names that readers copy. `click.formatting.wrap_text`
+    looks the wrapper class up in `click._textwrap` on each call and takes no switch, so the
+    class is swapped for one that wraps at spaces only while help is written."""
+    saved = _textwrap.TextWrapper
+    _textwrap.TextWrapper = _SpacesOnlyWrapper  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        _textwrap.TextWrapper = saved  # type: ignore[misc]
+
+
+class HelpFormatter(click.HelpFormatter):
+    """Click's help formatter, wrapping at spaces only, so every token in help can be copied."""
+
+    def write_text(self, text: str) -> None:
+        with _spaces_only():
+            super().write_text(text)
+
+    def write_dl(
+        self, rows: Iterable[tuple[str, str]], col_max: int = 30, col_spacing: int = 2
+    ) -> None:
+        with _spaces_only():
+            super().write_dl(rows, col_max, col_spacing)
+
+
 def exit_codes(*codes: int, zero: str = "", one: str = "", two: str = "", three: str = "") -> str:
     """The footer for a command that can exit with codes; `zero`..`three` refine what they mean."""
     refined = {code: text for code, text in enumerate((zero, one, two, three)) if text}
@@ -26,6 +67,9 @@ def exit_codes(*codes: int, zero: str = "", one: str = "", two: str = "", three:
     lines = [f"  {code}  {meanings[code]}" for code in codes]
     return "\b\nExit codes:\n" + "\n".join(lines)
 
+
+# What a command that checks nothing (mint, list, revoke, serve) means by 0.
+DONE = "done"
 
 # Every code, for the group's own help.
 EXIT_CODES = exit_codes(

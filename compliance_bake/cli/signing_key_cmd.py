@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
 
 
 @click.group(
@@ -21,7 +21,7 @@ def signing_key() -> None:
     """
 
 
-@signing_key.command(context_settings=CONTEXT, epilog=exit_codes(0, 2, 4))
+@signing_key.command(context_settings=CONTEXT, epilog=exit_codes(0, 2, 4, zero=DONE))
 @click.option(
     "--key-file",
     type=click.Path(path_type=Path, dir_okay=False),

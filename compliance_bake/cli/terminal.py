@@ -1,23 +1,24 @@
 """Text for the terminal: control characters shown as escapes, numbers with separators, widths.
 
 Fixtures and targets are not trusted: a partner id or a runtime string with ESC or an OSC
-sequence must never reach the terminal raw, so every value printed goes through `safe`, which
-shows C0/C1 control characters (and DEL) as `\\xNN` and then escapes rich markup.
+sequence must never reach the terminal raw, so every value printed goes through `plain` (the one
+escape, `report.escape.visible`) or `safe`, which also escapes rich markup.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+from compliance_bake.report.escape import visible
+
+plain = visible  # the one escape, under the name the CLI's modules use
 
 
-def plain(value: object) -> str:
-    """The text of value with control characters as visible escapes (no markup escaping)."""
-    text = "" if value is None else str(value)
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+def plain_lines(text: str) -> str:
+    """A rendered report with each of its lines through `plain`: the line breaks the renderer
+    put there stay, every other control character a value carried is shown."""
+    return "\n".join(plain(line) for line in text.split("\n"))
 
 
 def safe(value: object) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,6 +17,9 @@ from compliance_bake.cli.options import (
 from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
 
+if TYPE_CHECKING:
+    from compliance_bake.verify.findings import VerifyReport
+
 
 @click.command(
     context_settings=CONTEXT,
@@ -26,8 +30,9 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
         3,
         4,
         one="done, and a check failed: it does not verify",
-        three="a URL failed to fetch (unreachable, timeout, redirect, too big, cut)",
+        three="a URL SOURCE failed (unreachable, timed out, cut short, over the cap)",
     ),
+    short_help="Re-check a snapshot offline: authentic and compliant.",
 )
 @click.argument("source", metavar="[SOURCE]", default="out")
 @secret_file_option
@@ -58,6 +63,26 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
     help="Seconds for the whole fetch of a URL: connecting, status line, headers and body "
     "(redirects are never followed; 256 MiB at most).",
 )
+@click.option(
+    "--log",
+    "log_location",
+    metavar="DIR|URL",
+    default=None,
+    help="Also check that the transparency log's latest checkpoint extends the one OUT/log/ "
+    "proves the snapshot in (a consistency proof from the log's tiles).",
+)
+@public_key_option(
+    "--witness-key",
+    "witness_keys",
+    help="A witness's Ed25519 public key (from `witness-key mint`); repeatable.",
+)
+@click.option(
+    "--witness-threshold",
+    type=click.IntRange(min=1),
+    default=None,
+    help="How many of the --witness-key witnesses must have cosigned a checkpoint that holds "
+    "the snapshot.  [default: all of them]",
+)
 @json_option
 @quiet_option
 @report_option
@@ -68,6 +93,9 @@ def verify(
     digests_only: bool,
     allow_recorded_failures: bool,
     timeout: float,
+    log_location: str | None,
+    witness_keys: tuple[Path, ...],
+    witness_threshold: int | None,
     as_json: bool,
     quiet: bool,
     reports: tuple[tuple[str, str], ...],
@@ -98,6 +126,12 @@ def verify(
       compliance-bake verify out --public-key signing-key.pub.pem
       compliance-bake verify out --digests-only
       compliance-bake verify out --allow-recorded-failures
+      compliance-bake verify out --public-key signing-key.pub.pem --log log \\
+        --witness-key regulator.pub.pem
+
+    With OUT/log/ present (a bake with --log) it also checks the inclusion proof and the
+    checkpoint's signature with --public-key; --log DIR|URL checks that the log's latest
+    checkpoint extends it; --witness-key requires cosignatures (docs/transparency-log.md).
     """
     from compliance_bake.cli import outcome, render, reporters
     from compliance_bake.cli.phases import reporting
@@ -106,6 +140,7 @@ def verify(
     from compliance_bake.signing.signing_key import public_keys_from
     from compliance_bake.verify.verifier import KeyMaterial, VerifyOptions, verify_source
 
+    tables_to_stderr = reporters.check_stdout(reports, as_json)
     keys = KeyMaterial(resolve_secret(secret_file), tuple(public_keys_from(public_keys)))
     with reporting("verify", enabled=not (as_json or quiet)) as (_progress, phases):
         options = VerifyOptions(
@@ -115,11 +150,40 @@ def verify(
             phases=phases,
         )
         report = verify_source(source, keys, options)
+    _check_log(report, source, keys.public_keys, log_location, witness_keys, witness_threshold,
+               timeout)
     code = EXIT_OK if report.ok else EXIT_CHECK_FAILED
     result = outcome.of_verify(report, code, render.verify_summary(report))
     if as_json:
         render.verify_json(report)
     else:
-        render.verify_report(report, result)
+        with reporters.human_output(tables_to_stderr):
+            render.verify_report(report, result)
     reporters.write_reports(reports, result)
     sys.exit(code)
+
+
+def _check_log(
+    report: VerifyReport,
+    source: str,
+    public_keys: tuple[bytes, ...],
+    log_location: str | None,
+    witness_keys: tuple[Path, ...],
+    threshold: int | None,
+    timeout: float,
+) -> None:
+    """OUT/log/, the log and its witnesses (compliance_bake.log.proof), as findings of the
+    authentic verdict."""
+    from compliance_bake.log.proof import check_folder
+    from compliance_bake.signing.signing_key import read_public_key
+    from compliance_bake.verify.findings import KEY
+
+    if report.source_kind != "folder" and not (log_location or witness_keys):
+        return
+    witnesses = [read_public_key(path, "--witness-key") for path in witness_keys]
+    found = check_folder(Path(source), public_keys, log_location, witnesses, threshold, timeout)
+    for file, ok, what in found.findings:
+        report.add(file, ok, what, KEY)
+    report.notes.extend(found.notes)
+    if found.findings:
+        report.applied.append(", ".join(found.summary) or "transparency log")

@@ -28,6 +28,7 @@ from compliance_bake.memory import gc_paused
 
 LICENCES_FILE = "licences.json"
 GEO_FILE = "geo.json"
+SERVICE_OPTION = "--service-fixtures"
 
 _HINTS = {
     "type": "give the value the type the schema names",
@@ -44,7 +45,7 @@ _HINTS = {
 }
 
 
-def _read(folder: Path, name: str) -> Any:
+def _read(folder: Path, name: str, option: str = "--fixtures") -> Any:
     path = folder / name
     try:
         raw = read_regular_file(
@@ -53,7 +54,7 @@ def _read(folder: Path, name: str) -> Any:
     except FileNotFoundError:
         raise FixtureError(
             f"{path}: not found",
-            f"pass --fixtures DIR, a folder with {LICENCES_FILE} and {GEO_FILE}",
+            _folder_hint(option),
         ) from None
     if not raw.strip():
         raise FixtureError(
@@ -182,18 +183,42 @@ def _geo(path: Path, doc: dict[str, Any], registry: LicenceRegistry) -> tuple[Ge
     return tuple(profiles)
 
 
-def load_fixtures(folder: Path) -> Fixtures:
+def _folder_hint(option: str) -> str:
+    needs = LICENCES_FILE if option == SERVICE_OPTION else f"{LICENCES_FILE} and {GEO_FILE}"
+    return f"pass {option} DIR, a folder with {needs}"
+
+
+def _require_folder(folder: Path, option: str) -> None:
     if not folder.is_dir():
-        raise FixtureError(
-            f"{folder}: no such fixture folder",
-            f"pass --fixtures DIR, a folder with {LICENCES_FILE} and {GEO_FILE}",
-        )
-    lic_path, geo_path = folder / LICENCES_FILE, folder / GEO_FILE
+        raise FixtureError(f"{folder}: no such fixture folder", _folder_hint(option))
+
+
+def _licences(folder: Path, option: str) -> LicenceRegistry:
+    path = folder / LICENCES_FILE
+    doc = _read(folder, LICENCES_FILE, option)
+    _validate(path, schemas.LICENCES, doc)
+    return _registry(path, doc)
+
+
+def load_service_licences(folder: Path) -> LicenceRegistry:
+    """The licences a service under test believes, from `folder/licences.json` alone.
+
+    The in-process engine answers from them while the shadow keeps reading the registry of
+    `--fixtures`, so a licence that differs between the two sets shows as mismatches, as drift
+    between a live service's database and the regulator's registry would. The file meets every
+    check a fixture folder's licences.json meets, with the same messages.
+    """
+    _require_folder(folder, SERVICE_OPTION)
+    with gc_paused(keep=True):
+        return _licences(folder, SERVICE_OPTION)
+
+
+def load_fixtures(folder: Path) -> Fixtures:
+    _require_folder(folder, "--fixtures")
+    geo_path = folder / GEO_FILE
     with gc_paused(keep=True):  # everything parsed and built here is kept
-        lic_doc = _read(folder, LICENCES_FILE)
-        _validate(lic_path, schemas.LICENCES, lic_doc)
+        registry = _licences(folder, "--fixtures")
         geo_doc = _read(folder, GEO_FILE)
         _validate(geo_path, schemas.GEO, geo_doc)
-        registry = _registry(lic_path, lic_doc)
         geo = _geo(geo_path, geo_doc, registry)
     return Fixtures(registry=registry, geo=geo, source=str(folder))

@@ -1,12 +1,37 @@
-"""HTML escaping of report cells: the function the portal template applies to every cell.
+"""Escaping of text the tool did not write: HTML for the portal's cells, visible escapes for a
+terminal or a log.
 
-The `runtime.escapeHTML` self-check calls this same function through `escape_html`, looked up at
-call time, so replacing or breaking it shows in the board and in the page alike.
+`escape_html` is the function the portal template applies to every cell. The `runtime.escapeHTML`
+self-check calls this same function through `escape_html`, looked up at call time, so replacing
+or breaking it shows in the board and in the page alike.
+
+`visible` is the one escape for every terminal string that did not come from the tool itself
+(server texts, bodies, fixture keys, partner ids, labels, paths): fixtures, targets and command
+lines are not trusted, and an ESC, an OSC sequence or a carriage return must never reach a
+terminal or a log raw, where it could recolour, retitle or overwrite what the operator reads.
+C0 and C1 control characters and DEL are shown as `\\xNN`; the Unicode line and paragraph
+separators and the bidirectional overrides as `\\uNNNN`, since they reorder or split a line too.
+It lives here, below the CLI, because the service logs such strings as well.
 """
 
 from __future__ import annotations
 
+import re
+
 from markupsafe import Markup, escape
+
+INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(value: object) -> str:
+    """The text of value with every control character as a visible escape."""
+    text = "" if value is None else str(value)
+    return INVISIBLE.sub(_shown, text)
 
 
 def escape_html(value: object) -> Markup:

@@ -7,11 +7,14 @@ bake writes exactly these bytes, and `verify` re-renders them to compare.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.report.models import Snapshot
+
+if TYPE_CHECKING:
+    from compliance_bake.report.portal import PortalFacts
 
 API_FILE = "api/compliance.json"
 ENHANCEMENTS_FILE = "registry/compliance-enhancements.json"
@@ -39,11 +42,13 @@ def render_files(
     previous: Mapping[str, Any] | None = None,
     *,
     document: Mapping[str, Any] | None = None,
+    facts: PortalFacts | None = None,
 ) -> dict[str, bytes]:
     """Every file of `out/`: the JSON files from the snapshot's JSON, the portal page from the
     snapshot. `snapshot` may be a JSON document that has passed the schema (as read from a
     file); `document`: `snapshot.to_json()`, when the caller has made it already (the bake, which
-    validates it first); `previous`: the record of `bake --previous` (report/portal_previous.py).
+    validates it first); `previous`: the record of `bake --previous` (report/portal_previous.py);
+    `facts`: what the page states beyond the snapshot (the signer, the audit's detail).
     """
     from compliance_bake.report.portal import render_portal
 
@@ -53,5 +58,5 @@ def render_files(
     else:
         model, document = Snapshot.from_json(snapshot), snapshot
     files = {name: dumps_pretty(value) for name, value in json_documents(document).items()}
-    files[PORTAL_FILE] = render_portal(model, previous)
+    files[PORTAL_FILE] = render_portal(model, previous, facts=facts)
     return files

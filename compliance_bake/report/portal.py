@@ -1,46 +1,173 @@
-"""The portal page (out/portal/compliance/index.html): self-contained, every cell escaped.
+"""The portal page (out/portal/compliance/index.html): a page for compliance officers.
+
+The page reads top to bottom as an officer asks: the verdict in one sentence; who signed it and
+how to check that; what failed, with counts and the first items; the self-check board in plain
+words (expected and actual behind a disclosure); the matrix per state; the proofs; the geo
+profiles (capped); links and operator notes (collapsed).
 
 Rendered by Jinja2 with autoescaping on; every cell also passes through `escape.escape_html`
-(the function the `runtime.escapeHTML` self-check measures). The page loads nothing from the
-network: inline CSS, no scripts, and a Content-Security-Policy that forbids fetching anything.
+(the function the `runtime.escapeHTML` self-check measures), and control characters (an ESC in
+a target's runtime string) are shown as `\\x1b`-style text, never written raw. The page loads
+nothing from the network: inline CSS, no scripts, and a Content-Security-Policy that forbids
+fetching anything. No path of the baking machine appears: commands, notes and sources show file
+names only.
+
+Two facts of the bake are not in the snapshot: the signer's key id and the deep audit's counts
+per reason with its first violating plays. They travel in `PortalFacts`, which the page carries
+in a `data-facts` attribute, so `verify` re-renders the page from the snapshot and the facts it
+states (the attestation, which covers the page's bytes, vouches for them).
+
 Large matrices (more than GRID_LIMIT rows) show per-state totals and the mismatched rows instead
-of the full grid, and the geo table shows its first GEO_LIMIT partners; the JSON holds them all.
-A verdict banner on top says PASS, or FAIL with each failed integrity check (the ZIP window
-included); grid cells are coloured by match (real = shadow), the decisions written as text.
-The totals are counted with C-level iteration (one `Counter` of (state, real, match), `compress`):
-a Python loop over 500,000 rows costs more than the rest of the page. The template is compiled in
-each process that renders a page (a few tens of milliseconds).
+of the full grid. The totals are counted with C-level iteration (one `Counter` of (state, real,
+match), `compress`): a Python loop over 500,000 rows costs more than the rest of the page.
 """
 
 from __future__ import annotations
 
+import html
 import json
+import re
+import shlex
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import compress, islice
 from operator import attrgetter, not_
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
 from markupsafe import Markup
 
 from compliance_bake.report import escape
-from compliance_bake.report.models import IntegrityCheck, ShadowRow, Snapshot
+from compliance_bake.report.deepequal import strict_equals
+from compliance_bake.report.models import BoardRow, IntegrityCheck, ShadowRow, Snapshot
 from compliance_bake.resources import templates_dir
 
 GRID_LIMIT = 5_000
 MISMATCH_LIMIT = 500
-GEO_LIMIT = 500
+GEO_LIMIT = 50
+SAMPLE_LIMIT = 10
+ATTESTATION_HREF = "../../attestation/compliance.intoto.json"
 _STATE_REAL_MATCH = attrgetter("state", "real_allowed", "match")
 _MATCH = attrgetter("match")
+# C0 and C1 control characters other than tab, newline and carriage return.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# An absolute path (POSIX, home-relative or Windows drive) inside free text.
+_ABSOLUTE = re.compile(r"(?:^|(?<=[\s='\"`(]))(?:~?/(?!/)|[A-Za-z]:\\)[^\s'\"`<>)]*")
+_FACTS = re.compile(rb' data-facts="([^"]*)"')
+
+# The board's features in plain words (spec 2.2); an unknown feature shows its notes.
+PLAIN_FEATURES: dict[str, str] = {
+    "health.states": "The health route lists the regulated states.",
+    "check.ma_licensed_nba_totals": "A partner licensed in the state may take a basketball "
+    "totals wager there.",
+    "check.nj_unlicensed_block": "A partner without a licence in the state is blocked there.",
+    "status.ma_licensed_shape": "The status panel shows an active licence with limits.",
+    "identity.agent_key_prefix": "Agent keys are found by a fixed 5-character prefix, in "
+    "constant time.",
+    "runtime.deepEquals.strict_vs_loose": "Strict equality tells apart values that loose "
+    "equality takes as equal.",
+    "runtime.deepEquals.docs_matrix": "Six cases of strict inequality hold.",
+    "runtime.escapeHTML": "Report cells are HTML-escaped (<, & and quotes).",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class PortalFacts:
+    """What the bake knows beyond the snapshot: the signer's key id (None: no public-key
+    attestation), and with a deep audit its violations by reason and the first violating plays
+    (each `ViolatingPlay.as_json()` without `raw`)."""
+
+    key_id: str | None = None
+    by_reason: Mapping[str, int] | None = None
+    sample: tuple[Mapping[str, Any], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"keyId": self.key_id}
+        if self.by_reason is not None:
+            out["byReason"] = dict(self.by_reason)
+            out["sample"] = [dict(play) for play in self.sample]
+        return out
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> PortalFacts:
+        key_id = doc["keyId"]
+        by_reason = doc.get("byReason")
+        sample = doc.get("sample", [])
+        if key_id is not None and not isinstance(key_id, str):
+            raise ValueError("keyId is not a string")
+        if by_reason is not None and not (
+            isinstance(by_reason, dict)
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in by_reason.values())
+        ):
+            raise ValueError("byReason is not an object of counts")
+        if not (isinstance(sample, list) and all(isinstance(p, dict) for p in sample)):
+            raise ValueError("sample is not a list of objects")
+        return cls(key_id, by_reason, tuple(sample))
+
+
+def bake_facts(
+    key_id: str | None,
+    by_reason: Mapping[str, int] | None,
+    violations: Sequence[Mapping[str, Any]] = (),
+) -> PortalFacts:
+    """The facts of a bake: its first SAMPLE_LIMIT violating plays, without their raw text."""
+    sample = tuple(
+        {key: value for key, value in play.items() if key != "raw"}
+        for play in violations[:SAMPLE_LIMIT]
+    )
+    return PortalFacts(key_id, None if by_reason is None else dict(by_reason), sample)
+
+
+def read_facts(page: bytes) -> PortalFacts | None:
+    """The facts a page states (None: a page without them, or not readable as such)."""
+    found = _FACTS.search(page)
+    if found is None:
+        return None
+    try:
+        doc = json.loads(html.unescape(found.group(1).decode("utf-8")))
+        return PortalFacts.from_json(doc) if isinstance(doc, dict) else None
+    except (ValueError, KeyError, UnicodeDecodeError):
+        return None
+
+
+def _visible_controls(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _cell(value: object) -> Markup:
-    return escape.escape_html(value)
+    text = "" if value is None else str(value)
+    return escape.escape_html(_visible_controls(text))
 
 
-def _state_json(value: object) -> str:
+def _json_value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+
+
+def file_names(text: str) -> str:
+    """Free text with each absolute path reduced to its file name."""
+    return _ABSOLUTE.sub(lambda m: _name(m.group()), text)
+
+
+def _name(path: str) -> str:
+    pure = PureWindowsPath(path) if re.match(r"[A-Za-z]:\\", path) else PurePosixPath(path)
+    return pure.name or path
+
+
+def command_file_names(command: str) -> str:
+    """A command line with every path argument reduced to its file name."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return file_names(command)
+    return shlex.join(
+        _name(w) if not w.startswith("-") and ("/" in w or "\\" in w) else w for w in words
+    )
+
+
+def _facts_attr(facts: PortalFacts) -> str:
+    return json.dumps(facts.to_json(), ensure_ascii=True, separators=(",", ":"))
 
 
 @lru_cache(maxsize=1)
@@ -56,7 +183,9 @@ def _environment() -> Any:
         keep_trailing_newline=True,
     )
     env.filters["cell"] = _cell
-    env.filters["state"] = _state_json
+    env.filters["json"] = _json_value
+    env.filters["names"] = file_names
+    env.filters["command"] = command_file_names
     return env
 
 
@@ -96,33 +225,94 @@ def _mismatched(rows: Sequence[ShadowRow]) -> list[ShadowRow]:
     return list(islice(compress(rows, map(not_, map(_MATCH, rows))), MISMATCH_LIMIT))
 
 
+def _board_row(row: BoardRow) -> dict[str, Any]:
+    """A board row in plain words, and its fields side by side for the disclosure."""
+    names = list(dict.fromkeys([*row.expected_state, *row.actual_state]))
+    missing = object()
+    fields = []
+    for name in names:
+        expected = row.expected_state.get(name, missing)
+        actual = row.actual_state.get(name, missing)
+        fields.append(
+            {
+                "name": name,
+                "expected": "(missing)" if expected is missing else _json_value(expected),
+                "actual": "(missing)" if actual is missing else _json_value(actual),
+                "differs": expected is missing
+                or actual is missing
+                or not strict_equals(expected, actual),
+            }
+        )
+    return {
+        "row": row,
+        "plain": PLAIN_FEATURES.get(row.feature, row.notes),
+        "fields": fields,
+        "differing": [f["name"] for f in fields if f["differs"]],
+    }
+
+
 def _verdict(snapshot: Snapshot) -> dict[str, Any]:
-    """The banner: PASS, or FAIL with the label of each integrity check that failed."""
+    """The verdict: PASS, or FAIL with each integrity check that failed."""
     failed: tuple[IntegrityCheck, ...] = snapshot.integrity.failed
-    return {"ok": not failed, "failed": failed}
+    return {"ok": not failed, "failed": failed, "ids": [c.id for c in failed]}
+
+
+def _audit(snapshot: Snapshot, facts: PortalFacts) -> dict[str, Any] | None:
+    if snapshot.deep_audit is None:
+        return None
+    plays = None
+    try:
+        words = shlex.split(snapshot.deep_audit.command)
+        if "--plays" in words[:-1]:
+            plays = _name(words[words.index("--plays") + 1])
+    except ValueError:
+        plays = None
+    reasons = (
+        []
+        if facts.by_reason is None
+        else [(reason, count) for reason, count in facts.by_reason.items() if count]
+    )
+    return {
+        "plays": plays,
+        "reasons": reasons,
+        "violations": sum(count for _, count in reasons),
+        "known": facts.by_reason is not None,
+        "sample": facts.sample,
+    }
 
 
 def render_portal(
     snapshot: Snapshot | Mapping[str, Any],
     previous: Mapping[str, Any] | None = None,
     totals: Totals | None = None,
+    facts: PortalFacts | None = None,
 ) -> bytes:
     """The page; with `previous` (a record of report/portal_previous.py) it also shows the
     "since the previous snapshot" section rendered from that record alone. `snapshot` may be a
     JSON document that has passed the schema (as read from a file). `totals`: what
-    `state_totals` gives for the shadow rows, when the caller has counted it another way."""
+    `state_totals` gives for the shadow rows, when the caller has counted it another way.
+    `facts`: the signer and the audit's detail (none: an unsigned page without them)."""
     from compliance_bake.report import portal_previous
 
     if not isinstance(snapshot, Snapshot):
         snapshot = Snapshot.from_json(snapshot)
+    facts = facts or PortalFacts()
     template = _environment().get_template("portal.html.j2")
     partners = snapshot.geo.partners
+    board = [_board_row(row) for row in snapshot.enhancements.rows]
     page: str = template.render(
         s=snapshot,
         grid=_grid(snapshot, totals),
         verdict=_verdict(snapshot),
+        board=board,
+        failed_board=[b for b in board if not b["row"].match],
+        audit=_audit(snapshot, facts),
+        facts=facts,
+        facts_attr=_facts_attr(facts),
+        attestation_href=ATTESTATION_HREF,
         geo=partners[:GEO_LIMIT],
         geo_limit=GEO_LIMIT,
+        sample_limit=SAMPLE_LIMIT,
         previous=None if previous is None else portal_previous.view(previous),
     )
     return page.encode("utf-8")

@@ -125,8 +125,10 @@ def view(record: Any) -> dict[str, Any]:
     for name in _STRINGS:
         _need(isinstance(record.get(name), str), f"{name} is not a string")
     _need(type(record.get("authenticated")) is bool, "authenticated is not true or false")
-    counts, decisions, total = record.get("counts"), record.get("decisions"), record.get(
-        "decisionsTotal"
+    counts, decisions, total = (
+        record.get("counts"),
+        record.get("decisions"),
+        record.get("decisionsTotal"),
     )
     _need(
         isinstance(counts, dict) and all(type(counts.get(c)) is int for c in CLASSES),

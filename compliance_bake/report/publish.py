@@ -1,24 +1,35 @@
-"""The one place that writes `out/`: all files staged first, then renamed into place.
+"""The one place that writes `out/`: the whole new folder staged first, then swapped in at once.
 
-Each file is written to a temporary file in its own folder, flushed to disk and set to 0644; only
-when every file is staged are they renamed over the old ones. A failure while staging removes the
-temporary files and leaves the previous `out/` as it was.
+On Linux the new `out/` is built beside the old one, in `.compliance-bake-<name>.<random>.tmp`:
+the new files are written, flushed to disk and set to 0644, and everything else the old folder
+holds (files of other tools, an audit report of an earlier run) is hard-linked in, so nothing is
+copied and nothing foreign is lost. The two folders are then exchanged in one step
+(`renameat2(RENAME_EXCHANGE)`, report/swap.py): a reader, or a kill at any instant, sees all of
+the old `out/` or all of the new. The old folder, now under the staging name, is removed; an
+entry another program added to it meanwhile is moved into the new one first.
+
+Where the exchange is not possible (another system, `out/` a mount point, a parent folder the
+bake may not write, a filesystem that refuses it), each file is staged in its own folder and
+renamed over the old one: each file is whole, but between the first rename and the last the
+folder mixes old and new files for a moment (milliseconds per large file).
 
 `stale` names files of an earlier bake that this one does not write (the attestation of a keyed
-bake, when this bake has no key): they are removed once everything is staged, before any rename,
-so `out/` never pairs an old attestation with new files.
+bake, when this bake has no key): the new folder does not carry them, and the fallback removes
+them before any rename, so `out/` never pairs an old attestation with new files.
 
-A crash (kill -9, power loss) cannot run that cleanup, so the temporary files carry a name of
-the tool's own, `.compliance-bake-<name>.<random>.tmp`, and the next bake into the same `out/`
-removes the stale ones it owns (that pattern, or the `.<name>.<random>.tmp` of earlier versions
-next to the file it stages) before staging, and nothing else. A bake holds an exclusive lock on
-the `out/` folder itself (flock on its descriptor, no lock file) while it publishes, so the
+A crash (kill -9, power loss) cannot clean up, so every temporary name is the tool's own and the
+next bake into the same `out/` removes what a killed one left (a staging folder beside `out/`,
+a `.compliance-bake-<name>.<random>.tmp` file, or the `.<name>.<random>.tmp` of earlier versions
+next to the file it stages) and nothing else. A bake holds an exclusive lock on the `out/` folder
+itself (flock on its descriptor, no lock file), and on the staging folder it swaps in, so the
 cleanup never removes the files of a bake still running. Folders are created 0755 whatever the
 umask: the files are published, and so are the folders that hold them.
 
-The kill -9 attack test (tests/attacks/) needs a crash at an exact point: with
-`_COMPLIANCE_BAKE_CRASH_AT=staged:N` or `renamed:N` in the environment the process SIGKILLs
-itself after N files are staged or renamed. Nothing else reads that variable.
+The kill -9 attack tests (tests/attacks/) need exact points: with `_COMPLIANCE_BAKE_CRASH_AT`
+set to `staged:N`, `renamed:N` or `exchanged` the process SIGKILLs itself after N files are
+staged or renamed, or after the exchange; with `pause:swap` it stops itself (SIGSTOP) once every
+file is staged, just before the swap (the exchange, or the renames), so a test can aim kills at
+the instants where a folder could tear. Nothing else reads that variable.
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ import contextlib
 import fcntl
 import os
 import re
+import shutil
 import signal
 import stat
 import tempfile
@@ -34,6 +46,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from compliance_bake.errors import InputError
+from compliance_bake.report.swap import (
+    STAGE_PREFIX,
+    ExchangeUnsupported,
+    can_exchange,
+    exchange,
+    link_the_rest,
+    move_late_arrivals,
+    remove_stale_stages,
+)
 
 TEMP_PREFIX = ".compliance-bake-"
 OWN_TEMP = re.compile(r"\.compliance-bake-.+\.[A-Za-z0-9_]+\.tmp")
@@ -41,9 +62,14 @@ _FOLDER_MODE = 0o755
 _CRASH_ENV = "_COMPLIANCE_BAKE_CRASH_AT"
 
 
-def _crash_point(stage: str, count: int) -> None:
-    if os.environ.get(_CRASH_ENV) == f"{stage}:{count}":
+def _crash_point(stage: str, count: int | None = None) -> None:
+    point = os.environ.get(_CRASH_ENV)
+    if point is None:
+        return
+    if point == (stage if count is None else f"{stage}:{count}"):
         os.kill(os.getpid(), signal.SIGKILL)
+    if point == f"pause:{stage}":
+        os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def make_folders(folder: Path) -> None:
@@ -89,6 +115,13 @@ def remove_stale_temporaries(out_dir: Path, relatives: list[str]) -> list[Path]:
     return removed
 
 
+def _busy(out_dir: Path) -> InputError:
+    return InputError(
+        f"{out_dir}: another bake is writing this folder",
+        "wait for it to finish, or pass another --out",
+    )
+
+
 @contextlib.contextmanager
 def _locked(out_dir: Path) -> Iterator[None]:
     fd = os.open(out_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -96,10 +129,9 @@ def _locked(out_dir: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise InputError(
-                f"{out_dir}: another bake is writing this folder",
-                "wait for it to finish, or pass another --out",
-            ) from None
+            raise _busy(out_dir) from None
+        if not os.path.samestat(os.fstat(fd), os.stat(out_dir)):
+            raise _busy(out_dir)  # swapped out by another bake between the open and the lock
         yield
     finally:
         os.close(fd)  # releases the lock
@@ -110,7 +142,14 @@ def publish(out_dir: Path, files: dict[str, bytes], stale: Iterable[str] = ()) -
         make_folders(out_dir)
         with _locked(out_dir):
             remove_stale_temporaries(out_dir, list(files))
-            return _stage_and_rename(out_dir, files, stale)
+            real = Path(os.path.realpath(out_dir))
+            remove_stale_stages(real)
+            stage = _stage_folder(real)
+            if stage is None:
+                _stage_and_rename(out_dir, files, stale)
+            else:
+                _stage_and_exchange(real, stage, files, set(stale))
+            return [out_dir / relative for relative in files]
     except OSError as exc:
         where = exc.filename or out_dir
         raise InputError(
@@ -123,6 +162,73 @@ def _discard(staged: list[tuple[str, Path]]) -> None:
     for tmp, _ in staged:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+
+
+def _stage_folder(real: Path) -> Path | None:
+    """A new staging folder beside `real`, or None when the folders cannot be exchanged."""
+    if not can_exchange() or real.parent == real:
+        return None
+    try:
+        if os.stat(real.parent).st_dev != os.stat(real).st_dev:
+            return None  # `out/` is a mount point: the exchange would cross filesystems
+        prefix = f"{STAGE_PREFIX}{real.name}."
+        stage = Path(tempfile.mkdtemp(dir=real.parent, prefix=prefix, suffix=".tmp"))
+    except OSError:
+        return None  # a parent folder this bake may not write
+    os.chmod(stage, stat.S_IMODE(os.stat(real).st_mode))
+    return stage
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    make_folders(path.parent)
+    with open(path, "xb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.chmod(path, 0o644)
+
+
+def _stage_and_exchange(real: Path, stage: Path, files: dict[str, bytes], stale: set[str]) -> None:
+    lock = os.open(stage, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        # The new out/ is locked from its first instant, as the old one is.
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:
+            for count, (relative, data) in enumerate(files.items(), start=1):
+                _write_file(stage / relative, data)
+                _crash_point("staged", count)
+        except OSError:
+            shutil.rmtree(stage, ignore_errors=True)
+            raise
+        _crash_point("swap")
+        try:
+            # A file another user owns may refuse a hard link (fs.protected_hardlinks).
+            link_the_rest(real, stage, stale | set(files), OWN_TEMP)
+            for folder, _, _ in os.walk(stage):
+                _sync_folder(Path(folder))  # every entry of the new folder survives a power loss
+            exchange(stage, real)
+        except (OSError, ExchangeUnsupported):
+            _rename_each(stage, real, files, stale)
+            shutil.rmtree(stage, ignore_errors=True)
+            return
+        _crash_point("exchanged")
+        _sync_folder(real.parent)  # the exchange itself survives a power loss
+        move_late_arrivals(stage, real, stale, OWN_TEMP)  # `stage` now holds the old folder
+        shutil.rmtree(stage, ignore_errors=True)
+    finally:
+        os.close(lock)
+
+
+def _rename_each(stage: Path, real: Path, files: dict[str, bytes], stale: Iterable[str]) -> None:
+    """The fallback when a filesystem refuses the exchange: the staged files renamed in."""
+    for relative in stale:
+        (real / relative).unlink(missing_ok=True)
+    for count, relative in enumerate(files, start=1):
+        make_folders((real / relative).parent)
+        os.replace(stage / relative, real / relative)
+        _crash_point("renamed", count)
+    for folder in dict.fromkeys((real / relative).parent for relative in files):
+        _sync_folder(folder)
 
 
 def _stage_and_rename(out_dir: Path, files: dict[str, bytes], stale: Iterable[str]) -> list[Path]:
@@ -144,6 +250,7 @@ def _stage_and_rename(out_dir: Path, files: dict[str, bytes], stale: Iterable[st
     except OSError:
         _discard(staged)
         raise
+    _crash_point("swap")
     try:
         for relative in stale:
             (out_dir / relative).unlink(missing_ok=True)

@@ -7,6 +7,7 @@ response models exist for the document, not for per-request serialization.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,16 +18,18 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from compliance_bake import __version__
-from compliance_bake.errors import InputError
 from compliance_bake.identity.keys import KeyStore
-from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.report import layout
+from compliance_bake.report.escape import visible
 from compliance_bake.service import models
 from compliance_bake.service.auth import AgentAuth, Unauthorized
+from compliance_bake.service.baked import LinkOut, NotServable, read_baked
+from compliance_bake.service.openapi import install_document
 from compliance_bake.service.protocol import HeadAsGet
+from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.targets.engine import Engine
 
-JSON = "application/json"
+JSON = "application/json; charset=utf-8"  # as docs/service-api.md documents every JSON body
 MAX_PARAM = 128
 SERVED_MAX_BYTES = 1024 * 1024 * 1024  # a baked file larger than this is not served
 _NO_STORE = {"Cache-Control": "no-store"}
@@ -92,7 +95,9 @@ def _documented_query(*names: str) -> dict[str, Any]:
     }
 
 
-def create_app(engine: Engine, keys: KeyStore, out_dir: Path, runtime: str) -> FastAPI:
+def create_app(
+    engine: Engine, keys: KeyStore, out_dir: Path, runtime: str, log_dir: Path | None = None
+) -> FastAPI:
     """The service over `engine`, accepting the keys of `keys`, serving the files of `out_dir`."""
     app = FastAPI(
         title="compliance-bake service",
@@ -101,6 +106,7 @@ def create_app(engine: Engine, keys: KeyStore, out_dir: Path, runtime: str) -> F
         "(read-only). The contract is docs/service-api.md.",
         docs_url=None,
         redoc_url=None,
+        openapi_url=None,  # served below, as every JSON answer, with its charset
     )
     app.add_middleware(HeadAsGet)
     auth = AgentAuth(keys)
@@ -119,8 +125,12 @@ def create_app(engine: Engine, keys: KeyStore, out_dir: Path, runtime: str) -> F
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> Response:
         if exc.status_code == 405:
+            allowed = _allowed_methods(exc.headers)
             return error_response(
-                405, "method_not_allowed", "method not allowed; use GET", exc.headers
+                405,
+                "method_not_allowed",
+                f"method not allowed; use {' or '.join(allowed)}",
+                {**(exc.headers or {}), "Allow": ", ".join(allowed)},
             )
         if exc.status_code == 404:
             return error_response(404, "not_found", "no such route; see /openapi.json")
@@ -178,33 +188,25 @@ def create_app(engine: Engine, keys: KeyStore, out_dir: Path, runtime: str) -> F
         return _json(body, 200, _NO_STORE)
 
     _add_snapshot_routes(app, out_dir)
-    _add_security_scheme(app)
+    if log_dir is not None:
+        from compliance_bake.service.log_files import add_log_route
+
+        add_log_route(app, log_dir, lambda: error_response(404, "not_found", "no such log file"))
+    install_document(app)
+
+    @app.get("/openapi.json", include_in_schema=False)
+    async def openapi(request: Request) -> Response:
+        _no_unknown(request)
+        return _json(app.openapi())
+
     return app
 
 
-def _add_security_scheme(app: FastAPI) -> None:
-    """Declare the agent key scheme that `_documented_query` refers to."""
-    from fastapi.openapi.utils import get_openapi
-
-    def document() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            doc = get_openapi(
-                title=app.title,
-                version=app.version,
-                description=app.description,
-                routes=app.routes,
-            )
-            doc.setdefault("components", {})["securitySchemes"] = {
-                "agentKey": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "description": "An agent key from `compliance-bake keys mint`.",
-                }
-            }
-            app.openapi_schema = doc
-        return app.openapi_schema
-
-    app.openapi = document  # type: ignore[method-assign]
+def _allowed_methods(headers: Mapping[str, str] | None) -> list[str]:
+    """The route's methods for `Allow`, sorted: HEAD wherever GET is, since `HeadAsGet`
+    answers it."""
+    declared = {m.strip() for m in (headers or {}).get("Allow", "GET").split(",") if m.strip()}
+    return sorted(declared | {"HEAD"} if "GET" in declared else declared)
 
 
 _SNAPSHOT_ROUTES: list[tuple[str, str, str, str]] = [
@@ -222,6 +224,15 @@ _SNAPSHOT_ROUTES: list[tuple[str, str, str, str]] = [
         "The registry copy of the shadow block.",
     ),
     ("/portal/compliance/", layout.PORTAL_FILE, "text/html; charset=utf-8", "The portal page."),
+    # The names of the files in out/, which the portal links to: its links then resolve both
+    # here and on a static server publishing out/ (where /api/compliance has no file).
+    ("/api/compliance.json", layout.API_FILE, JSON, "The baked snapshot, by its file name."),
+    (
+        "/attestation/compliance.intoto.json",
+        ATTESTATION_FILE,
+        JSON,
+        "The public-key attestation (a DSSE envelope), when the bake was signed.",
+    ),
 ]
 
 
@@ -232,7 +243,7 @@ def _add_snapshot_routes(app: FastAPI, out_dir: Path) -> None:
         content = {media_type: {"schema": schema}}
         app.add_api_route(
             path,
-            _file_handler(out_dir / relative, media_type),
+            _file_handler(out_dir, relative, media_type),
             methods=["GET", "HEAD"],
             tags=["snapshot"],
             summary=summary,
@@ -244,13 +255,10 @@ def _add_snapshot_routes(app: FastAPI, out_dir: Path) -> None:
         )
 
 
-def _read_baked(file: Path) -> bytes:
-    """Runs in a worker thread: the event loop never waits on a disk, and a FIFO or a device
-    planted in `out/` is refused without blocking (inputs/files.py opens it non-blocking)."""
-    return read_regular_file(file, max_bytes=SERVED_MAX_BYTES, what="baked file")
+_LOG = logging.getLogger("uvicorn.error")  # uvicorn's log, on stderr whatever --access-log says
 
 
-def _file_handler(file: Path, media_type: str) -> Any:
+def _file_handler(out_dir: Path, relative: str, media_type: str) -> Any:
     from starlette.concurrency import run_in_threadpool
 
     headers = _PORTAL_HEADERS if media_type.startswith("text/html") else None
@@ -258,20 +266,29 @@ def _file_handler(file: Path, media_type: str) -> Any:
     async def serve_file(request: Request) -> Response:
         _no_unknown(request)
         try:
-            data = await run_in_threadpool(_read_baked, file)
-        except InputError:
+            data = await run_in_threadpool(read_baked, out_dir, relative, SERVED_MAX_BYTES)
+        except LinkOut:
+            _LOG.warning(
+                "refused %s: %s in %s is or lies under a symlink, and served files stay "
+                "inside --out (fix: bake into the folder, or remove the link)",
+                visible(request.url.path),
+                relative,
+                visible(out_dir),
+            )
+            return error_response(404, "not_found", "no such file in the baked folder")
+        except (NotServable, OSError) as exc:
+            if isinstance(exc, FileNotFoundError | NotADirectoryError):
+                return error_response(
+                    404,
+                    "not_baked",
+                    "nothing is baked here yet; run `compliance-bake bake snapshot --out DIR` "
+                    "with the folder this service serves",
+                )
             return error_response(
                 500,
                 "unreadable_file",
                 "the baked file is not a regular file or cannot be read; bake again into "
                 "the folder this service serves",
-            )
-        except OSError:
-            return error_response(
-                404,
-                "not_baked",
-                "nothing is baked here yet; run `compliance-bake bake snapshot --out DIR` "
-                "with the folder this service serves",
             )
         return Response(data, media_type=media_type, headers=headers)
 

@@ -49,6 +49,6 @@ class AgentAuth:
         return Response(
             _REFUSAL,
             status_code=401,
-            media_type="application/json",
+            media_type="application/json; charset=utf-8",
             headers={"WWW-Authenticate": REALM, "Cache-Control": "no-store"},
         )

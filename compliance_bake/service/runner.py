@@ -10,6 +10,7 @@ import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from compliance_bake.errors import InputError
 from compliance_bake.identity.keyfile import load_keys
@@ -28,6 +29,7 @@ class ServeSettings:
     keys_file: Path
     access_log: bool = False
     client_timeout: int = CLIENT_TIMEOUT
+    log_dir: Path | None = None  # a transparency log served under /log/
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,22 +67,35 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+def _log_config() -> dict[str, Any]:
+    """uvicorn's logging, with the access log on stderr beside every other diagnostic: stdout
+    carries results, and `serve` has none."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    return config
+
+
 def serve(settings: ServeSettings, on_listening: Callable[[Listening], None]) -> None:
     """Load everything, bind, announce, then serve until interrupted (SIGINT/SIGTERM)."""
     import uvicorn
 
     from compliance_bake.service.app import create_app
-    from compliance_bake.service.protocol import LimitedHttpProtocol
+    from compliance_bake.service.protocol import GuardedHttp
 
     fixtures = load_fixtures(settings.fixtures_dir)
     keys = load_keys(settings.keys_file)
     engine = Engine(fixtures.registry)
-    app = create_app(engine, keys, settings.out_dir, python_runtime())
+    app = create_app(engine, keys, settings.out_dir, python_runtime(), settings.log_dir)
     sock = bind(settings.host, settings.port)
     config = uvicorn.Config(
         app,
+        log_config=_log_config(),
         loop="auto",
-        http=LimitedHttpProtocol,
+        http=GuardedHttp,
         timeout_keep_alive=settings.client_timeout,
         lifespan="off",
         access_log=settings.access_log,

@@ -1,16 +1,19 @@
-"""Decoding the service's answers: strict JSON, the shapes of `contract.py`, and the checks that
-go beyond one answer's shape (the echo matches the question, `status` equals the HTTP status, a
-403 is never `allowed: true`, a `reason` only on a block).
+"""Decoding the service's answers: strict JSON, the profile's fields mapped out of it, the shapes
+of `contract.py`, and the checks that go beyond one answer's shape (the echo matches the question,
+`status` agrees with the HTTP status, a 403 is never `allowed: true`, a `reason` only on a block).
 
 Pure functions, no sockets. Everything doubtful is a `TargetError` whose message starts with the
-method and route (`GET /api/compliance/check: ...`) and never quotes a credential.
+method and route (`GET /api/compliance/check: ...`), names the profile's expression and what it
+yielded, and never quotes a credential.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import orjson
+from jmespath.exceptions import JMESPathError
 from pydantic import TypeAdapter, ValidationError
 
 from compliance_bake.errors import TargetError
@@ -18,7 +21,8 @@ from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.inputs.models import STATUS_ALLOWED, Decision, Health, StatusPanel
 from compliance_bake.targets import contract
 from compliance_bake.targets.interface import CheckRequest
-from compliance_bake.targets.routes import CONTRACT, shown
+from compliance_bake.targets.profile import MISSING, Operation, Profile
+from compliance_bake.targets.routes import shown
 
 T = TypeVar("T")
 _EXPECTED = {
@@ -46,13 +50,17 @@ def kind(value: object) -> str:
 
 
 class Answer:
-    """Decodes one JSON answer for one route; every refusal names the route."""
+    """Decodes one JSON answer for one operation of a profile; every refusal names the route."""
 
-    __slots__ = ("hint", "label")
+    __slots__ = ("builtin", "contract", "hint", "label", "operation")
 
-    def __init__(self, label: str, base: str) -> None:
-        self.label = label
-        self.hint = f"the service at {base} does not answer as {CONTRACT} says; check its version"
+    def __init__(self, operation: Operation, base: str, profile: Profile) -> None:
+        self.operation = operation
+        self.label = operation.label
+        self.contract = profile.source
+        self.builtin = profile.builtin
+        check = "check its version" if profile.builtin else "try `compliance-bake check --explain`"
+        self.hint = f"the service at {base} does not answer as {profile.source} says; {check}"
 
     def fail(self, problem: str) -> TargetError:
         return TargetError(f"{self.label}: {problem}", self.hint)
@@ -69,34 +77,71 @@ class Answer:
             raise self.fail(f"the answer is {kind(value)}, not a JSON object")
         return value
 
-    def shaped(self, shape: TypeAdapter[T], raw: bytes) -> T:
-        """The answer in `raw`, held to its declared shape (the adapter's core validator,
-        called directly: the TypeAdapter wrapper costs more than the validation, ~1.7 us)."""
+    def fields(self, status: int, headers: Mapping[str, str], raw: bytes) -> dict[str, Any]:
+        """Each field of the operation on this answer (MISSING where a field path found none)."""
         body = self.body(raw)
         try:
-            value: T = shape.validator.validate_python(body)
+            return self.operation.map(status, headers, body)
+        except JMESPathError as exc:
+            failed = _failing_expression(self.operation, status, headers, body)
+            detail = " ".join(str(exc).split())
+            raise self.fail(f"`{failed}` failed on the answer ({shown(detail, False)})") from None
+
+    def shaped(
+        self, shape: TypeAdapter[T], status: int, headers: Mapping[str, str], raw: bytes
+    ) -> T:
+        """The mapped answer, held to its declared shape (the adapter's core validator,
+        called directly: the TypeAdapter wrapper costs more than the validation, ~1.7 us)."""
+        values = self.fields(status, headers, raw)
+        mapped = {name: value for name, value in values.items() if value is not MISSING}
+        try:
+            value: T = shape.validator.validate_python(mapped)
             return value
         except ValidationError as exc:
-            raise self.fail(_first_problem(exc)) from None
+            raise self.fail(self._first_problem(exc, values)) from None
+
+    def _first_problem(self, exc: ValidationError, values: dict[str, Any]) -> str:
+        error = exc.errors(include_url=False)[0]
+        loc = error["loc"]
+        where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+        name = where.lstrip(".")
+        if error["type"] == "missing":
+            problem = f"`{name}` is missing from the answer"
+        elif error["type"] in _EMPTY:
+            problem = f"`{name}` is empty"
+        elif (expected := _EXPECTED.get(error["type"])) is not None:
+            problem = f"`{name}` is {kind(error['input'])}, not {expected}"
+        else:  # pragma: no cover - every declared constraint is above
+            problem = f"`{name}`: {error['msg']}"
+        return problem + self.yielded(str(loc[0]), values)
+
+    def yielded(self, field: str, values: Mapping[str, Any]) -> str:
+        """` (`body.x` yielded 'y')`: where a field came from, for a message."""
+        for name, expression in self.operation.fields:
+            if name == field:
+                value = values.get(field, MISSING)
+                said = "nothing" if value is MISSING else shown(value)
+                return f" (`{expression.text}` yielded {said})"
+        return ""
 
 
-def _first_problem(exc: ValidationError) -> str:
-    error = exc.errors(include_url=False)[0]
-    where = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"])
-    name = where.lstrip(".")
-    if error["type"] == "missing":
-        return f"`{name}` is missing from the answer"
-    if error["type"] in _EMPTY:
-        return f"`{name}` is empty"
-    expected = _EXPECTED.get(error["type"])
-    if expected is not None:
-        return f"`{name}` is {kind(error['input'])}, not {expected}"
-    return f"`{name}`: {error['msg']}"  # pragma: no cover - every declared constraint is above
+def _failing_expression(
+    operation: Operation, status: int, headers: Mapping[str, str], body: Any
+) -> str:
+    lower = {name.lower(): value for name, value in headers.items()}
+    context = {"body": body, "http": {"status": status, "headers": lower}}
+    for _, expression in operation.fields:
+        try:
+            expression.search(context)
+        except JMESPathError:
+            return expression.text
+    return "?"  # pragma: no cover - map() raised, so one of them does
 
 
 def _compact_flat_object(raw: bytes) -> dict[str, Any] | None:
-    """The object in `raw` when `raw` is exactly orjson's compact text of a flat object of
-    strings, booleans and integers (what a FastAPI service sends), else None.
+    """The object in `raw` when `raw` is exactly orjson's compact text of an object whose
+    leaves are strings, booleans, integers and nulls (what a FastAPI service or JavaScript's
+    JSON.stringify sends), else None.
 
     orjson refuses NaN, Infinity, bad UTF-8 and lone surrogates but keeps the last of duplicate
     keys; text that equals the serialisation of the parsed object has no duplicate (it would be
@@ -107,19 +152,42 @@ def _compact_flat_object(raw: bytes) -> dict[str, Any] | None:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
-    if type(value) is not dict or not all(type(v) in _FLAT for v in value.values()):
+    if type(value) is not dict or not _plain(value):
         return None
     return value if orjson.dumps(value) == raw else None
 
 
-_FLAT = frozenset((str, bool, int))
+def _plain(value: Any, depth: int = 0) -> bool:
+    """Leaves of _FLAT types only, at most _PLAIN_DEPTH deep (deeper goes to the strict parser,
+    which has the limits and the messages)."""
+    if depth > _PLAIN_DEPTH:
+        return False
+    for item in value.values() if type(value) is dict else value:
+        kind_ = type(item)
+        if kind_ in _FLAT:
+            continue
+        if (kind_ is not dict and kind_ is not list) or not _plain(item, depth + 1):
+            return False
+    return True
+
+
+_PLAIN_DEPTH = 16
+_FLAT = frozenset((str, bool, int, type(None)))
 _DECISIONS: dict[tuple[bool, int, str | None], Decision] = {}
 
 
-def decode_check(answer: Answer, http_status: int, raw: bytes, request: CheckRequest) -> Decision:
-    body = answer.shaped(contract.CHECK, raw)
+def decode_check(
+    answer: Answer,
+    http_status: int,
+    headers: Mapping[str, str],
+    raw: bytes,
+    request: CheckRequest,
+) -> Decision:
+    """The decision, when the mapped answer is one (with several `answers`, the HTTP status
+    says the decision too, and the two must agree)."""
+    body = answer.shaped(contract.CHECK, http_status, headers, raw)
     allowed, status = body["allowed"], body["status"]
-    if status != http_status:
+    if status != http_status and len(answer.operation.answers) > 1:
         raise answer.fail(f"`status` {status} disagrees with the HTTP status {http_status}")
     if allowed != (status == STATUS_ALLOWED):
         raise answer.fail(f"an HTTP {status} with allowed: {'true' if allowed else 'false'}")
@@ -143,15 +211,19 @@ def decode_check(answer: Answer, http_status: int, raw: bytes, request: CheckReq
     return decision
 
 
-def decode_health(answer: Answer, raw: bytes) -> tuple[Health, str]:
+def decode_health(
+    answer: Answer, http_status: int, headers: Mapping[str, str], raw: bytes
+) -> tuple[Health, str]:
     """The health answer, and the runtime it reports (`contract.RUNTIME_UNKNOWN` if none)."""
-    body = answer.shaped(contract.HEALTH, raw)
+    body = answer.shaped(contract.HEALTH, http_status, headers, raw)
     runtime = body.get("runtime", contract.RUNTIME_UNKNOWN)
     return Health(ok=body["ok"], states=tuple(body["states"])), runtime
 
 
-def decode_status(answer: Answer, raw: bytes, state: str) -> StatusPanel:
-    body = answer.shaped(contract.STATUS, raw)
+def decode_status(
+    answer: Answer, http_status: int, headers: Mapping[str, str], raw: bytes, state: str
+) -> StatusPanel:
+    body = answer.shaped(contract.STATUS, http_status, headers, raw)
     if body["state"] != state:
         raise answer.fail(
             f"answered another question: asked state={shown(state)}, got {shown(body['state'])}"

@@ -12,7 +12,7 @@ from urllib.parse import urljoin, urlsplit
 
 from compliance_bake.errors import TargetError
 from compliance_bake.targets.answers import Answer, error_detail
-from compliance_bake.targets.routes import CONTRACT, shown
+from compliance_bake.targets.routes import shown
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -59,21 +59,30 @@ def redirected(answer: Answer, url: str, status: int, location: str | None) -> T
     return TargetError(
         f"{answer.label}: redirected (HTTP {status}) to {shown(path, False)}; "
         "redirects are not followed",
-        f"give --target as the service's base URL ({CONTRACT})",
+        f"give --target as the service's base URL ({answer.contract})",
     )
 
 
-def unauthorized(answer: Answer, has_key: bool) -> TargetError:
+# On the built-in profile, a 401, 404 or 405 most often means a service that chose other
+# routes or another auth header than docs/service-api.md: say how to describe it.
+_PROFILE_HINT = (
+    "; if the service has other routes or another auth header, describe it with "
+    "--target-profile FILE (docs/target-profiles.md)"
+)
+
+
+def unauthorized(answer: Answer, has_key: bool, header: str) -> TargetError:
     what = "refused the agent key" if has_key else "needs an agent key and none was given"
     return TargetError(
         f"{answer.label}: HTTP 401: the service {what}",
         "pass --agent-key-file PATH or set COMPLIANCE_AGENT_KEY to a key from "
-        "`compliance-bake keys mint` on the service",
+        f"`compliance-bake keys mint` on the service (sent in {header})"
+        + (_PROFILE_HINT if answer.builtin else ""),
     )
 
 
 def unexpected(answer: Answer, status: int, raw: bytes, base: str) -> TargetError:
-    return TargetError(
-        f"{answer.label}: unexpected HTTP {status}{error_detail(raw)}",
-        f"is {base} the base URL of a compliance service ({CONTRACT})?",
-    )
+    hint = f"is {base} the base URL of a compliance service ({answer.contract})?"
+    if answer.builtin and status in (404, 405):
+        hint += _PROFILE_HINT
+    return TargetError(f"{answer.label}: unexpected HTTP {status}{error_detail(raw)}", hint)

@@ -1,23 +1,16 @@
-"""Where the HTTP target asks (docs/service-api.md): the target URL, the routes and their queries.
+"""The HTTP target's address: `--target` parsed, and server-sent values shortened for messages.
 
-Pure functions, no sockets. The messages never quote the URL's credentials.
+Where each question is asked under that address is the target profile's (`profile.py`). Pure
+functions, no sockets. The messages never quote the URL's credentials.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from compliance_bake.errors import InputError
-from compliance_bake.inputs.models import STATUS_ALLOWED, STATUS_BLOCKED
-from compliance_bake.targets.interface import CheckRequest
 
-ROUTE_HEALTH = "/health"
-ROUTE_CHECK = "/api/compliance/check"
-ROUTE_STATUS = "/api/compliance/status"
-CHECK_STATUSES = frozenset((STATUS_ALLOWED, STATUS_BLOCKED))
-CONTRACT = "docs/service-api.md"
 _SHOWN = 60  # characters of a server-sent value quoted in a message
 
 
@@ -78,18 +71,3 @@ def parse_target_url(text: str) -> TargetUrl:
         prefix=parts.path.rstrip("/"),
         explicit_port=port is not None,
     )
-
-
-@lru_cache(maxsize=1 << 16)
-def _q(value: str) -> str:
-    # A matrix asks about each partner once per state: quoting each value once saves ~2 us/check.
-    return quote(value, safe="")
-
-
-def check_query(request: CheckRequest) -> str:
-    partner, state, wager_type = request
-    return f"partner={_q(partner)}&state={_q(state)}&wagerType={_q(wager_type)}"
-
-
-def status_query(state: str, partner: str) -> str:
-    return f"state={_q(state)}&partner={_q(partner)}"

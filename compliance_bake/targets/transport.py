@@ -1,8 +1,9 @@
-"""One GET, retried when worth it: the HTTP target's transport (docs/service-api.md).
+"""One request, retried when worth it and allowed: the HTTP target's transport.
 
-Every request is a GET, so every request may be retried: a refused or reset connection, a
-timeout, a body cut short, a 429 or a 5xx is retried up to `retries` times by tenacity, with
-exponential backoff and full jitter (a `Retry-After` replaces the wait, up to `retry_after_cap`).
+A GET, and a POST whose profile operation says `retry = true`, may be retried: a refused or
+reset connection, a timeout, a body cut short, a 429 or a 5xx is retried up to `retries` times by
+tenacity, with exponential backoff and full jitter (a `Retry-After` replaces the wait, up to
+`retry_after_cap`). Any other POST is sent once: the service may not take it twice.
 The first attempt runs outside tenacity, which costs about 150 us per call even when nothing
 fails (measured: README, "The HTTP target"); tenacity takes over from the first failure, which it
 sees as its own first attempt, so the policy is tenacity's whole. Redirects are never followed.
@@ -12,7 +13,7 @@ Each aiohttp or asyncio failure becomes a `TargetError` here, at the edge.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -38,7 +39,12 @@ from compliance_bake.targets.routes import TargetUrl, shown
 
 T = TypeVar("T")
 _ERRNO_NAMES = {111: "connection refused", 104: "connection reset", 110: "timed out"}
-_JUST_200 = frozenset((200,))
+_JSON = {"Content-Type": "application/json"}
+
+# What the target asks `request` for: decode (status, headers, body) into T; observe the
+# answer first (the --explain record), whatever it is.
+Decode = Callable[[int, Mapping[str, str], bytes], T]
+Observe = Callable[[int, Mapping[str, str], bytes], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,13 +89,27 @@ class RetryPolicy:
         return AsyncRetrying(stop=self._stop, wait=self.wait, retry=self._retry, reraise=True)
 
 
-class Transport:
-    """GETs on one keep-alive aiohttp session; runs on the target's loop thread."""
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request as the profile shapes it: method, path and query, body, extra headers."""
 
-    def __init__(self, url: TargetUrl, headers: dict[str, str], settings: HttpSettings) -> None:
+    method: str
+    target: str  # path and query, already encoded
+    body: bytes | None = None
+    headers: Mapping[str, str] | None = None
+    retry: bool = True
+
+
+class Transport:
+    """Requests on one keep-alive aiohttp session; runs on the target's event loop."""
+
+    def __init__(
+        self, url: TargetUrl, headers: dict[str, str], settings: HttpSettings, key_header: str
+    ) -> None:
         self._url = url
         self._headers = headers
-        self._has_key = "Authorization" in headers
+        self._key_header = key_header
+        self._has_key = key_header in headers
         self._settings = settings
         self._policy = RetryPolicy(settings)
         self._session: aiohttp.ClientSession | None = None
@@ -115,63 +135,89 @@ class Transport:
         if self._session is not None:
             await self._session.close()
 
-    async def get(
+    def url(self, request: Request) -> str:
+        return self._url.url(request.target)
+
+    async def send(
         self,
         answer: Answer,
-        route: str,
-        query: str,
-        decode: Callable[[int, bytes], T],
-        accept: frozenset[int] = _JUST_200,
+        request: Request,
+        decode: Decode[T],
+        accept: frozenset[int],
+        observe: Observe | None = None,
     ) -> T:
         """Decode the answer whose status is in `accept`; retry transient failures."""
-        url = URL(self._url.url(route, query), encoded=True)
+        url = URL(self.url(request), encoded=True)
         try:
-            status, raw = await self._fetch(answer, url)
+            status, headers, raw = await self._fetch(answer, url, request)
         except Transient as first:
-            status, raw = await self._retry(answer, url, first)
+            if not request.retry:
+                raise self._failed(answer, first, 1) from None
+            status, headers, raw = await self._retry(answer, url, request, first)
+        if observe is not None:
+            observe(status, headers, raw)
+        if 300 <= status < 400:
+            raise redirected(answer, str(url), status, headers.get("Location"))
+        if status == 401:
+            raise unauthorized(answer, self._has_key, self._key_header)
         if status in accept:
-            return decode(status, raw)
+            return decode(status, headers, raw)
         raise unexpected(answer, status, raw, self._url.base)
 
-    async def _retry(self, answer: Answer, url: URL, first: Transient) -> tuple[int, bytes]:
+    def _failed(self, answer: Answer, last: Transient, tries: int) -> TargetError:
+        after = f" (after {tries} attempts)" if tries > 1 else ""
+        return TargetError(
+            f"{answer.label}: {last.problem}{after}",
+            f"is the compliance service running and healthy at {self._url.base}?",
+        )
+
+    async def _retry(
+        self, answer: Answer, url: URL, request: Request, first: Transient
+    ) -> tuple[int, Mapping[str, str], bytes]:
         """Tenacity's attempts, the first of which is the failure already seen."""
         tries = 0
 
-        async def attempt() -> tuple[int, bytes]:
+        async def attempt() -> tuple[int, Mapping[str, str], bytes]:
             nonlocal tries
             tries += 1
             if tries == 1:
                 raise first
-            return await self._fetch(answer, url)
+            return await self._fetch(answer, url, request)
 
         try:
             return await self._policy.retrying()(attempt)
         except Transient as last:
-            after = f" (after {tries} attempts)" if tries > 1 else ""
-            raise TargetError(
-                f"{answer.label}: {last.problem}{after}",
-                f"is the compliance service running and healthy at {self._url.base}?",
-            ) from None
+            raise self._failed(answer, last, tries) from None
 
-    async def _fetch(self, answer: Answer, url: URL) -> tuple[int, bytes]:
-        """One attempt: (status, body) of a final answer, or Transient, or TargetError."""
+    async def _fetch(
+        self, answer: Answer, url: URL, request: Request
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        """One attempt: (status, headers, body) of a final answer, or Transient, or TargetError."""
         session, slots = self._session, self._slots
         assert session is not None and slots is not None
         settings = self._settings
+        headers = request.headers
+        if request.body is not None:
+            headers = {**_JSON, **headers} if headers else _JSON
         try:
-            async with slots, session.get(url, allow_redirects=False) as response:
+            async with (
+                slots,
+                session.request(
+                    request.method, url, data=request.body, headers=headers, allow_redirects=False
+                ) as response,
+            ):
                 status = response.status
-                if 300 <= status < 400:
-                    raise redirected(answer, str(url), status, response.headers.get("Location"))
-                if status == 401:
-                    raise unauthorized(answer, self._has_key)
-                raw = await _read_capped(answer, response, settings.max_body)
+                raw = (
+                    b""
+                    if 300 <= status < 400
+                    else await _read_capped(answer, response, settings.max_body)
+                )
                 if status == 429 or status >= 500:
                     raise Transient(
                         f"HTTP {status}{error_detail(raw)}",
                         parse_retry_after(response.headers.get("Retry-After")),
                     )
-                return status, raw
+                return status, response.headers, raw
         except TimeoutError:
             raise Transient(f"no complete answer within {settings.timeout:g} s") from None
         except aiohttp.ClientPayloadError:

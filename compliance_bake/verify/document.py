@@ -12,7 +12,7 @@ from typing import Any
 
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_pretty
-from compliance_bake.verify.fetch import SNAPSHOT_MAX_BYTES
+from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 
 
 def read_document(path: Path, max_bytes: int = SNAPSHOT_MAX_BYTES) -> Any:

@@ -19,12 +19,12 @@ from jinja2 import TemplateError
 from compliance_bake.errors import InputError
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
-from compliance_bake.inputs.jsonio import dumps_pretty
+from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals
-from compliance_bake.report.portal import render_portal
+from compliance_bake.report.portal import read_facts, render_portal
+from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 from compliance_bake.verify.document import parse_snapshot_bytes
-from compliance_bake.verify.fetch import SNAPSHOT_MAX_BYTES
 from compliance_bake.verify.findings import RULE, VerifyReport
 from compliance_bake.verify.source import SchemaOutcome, SnapshotReading, schema_outcome
 
@@ -34,7 +34,9 @@ KEEP_FILE = ".gitkeep"  # allowed empty at the top, as the attestation allows it
 # Written by the bake (and the attestation, when a signing key is given) ...
 BAKED_FILES = (*layout.JSON_FILES, layout.PORTAL_FILE)
 # ... or by `audit deep` into the same out/ (allowed, but no signature of the snapshot covers it).
-EXPECTED_FILES = frozenset((*BAKED_FILES, ATTESTATION_FILE, AUDIT_FILE))
+# ... or by `bake --log`: the log's inclusion proof and checkpoint (they verify on their own).
+LOG_FILES = ("log/inclusion.json", "log/checkpoint")
+EXPECTED_FILES = frozenset((*BAKED_FILES, ATTESTATION_FILE, AUDIT_FILE, *LOG_FILES))
 RawFile = tuple[str, bytes]  # a file's name in out/ and the bytes read
 
 
@@ -217,12 +219,15 @@ def portal_page(
     previous: Any = None,
 ) -> bytes:
     """The page is the rendering of the snapshot (and, after `bake --previous`, of the record
-    report/portal_previous.py found and checked: the "since the previous snapshot" section)."""
+    report/portal_previous.py found and checked: the "since the previous snapshot" section),
+    with the facts the page states (report/portal.py: the signer, the audit's detail); the
+    signer it names is the attestation's."""
     raw = read_folder_file(out_dir, layout.PORTAL_FILE, report)
     if raw is None:
         return b""
+    facts = read_facts(raw)
     try:
-        same = raw == render_portal(snap, previous)
+        same = raw == render_portal(snap, previous, None, facts)
     except (KeyError, TypeError, ValueError, AttributeError, RecursionError, TemplateError):
         same = False  # an edited snapshot the page cannot even render from
     what = "the snapshot" + ("" if previous is None else " and its previous-snapshot record")
@@ -233,4 +238,27 @@ def portal_page(
         if same
         else f"portal page differs from the rendering of {what} (edited after the bake)",
     )
+    named, signer = None if facts is None else facts.key_id, _attestation_signer(out_dir)
+    if named != signer:
+        report.add(
+            layout.PORTAL_FILE,
+            False,
+            f"portal page names the signer {named or '(none)'}, "
+            f"the attestation's signer is {signer or '(none: no attestation)'}",
+        )
     return raw
+
+
+def _attestation_signer(out_dir: Path) -> str | None:
+    """The key id the attestation names (unchecked here: the attestation check proves it)."""
+    path = out_dir / ATTESTATION_FILE
+    if not path.is_file():
+        return None
+    try:
+        envelope = loads_strict(
+            read_regular_file(path, max_bytes=SNAPSHOT_MAX_BYTES, what="attestation")
+        )
+        key_id = envelope["signatures"][0]["keyid"]
+    except (InputError, OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+    return key_id if isinstance(key_id, str) else None

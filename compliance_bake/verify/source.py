@@ -4,7 +4,7 @@
 process and in this order:
 
 1. read the source: an `out/` folder (its `api/compliance.json`), a snapshot file (a regular
-   file, size-capped) or an http(s) URL of a published `/api/compliance` (verify/fetch.py: one
+   file, size-capped) or an http(s) URL of a published `/api/compliance` (targets/fetch.py: one
    deadline, no redirects, a size cap);
 2. parse strictly (inputs/jsonio.py: duplicate keys, NaN/Infinity, fractions, lone surrogates
    and the parser's limits are refused, with the place);
@@ -40,15 +40,15 @@ from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.canon import same_mac
 from compliance_bake.signing.integrity import hmac_present
 from compliance_bake.signing.secret import Secret
-from compliance_bake.verify.attestation import AttestationResult, check_attestation
-from compliance_bake.verify.document import parse_snapshot_bytes
-from compliance_bake.verify.fetch import (
+from compliance_bake.targets.fetch import (
     DEFAULT_TIMEOUT,
     SNAPSHOT_MAX_BYTES,
     fetch_document,
     is_url,
     shown_url,
 )
+from compliance_bake.verify.attestation import AttestationResult, check_attestation
+from compliance_bake.verify.document import parse_snapshot_bytes
 
 NOT_SNAPSHOT_HINT = "pass a snapshot baked by compliance-bake (out/api/compliance.json)"
 SOURCE_HINT = (

@@ -22,9 +22,9 @@ from compliance_bake.report import layout
 from compliance_bake.report.portal_previous import checked_record
 from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.secret import Secret
+from compliance_bake.targets.fetch import DEFAULT_TIMEOUT, SNAPSHOT_MAX_BYTES, is_url, shown_url
 from compliance_bake.verify import files
 from compliance_bake.verify.attestation import AttestationResult, check_attestation
-from compliance_bake.verify.fetch import DEFAULT_TIMEOUT, SNAPSHOT_MAX_BYTES, is_url, shown_url
 from compliance_bake.verify.findings import KEY, VerifyReport
 from compliance_bake.verify.snapshot_checks import verify_snapshot
 from compliance_bake.verify.source import (

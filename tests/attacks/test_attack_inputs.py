@@ -1,4 +1,4 @@
-"""Attacks on the inputs (issue 15): what a hostile or careless user hands the tool as a file.
+"""Attacks on the inputs: what a hostile or careless user hands the tool as a file.
 
 A case that could block (a FIFO, /dev/zero, a socket) runs the real console script in its own
 process with a generous timeout, so a reader that blocks fails the test (TimeoutExpired) instead
@@ -68,8 +68,12 @@ NOT_REGULAR = {"fifo": "a FIFO", "dev-zero": "a character device", "socket": "a 
 
 @pytest.mark.parametrize(
     ("kind", "name"),
-    [("fifo", "licences.json"), ("fifo", "geo.json"), ("dev-zero", "licences.json"),
-     ("socket", "licences.json")],
+    [
+        ("fifo", "licences.json"),
+        ("fifo", "geo.json"),
+        ("dev-zero", "licences.json"),
+        ("socket", "licences.json"),
+    ],
 )
 def test_a_fixture_that_is_not_a_regular_file_is_refused_without_blocking(
     kind: str, name: str, fixtures_copy: Path, tmp_path: Path
@@ -77,8 +81,15 @@ def test_a_fixture_that_is_not_a_regular_file_is_refused_without_blocking(
     target = fixtures_copy / name
     with _plant(kind, target):
         result = run_cli(
-            "bake", "snapshot", "--fixtures", str(fixtures_copy), "--out", str(tmp_path / "out"),
-            "--now", NOW, env=_env(),
+            "bake",
+            "snapshot",
+            "--fixtures",
+            str(fixtures_copy),
+            "--out",
+            str(tmp_path / "out"),
+            "--now",
+            NOW,
+            env=_env(),
         )
     line = _one_line(result)
     assert result.returncode == 2
@@ -169,8 +180,17 @@ def test_an_agent_key_file_that_is_a_fifo_is_refused(tmp_path: Path) -> None:
     key_file = tmp_path / "agent.key"
     os.mkfifo(key_file, 0o600)
     result = run_cli(
-        "check", "--target", "http://127.0.0.1:9", "--agent-key-file", str(key_file),
-        "--partner", "node-bay-01", "--state", "MA", "--wager-type", "basketball.totals",
+        "check",
+        "--target",
+        "http://127.0.0.1:9",
+        "--agent-key-file",
+        str(key_file),
+        "--partner",
+        "node-bay-01",
+        "--state",
+        "MA",
+        "--wager-type",
+        "basketball.totals",
         env=_env(),
     )
     line = _one_line(result)
@@ -195,7 +215,10 @@ def test_both_secret_variables_set_is_refused_as_ambiguous(tmp_path: Path) -> No
     other.write_text("x" * 40)
     other.chmod(0o600)
     result = invoke(
-        "bake", "snapshot", "--out", str(tmp_path / "out"),
+        "bake",
+        "snapshot",
+        "--out",
+        str(tmp_path / "out"),
         env={"REPORT_SIGNING_SECRET_FILE": str(other)},
     )
     line = _one_line(result)
@@ -231,7 +254,10 @@ def test_a_public_key_that_is_not_a_regular_file_is_refused(kind: str, tmp_path:
         "except SigningKeyError as exc: print(exc.one_line()); sys.exit(2)"
     )
     result = subprocess.run(  # its own process: a reader that blocks fails on the timeout
-        [sys.executable, "-c", code, str(public)], capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", code, str(public)],
+        capture_output=True,
+        text=True,
+        timeout=120,
         check=False,
     )
     assert result.returncode == 2, result.stderr

@@ -1,5 +1,5 @@
 """The limits themselves, at their edges: the strict JSON reader, the regular-file reader, and the
-lock that keeps two bakes out of one `out/` (issue 15)."""
+lock that keeps two bakes out of one `out/`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Attacks on `compliance-bake serve` (issue 15), over raw sockets on a loopback port.
+"""Attacks on `compliance-bake serve`, over raw sockets on a loopback port.
 
 Raw sockets, because the attacks are requests no well-behaved client library sends: an unknown
 method, a NUL in a header, a megabyte of headers, a request that never finishes. Every read has a
@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,16 @@ class Served:
     port: int
     key: str
     out: Path
+    log: list[str]  # the server's stderr lines, read as they come
+
+    def logged(self, text: str) -> bool:
+        """Whether a line with `text` reaches the log within 30 s (the server writes it after
+        answering, so the test waits a little for the line, never for a figure)."""
+        for _ in range(300):
+            if any(text in line for line in self.log):
+                return True
+            time.sleep(0.1)
+        return False
 
     def raw(self, data: bytes, *, timeout: float = 30.0) -> Answer:
         """Send `data`, read until the server closes (or `timeout`), parse one answer."""
@@ -72,7 +83,7 @@ def _read_answer(sock: socket.socket) -> Answer:
 
 
 def _error_code(answer: Answer) -> str:
-    assert answer.headers["content-type"] == "application/json"
+    assert answer.headers["content-type"] == "application/json; charset=utf-8"
     doc = json.loads(answer.body)
     assert set(doc) == {"error"} and set(doc["error"]) == {"code", "message"}
     return str(doc["error"]["code"])
@@ -86,12 +97,17 @@ def _serve(root: Path, *extra: str) -> Iterator[Served]:
     baked = invoke("bake", "snapshot", "--out", str(out), "--now", NOW, env=secret)
     assert baked.exit_code == 0, baked.output
     with LiveService(keys_file=keys_file, out_dir=out, cwd=root, extra_args=extra) as live:
-        yield Served(urlsplit(live.url).port or 0, key, out)
+        yield Served(urlsplit(live.url).port or 0, key, out, live.log)
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     yield from _serve(tmp_path_factory.mktemp("attacked"))
+
+
+@pytest.fixture(scope="module")
+def logging_access(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    yield from _serve(tmp_path_factory.mktemp("logged"), "--access-log")
 
 
 @pytest.fixture(scope="module")
@@ -216,3 +232,63 @@ def test_path_traversal_on_served_routes_is_404(served: Served, target: str) -> 
     answer = served.request("GET", target)
     assert answer.status == 404
     assert b"root:" not in answer.body and b"sha3" not in answer.body
+
+
+@pytest.mark.parametrize("link", ["file", "folder"])
+def test_a_symlink_out_of_out_is_404_and_a_warning_in_the_log(
+    served: Served, tmp_path: Path, link: str
+) -> None:
+    secret = tmp_path / "elsewhere" / "compliance-shadow.json"
+    secret.parent.mkdir()
+    secret.write_text('{"secret": "sha3-not-for-you"}')
+    secret.chmod(0o600)
+    planted = served.out / "registry" / ("compliance-shadow.json" if link == "file" else "")
+    aside = planted.with_name(planted.name + ".aside")
+    planted.rename(aside)
+    planted.symlink_to(secret if link == "file" else secret.parent)
+    try:
+        answer = served.request("GET", "/registry/compliance-shadow.json")
+        assert answer.status == 404 and _error_code(answer) == "not_found"
+        assert b"not-for-you" not in answer.body
+        assert served.logged("refused /registry/compliance-shadow.json")
+        assert served.request("GET", "/api/compliance").status == 200
+    finally:
+        planted.unlink()
+        aside.rename(planted)
+    assert served.request("GET", "/registry/compliance-shadow.json").status == 200
+
+
+def test_the_access_log_is_on_stderr_as_its_help_says(logging_access: Served) -> None:
+    assert logging_access.request("GET", "/health?probe=access-log").status == 400
+    assert logging_access.logged('"GET /health?probe=access-log HTTP/1.1" 400')
+
+
+def test_pipelined_requests_and_a_body_pass_the_guard_in_order(served: Served) -> None:
+    # Two requests in one write, the first with a body: each answered, in order.
+    with socket.create_connection(("127.0.0.1", served.port), timeout=30) as sock:
+        sock.sendall(
+            b"POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
+            b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    assert data.startswith(b"HTTP/1.1 405 ")
+    assert data.count(b"HTTP/1.1 200 ") == 1 and data.index(b" 405 ") < data.index(b" 200 ")
+
+
+def test_a_head_sent_a_byte_at_a_time_is_answered(served: Served) -> None:
+    request = b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", served.port), timeout=30) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for byte in request:
+            sock.sendall(bytes([byte]))
+        answer = _read_answer(sock)
+    assert answer.status == 200 and json.loads(answer.body)["ok"] is True
+
+
+def test_a_chunked_request_body_is_refused_with_the_json_error_body(served: Served) -> None:
+    answer = served.raw(
+        b"POST /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+    )
+    assert answer.status == 400 and _error_code(answer) == "bad_request" and answer.closed

@@ -1,7 +1,8 @@
 """Attacks by the service under test (issue 15): a target that redirects, hangs, or answers JSON
 past the strict reader's limits. Each is exit 3, one line naming the route, `out/` untouched.
 
-The target is tests/fault_server.py, a real HTTP server on 127.0.0.1 that misbehaves on purpose.
+The target is tests/targets/fault_server.py, a real HTTP server on 127.0.0.1 that misbehaves
+on purpose.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 from compliance_bake.errors import EXIT_TARGET_FAILED
 from compliance_bake.inputs.jsonio import MAX_DEPTH
 from tests.conftest import NOW, diagnostics, invoke, run_cli, snapshot_tree
-from tests.fault_server import AGENT_KEY, FaultServer
+from tests.targets.fault_server import AGENT_KEY, FaultServer
 
 CHECK = "/api/compliance/check"
 KEY_ENV = {"COMPLIANCE_AGENT_KEY": AGENT_KEY}
@@ -92,4 +93,3 @@ def test_a_hung_target_is_abandoned_after_a_bounded_number_of_attempts(
     line = _line(result.stderr)
     assert f"GET {CHECK}: " in line and "2 attempts" in line
     assert len(server.requests_to(CHECK)) == 2
-

@@ -107,7 +107,7 @@ def test_a_url_previous_served_on_loopback(tmp_path: Path) -> None:
         gone = _bake_new(tmp_path, "--out", str(hidden), *signed, "--previous", f"{secret_url}?t=h")
         assert gone.exit_code == 3 and "hunter" not in gone.output + gone.stderr
     assert _predicate(new)["previous"]["source"] == url
-    from compliance_bake.verify.fetch import shown_url as shown_source
+    from compliance_bake.targets.fetch import shown_url as shown_source
 
     assert shown_source(url.replace("http://", "http://u:p@") + "?token=t#x") == url
     assert shown_source("https://[::1]:8443/api/compliance") == "https://[::1]:8443/api/compliance"
@@ -156,7 +156,7 @@ def _record(**changes: Any) -> dict[str, Any]:
 def test_every_value_of_the_section_is_escaped(baked: Path) -> None:
     snapshot = json.loads((baked / "api/compliance.json").read_bytes())
     page = render_portal(snapshot, _record()).decode("utf-8")
-    section = page[page.index('<h2 id="previous">') : page.index("<h2>Self-check board</h2>")]
+    section = page[page.index('<h2 id="previous">') : page.index('<h2 id="board">')]
     assert "<img" not in section and "<script" not in section
     assert section.count("&lt;img src=x onerror=&#34;alert(1)&#34;&gt;") >= 6
     assert "The first 1 of 250 decision changes; 249 more" in section

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from compliance_bake.errors import TargetError
-from compliance_bake.verify.fetch import fetch_document, shown_url
+from compliance_bake.targets.fetch import fetch_document, shown_url
 from tests.conftest import invoke
 
 BODY = b'{"ok": true, "padding": "' + b"x" * 40 + b'"}'

@@ -14,7 +14,7 @@ import pytest
 
 from compliance_bake.errors import TargetError
 from compliance_bake.inputs.jsonio import loads_strict
-from compliance_bake.verify.fetch import fetch_document
+from compliance_bake.targets.fetch import fetch_document
 from tests._resign import resign
 from tests.conftest import SECRET, invoke
 

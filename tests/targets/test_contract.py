@@ -24,6 +24,7 @@ from compliance_bake.identity.keyfile import mint_key
 from compliance_bake.service import models
 from compliance_bake.targets import answers, contract
 from compliance_bake.targets.interface import CheckRequest
+from compliance_bake.targets.profile_file import builtin_profile
 
 REF = "#/components/schemas/{model}"
 ASKED = CheckRequest("node-bay-01", "NJ", "soccer.moneyline")
@@ -102,14 +103,19 @@ PANELS: list[dict[str, Any]] = [
 ]
 
 
+def _answer(operation: str) -> answers.Answer:
+    profile = builtin_profile()
+    return answers.Answer(getattr(profile, operation), "http://127.0.0.1:1", profile)
+
+
 @pytest.mark.parametrize(("status", "body"), CHECKS)
 def test_the_target_refuses_a_check_answer_exactly_when_the_document_does(
     published: dict[str, Any], status: int, body: dict[str, Any]
 ) -> None:
     raw = json.dumps(body).encode()
-    answer = answers.Answer("GET /api/compliance/check", "http://127.0.0.1:1")
+    answer = _answer("check")
     documented = _documented(published, "CheckAnswer").is_valid(body)
-    taken = _target_takes(answers.decode_check, answer, status, raw, ASKED)
+    taken = _target_takes(answers.decode_check, answer, status, {}, raw, ASKED)
     assert taken == documented
 
 
@@ -118,9 +124,9 @@ def test_the_target_refuses_a_health_answer_exactly_when_the_document_does(
     published: dict[str, Any], body: dict[str, Any]
 ) -> None:
     raw = json.dumps(body).encode()
-    answer = answers.Answer("GET /health", "http://127.0.0.1:1")
+    answer = _answer("health")
     documented = _documented(published, "HealthAnswer").is_valid(body)
-    assert _target_takes(answers.decode_health, answer, raw) == documented
+    assert _target_takes(answers.decode_health, answer, 200, {}, raw) == documented
 
 
 @pytest.mark.parametrize("body", PANELS)
@@ -128,15 +134,15 @@ def test_the_target_refuses_a_status_panel_exactly_when_the_document_does(
     published: dict[str, Any], body: dict[str, Any]
 ) -> None:
     raw = json.dumps(body).encode()
-    answer = answers.Answer("GET /api/compliance/status", "http://127.0.0.1:1")
+    answer = _answer("status")
     documented = _documented(published, "StatusAnswer").is_valid(body)
-    assert _target_takes(answers.decode_status, answer, raw, "MA") == documented
+    assert _target_takes(answers.decode_status, answer, 200, {}, raw, "MA") == documented
 
 
 def test_beyond_shape_the_target_still_refuses_contradictions(published: dict[str, Any]) -> None:
     """Valid shapes that contradict the request or the HTTP status: the document cannot say
     these, the target refuses them all the same."""
-    answer = answers.Answer("GET /api/compliance/check", "http://127.0.0.1:1")
+    answer = _answer("check")
     documented = _documented(published, "CheckAnswer")
     for status, body in [
         (403, {"allowed": True, "status": 403}),
@@ -147,7 +153,7 @@ def test_beyond_shape_the_target_still_refuses_contradictions(published: dict[st
     ]:
         assert documented.is_valid(body)
         raw = json.dumps(body).encode()
-        assert not _target_takes(answers.decode_check, answer, status, raw, ASKED)
+        assert not _target_takes(answers.decode_check, answer, status, {}, raw, ASKED)
 
 
 def test_the_document_is_from_this_file(published: dict[str, Any]) -> None:

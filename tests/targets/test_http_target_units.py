@@ -15,7 +15,7 @@ from compliance_bake.resources import demo_fixtures_dir
 from compliance_bake.targets.engine import Engine
 from compliance_bake.targets.http import HttpSettings, HttpTarget
 from compliance_bake.targets.interface import CheckRequest
-from tests.fault_server import AGENT_KEY, RUNTIME, FaultServer
+from tests.targets.fault_server import AGENT_KEY, RUNTIME, FaultServer
 
 CHECK = "/api/compliance/check"
 

@@ -20,7 +20,7 @@ import pytest
 
 from compliance_bake.errors import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_TARGET_FAILED
 from tests.conftest import NOW, board_without_where, diagnostics, invoke, run_cli, snapshot_tree
-from tests.fault_server import AGENT_KEY, RUNTIME, FaultServer, free_port
+from tests.targets.fault_server import AGENT_KEY, RUNTIME, FaultServer, free_port
 
 CHECK = "/api/compliance/check"
 # Generous timeouts: a busy machine must never turn a prompt answer into a timeout. Only the

@@ -5,7 +5,11 @@ in Content-Length and hang up, hang forever, send a body without a length. Unles
 misbehave it answers as docs/service-api.md says, over the real `Engine` and the demo fixtures.
 With `spec_only=True` it answers with exactly the specification's shapes and nothing more:
 `{ok, states}`, `{allowed, status}` and the status panel's four fields (no runtime, no echo, no
-reason), the minimal valid target.
+reason), the minimal valid target. With `shape="path"` it is a service of other choices, reached
+only through a target profile (PATH_PROFILE): the question in the path
+(`GET /v1/partners/{partner}/states/{state}/wagers/{wagerType}`), the key in `X-Api-Key`, answers
+inside a `result` envelope with the decision in the HTTP status, and a /v1/health whose runtime is
+in the `Server` header. Faults on it are keyed "check", "status" or "/v1/health".
 
 It runs its own event loop in a thread; `stop()` (or leaving the `with` block) cancels every
 connection and joins the thread. Each request is recorded (`seen`) with its headers.
@@ -21,7 +25,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.resources import demo_fixtures_dir
@@ -30,6 +34,33 @@ from compliance_bake.targets.engine import Engine
 AGENT_KEY = "tstky.secret-part-of-the-agent-key-0123456789abcdefgh"
 RUNTIME = "FaultServer 1.0"
 REASONS = {200: "OK", 302: "Found", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found"}
+PATH_PROFILE = """
+[auth]
+header = "X-Api-Key"
+value = "{key}"
+
+[health]
+path = "/v1/health"
+ok = "body.status == 'up'"
+states = "body.regulated"
+runtime = "http.headers.server"
+
+[check]
+path = "/v1/partners/{partner}/states/{state}/wagers/{wagerType}"
+allowed = "body.result.allowed"
+status = "http.status"
+reason = "body.result.reason"
+partner = "body.result.partner"
+state = "body.result.state"
+wagerType = "body.result.wagerType"
+
+[status]
+path = "/v1/partners/{partner}/states/{state}"
+ok = "body.result.ok"
+state = "body.result.state"
+licenseStatus = "body.result.licenseStatus"
+hasLimits = "body.result.hasLimits"
+"""
 
 
 @dataclass
@@ -57,12 +88,17 @@ def free_port() -> int:
 
 class FaultServer:
     def __init__(
-        self, key: str | None = AGENT_KEY, host: str = "127.0.0.1", spec_only: bool = False
+        self,
+        key: str | None = AGENT_KEY,
+        host: str = "127.0.0.1",
+        spec_only: bool = False,
+        shape: str = "builtin",
     ) -> None:
         self.engine = Engine(load_fixtures(demo_fixtures_dir()).registry)
         self.key = key
         self.host = host
         self.spec_only = spec_only
+        self.shape = shape
         self.port = 0
         self.seen: list[Seen] = []
         self._faults: dict[str, Fault] = {}
@@ -158,19 +194,45 @@ class FaultServer:
         self.seen.append(seen)
         return await self._answer(seen, writer)
 
+    def _route(self, path: str) -> str:
+        """The key faults are set on: the path, or for shape="path" the operation."""
+        if self.shape != "path" or not path.startswith("/v1/partners/"):
+            return path
+        return "check" if "/wagers/" in path else "status"
+
+    async def _reply(
+        self,
+        writer: asyncio.StreamWriter,
+        status: int,
+        body: Any,
+        extra: dict[str, str] | None = None,
+    ) -> bool:
+        """Send, in this server's shape: shape="path" wraps answers in its envelope."""
+        if self.shape == "path" and isinstance(body, dict) and "error" not in body:
+            if "states" in body:
+                body = {"status": "up" if body["ok"] else "down", "regulated": body["states"]}
+            else:
+                body = {"result": body, "api": "v1"}
+            extra = {"Server": RUNTIME, **(extra or {})}
+        return await _send(writer, status, body, extra)
+
     async def _answer(self, seen: Seen, writer: asyncio.StreamWriter) -> bool:
-        wanted = f"Bearer {self.key}"
-        if self.key and seen.path != "/health" and seen.headers.get("authorization") != wanted:
+        if self.shape == "path":
+            open_route, header, wanted = "/v1/health", "x-api-key", f"{self.key}"
+        else:
+            open_route, header, wanted = "/health", "authorization", f"Bearer {self.key}"
+        if self.key and seen.path != open_route and seen.headers.get(header) != wanted:
             return await _send(writer, 401, _error("unauthorized", "A valid agent key"))
-        fault = self._faults.get(seen.path)
+        fault = self._faults.get(self._route(seen.path))
         if fault is not None and fault.times is not None:
             if fault.times <= 0:
                 fault = None
             else:
                 fault.times -= 1
         status, body = self._correct(seen)
-        if fault is None or fault.kind == "wrong_decision" and not seen.path.endswith("check"):
-            return await _send(writer, status, body)
+        checks = self._route(seen.path) in ("check", "/api/compliance/check")
+        if fault is None or fault.kind == "wrong_decision" and not checks:
+            return await self._reply(writer, status, body)
         return await self._misbehave(fault, seen, writer, status, body)
 
     async def _misbehave(
@@ -182,16 +244,18 @@ class FaultServer:
         if kind == "reset":
             return False
         if kind == "non_json":
-            return await _send(writer, status, b"<html>Service Unavailable</html>")
+            return await self._reply(writer, status, b"<html>Service Unavailable</html>")
         if kind == "raw":  # these exact bytes as the body (deep nesting, a huge integer ...)
-            return await _send(writer, status, params["body"])
+            return await self._reply(writer, status, params["body"])
         if kind == "allowed_string":
-            return await _send(writer, status, {**body, "allowed": str(body["allowed"]).lower()})
+            return await self._reply(
+                writer, status, {**body, "allowed": str(body["allowed"]).lower()}
+            )
         if kind == "forbidden_allowed":
-            return await _send(writer, 403, {**body, "allowed": True, "status": 403})
+            return await self._reply(writer, 403, {**body, "allowed": True, "status": 403})
         if kind == "wrong_decision":  # every check allowed, licensed or not
             body = {k: v for k, v in body.items() if k != "reason"}
-            return await _send(writer, 200, {**body, "allowed": True, "status": 200})
+            return await self._reply(writer, 200, {**body, "allowed": True, "status": 200})
         if kind == "truncated":
             raw = json.dumps(body).encode()
             head = _head(status, len(raw) + 40)
@@ -199,12 +263,12 @@ class FaultServer:
             await writer.drain()
             return False
         if kind == "redirect":
-            return await _send(writer, 302, b"", {"Location": params["location"]})
+            return await self._reply(writer, 302, b"", {"Location": params["location"]})
         if kind == "status":
             extra = {"Retry-After": params["retry_after"]} if "retry_after" in params else {}
-            return await _send(writer, params["code"], _error("busy", "try later"), extra)
+            return await self._reply(writer, params["code"], _error("busy", "try later"), extra)
         if kind == "oversize":
-            return await _send(writer, status, {**body, "padding": "x" * params["size"]})
+            return await self._reply(writer, status, {**body, "padding": "x" * params["size"]})
         if kind == "oversize_unframed":  # no Content-Length: the body ends when the socket does
             writer.write(f"HTTP/1.1 {status} OK\r\nConnection: close\r\n\r\n".encode())
             writer.write(json.dumps({**body, "padding": "x" * params["size"]}).encode())
@@ -217,6 +281,8 @@ class FaultServer:
         def one(name: str) -> str:
             return seen.query.get(name, [""])[0]
 
+        if self.shape == "path":
+            return self._correct_path(seen.path)
         if seen.path == "/health":
             health = self.engine.health()
             if self.spec_only:
@@ -230,13 +296,31 @@ class FaultServer:
             answer = {**decision.as_json(), "partner": partner, "state": state, "wagerType": wager}
             return decision.status, answer
         if seen.path == "/api/compliance/status":
-            panel = self.engine.status(one("state"), one("partner"))
-            return 200, {
-                "ok": panel.ok,
-                "state": panel.state,
-                "licenseStatus": panel.license_status,
-                "hasLimits": panel.has_limits,
-            }
+            return 200, self._panel(one("state"), one("partner"))
+        return 404, _error("not_found", "no such route")
+
+    def _panel(self, state: str, partner: str) -> dict[str, Any]:
+        panel = self.engine.status(state, partner)
+        return {
+            "ok": panel.ok,
+            "state": panel.state,
+            "licenseStatus": panel.license_status,
+            "hasLimits": panel.has_limits,
+        }
+
+    def _correct_path(self, path: str) -> tuple[int, Any]:
+        parts = [unquote(part) for part in path.split("/")]
+        words = parts[1:3] + parts[4::2]  # v1, partners, states[, wagers]
+        if path == "/v1/health":
+            health = self.engine.health()
+            return 200, {"ok": health.ok, "states": list(health.states)}
+        if len(parts) == 8 and words == ["v1", "partners", "states", "wagers"]:
+            partner, state, wager = parts[3], parts[5], parts[7]
+            decision = self.engine.check(partner, state, wager)
+            answer = {**decision.as_json(), "partner": partner, "state": state, "wagerType": wager}
+            return decision.status, answer
+        if len(parts) == 6 and words == ["v1", "partners", "states"]:
+            return 200, self._panel(parts[5], parts[3])
         return 404, _error("not_found", "no such route")
 
 

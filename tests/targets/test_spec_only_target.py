@@ -1,6 +1,7 @@
 """A service that answers with exactly the specification's shapes is a valid target (spec 4).
 
-The stand-in is tests/fault_server.py with `spec_only=True`, a real server on a loopback port:
+The stand-in is tests/targets/fault_server.py with `spec_only=True`, a real server on a
+loopback port:
 `/health` is `{ok, states}`, a check is `{allowed, status}`, the status panel its four fields.
 The reference service's extras (runtime, the echoed question, the reason of a block) are absent,
 which is not an error; `bunVersion` then holds `contract.RUNTIME_UNKNOWN`. Wrong types and
@@ -18,7 +19,7 @@ import pytest
 from compliance_bake.errors import EXIT_TARGET_FAILED
 from compliance_bake.targets.contract import RUNTIME_UNKNOWN
 from tests.conftest import NOW, diagnostics, invoke
-from tests.fault_server import AGENT_KEY, FaultServer
+from tests.targets.fault_server import AGENT_KEY, FaultServer
 
 CHECK = "/api/compliance/check"
 KEY_ENV = {"COMPLIANCE_AGENT_KEY": AGENT_KEY}
@@ -97,8 +98,8 @@ def test_wrong_types_and_contradictions_still_exit_3(
 
 
 def test_the_placeholder_is_the_documented_one() -> None:
-    root = Path(__file__).resolve().parent.parent
-    for doc in ("README.md", "docs/service-api.md"):
+    root = Path(__file__).resolve().parents[2]
+    for doc in ("docs/spec.md", "docs/service-api.md"):
         assert RUNTIME_UNKNOWN in (root / doc).read_text(), doc
     shown = invoke("bake", "snapshot", "--help").output
     assert RUNTIME_UNKNOWN in " ".join(shown.replace('"', " ").split())

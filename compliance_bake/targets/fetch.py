@@ -5,7 +5,9 @@ Content-Length and again while reading, and ONE deadline over the whole exchange
 request, the status line, the headers and the body. A peer that drips a byte at a time cannot
 stretch it: every read waits at most for what is left of the deadline. A body that ends before its
 Content-Length is a failure too. Every failure is a TargetError naming the URL as `shown_url`
-shows it (no user name or password), exit 3.
+shows it (no user name or password), exit 3. Every URL the tool reads comes through here: a
+snapshot (verify/source.py, for verify, diff and bake --previous), the transparency log's files,
+a target's OpenAPI document; so does every URL it shows (`shown_url`).
 """
 
 from __future__ import annotations

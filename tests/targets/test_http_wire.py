@@ -11,8 +11,23 @@ import pytest
 
 from compliance_bake.errors import InputError, TargetError
 from compliance_bake.inputs.models import Decision, Health
-from compliance_bake.targets import contract, wire
+from compliance_bake.targets import contract
+from compliance_bake.targets.answers import (
+    Answer,
+    decode_check,
+    decode_health,
+    decode_status,
+    error_detail,
+)
 from compliance_bake.targets.interface import CheckRequest
+from compliance_bake.targets.profile_file import builtin_profile
+from compliance_bake.targets.refusals import parse_retry_after, redirected
+from compliance_bake.targets.routes import parse_target_url
+
+
+def _answer(operation: str, base: str = "http://127.0.0.1:1") -> Answer:
+    profile = builtin_profile()
+    return Answer(getattr(profile, operation), base, profile)
 
 
 @pytest.mark.parametrize(
@@ -27,7 +42,7 @@ from compliance_bake.targets.interface import CheckRequest
     ],
 )
 def test_the_base_is_the_url_without_credentials(url: str, base: str) -> None:
-    parsed = wire.parse_target_url(url)
+    parsed = parse_target_url(url)
     assert parsed.base == base
     assert parsed.url("/health") == base + "/health"
 
@@ -47,26 +62,28 @@ def test_the_base_is_the_url_without_credentials(url: str, base: str) -> None:
 )
 def test_a_bad_url_is_bad_usage_and_never_echoed(url: str, says: str) -> None:
     with pytest.raises(InputError) as caught:
-        wire.parse_target_url(url)
+        parse_target_url(url)
     line = caught.value.one_line()
     assert line.startswith("--target: ") and says in line
     assert "pw-Sekrit" not in line and "usr" not in line
 
 
 def test_queries_are_percent_encoded() -> None:
-    query = wire.check_query(CheckRequest("node a&b=c", "MA", "x/y"))
-    assert query == "partner=node%20a%26b%3Dc&state=MA&wagerType=x%2Fy"
-    assert wire.status_query("MA", "p?") == "state=MA&partner=p%3F"
+    profile = builtin_profile()
+    query = profile.check.target({"partner": "node a&b=c", "state": "MA", "wagerType": "x/y"})
+    assert query == "/api/compliance/check?partner=node%20a%26b%3Dc&state=MA&wagerType=x%2Fy"
+    status = profile.status.target({"state": "MA", "partner": "p?"})
+    assert status == "/api/compliance/status?state=MA&partner=p%3F"
 
 
 def test_retry_after_in_seconds_or_as_an_http_date() -> None:
-    assert wire.parse_retry_after("3") == 3.0
-    assert wire.parse_retry_after(" 0 ") == 0.0
+    assert parse_retry_after("3") == 3.0
+    assert parse_retry_after(" 0 ") == 0.0
     now = 1_800_000_000.0
-    assert wire.parse_retry_after(formatdate(now + 10, usegmt=True), now) == pytest.approx(10)
-    assert wire.parse_retry_after(formatdate(now - 60, usegmt=True), now) == 0.0
+    assert parse_retry_after(formatdate(now + 10, usegmt=True), now) == pytest.approx(10)
+    assert parse_retry_after(formatdate(now - 60, usegmt=True), now) == 0.0
     for unusable in (None, "", "-1", "soon", "1.5", "Mon, 99 Foo 2026"):
-        assert wire.parse_retry_after(unusable, now) is None
+        assert parse_retry_after(unusable, now) is None
 
 
 ASKED = CheckRequest("node-bay-01", "NJ", "soccer.moneyline")
@@ -81,8 +98,7 @@ def _decode(status: int, body: Any, compact: bool = True) -> Decision:
     else:
         separators = (",", ":") if compact else (", ", ": ")
         raw = json.dumps(body, separators=separators).encode()
-    answer = wire.Answer("GET /api/compliance/check", "http://127.0.0.1:1")
-    return wire.decode_check(answer, status, raw, ASKED)
+    return decode_check(_answer("check"), status, {}, raw, ASKED)
 
 
 @pytest.mark.parametrize("compact", [True, False], ids=["compact", "spaced"])
@@ -158,12 +174,12 @@ def test_doubtful_answers_are_target_errors_naming_the_route(
 
 
 def test_health_and_status_answers() -> None:
-    answer = wire.Answer("GET /health", "http://h")
-    health, runtime = wire.decode_health(
-        answer, b'{"ok": true, "states": ["MA", "NJ"], "runtime": "CPython 3.11.7"}'
+    answer = _answer("health", "http://h")
+    health, runtime = decode_health(
+        answer, 200, {}, b'{"ok": true, "states": ["MA", "NJ"], "runtime": "CPython 3.11.7"}'
     )
     assert health.states == ("MA", "NJ") and runtime == "CPython 3.11.7"
-    spec_only = wire.decode_health(answer, b'{"ok": true, "states": ["MA"]}')
+    spec_only = decode_health(answer, 200, {}, b'{"ok": true, "states": ["MA"]}')
     assert spec_only == (Health(ok=True, states=("MA",)), contract.RUNTIME_UNKNOWN)
     for raw, says in [
         (b'{"ok": true, "states": ["MA", 1], "runtime": "x"}', "`states[1]` is an integer"),
@@ -174,22 +190,22 @@ def test_health_and_status_answers() -> None:
         (b'{"states": []}', "`ok` is missing"),
     ]:
         with pytest.raises(TargetError, match="^GET /health: " + re.escape(says)):
-            wire.decode_health(answer, raw)
-    status = wire.Answer("GET /api/compliance/status", "http://h")
+            decode_health(answer, 200, {}, raw)
+    status = _answer("status", "http://h")
     panel = b'{"ok": true, "state": "NJ", "licenseStatus": "active", "hasLimits": true}'
     with pytest.raises(TargetError, match="answered another question"):
-        wire.decode_status(status, panel, "MA")
+        decode_status(status, 200, {}, panel, "MA")
     with pytest.raises(TargetError, match="`hasLimits` is missing"):
-        wire.decode_status(status, b'{"ok": true, "state": "MA", "licenseStatus": "x"}', "MA")
+        decode_status(status, 200, {}, b'{"ok": true, "state": "MA", "licenseStatus": "x"}', "MA")
 
 
 def test_error_details_are_short_and_never_raise() -> None:
     raw = b'{"error": {"code": "not_found", "message": "no such route"}}'
-    assert wire.error_detail(raw) == " (not_found: no such route)"
+    assert error_detail(raw) == " (not_found: no such route)"
     for odd in (b"", b"[]", b'{"error": 1}', b'{"error": {"code": 1}}', b"\xff"):
-        assert wire.error_detail(odd) == ""
+        assert error_detail(odd) == ""
     long = json.dumps({"error": {"code": "x", "message": "y" * 500}}).encode()
-    assert len(wire.error_detail(long)) < 100
+    assert len(error_detail(long)) < 100
 
 
 @pytest.mark.parametrize(
@@ -207,7 +223,7 @@ def test_error_details_are_short_and_never_raise() -> None:
     ],
 )
 def test_redirects_are_refused_and_name_where_they_went(location: str | None, says: str) -> None:
-    answer = wire.Answer("GET /health", "http://127.0.0.1:8000")
-    line = wire.redirected(answer, "http://127.0.0.1:8000/health", 302, location).one_line()
+    answer = _answer("health", "http://127.0.0.1:8000")
+    line = redirected(answer, "http://127.0.0.1:8000/health", 302, location).one_line()
     assert line.startswith("GET /health: redirected (HTTP 302) ") and says in line, line
     assert "pw-Sekrit" not in line and "usr" not in line

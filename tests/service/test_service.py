@@ -57,7 +57,7 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
 
 def test_health_is_public_and_names_the_runtime(service: Service) -> None:
     status, headers, body = service.get("/health")
-    assert status == 200 and headers["content-type"] == "application/json"
+    assert status == 200 and headers["content-type"] == "application/json; charset=utf-8"
     doc = json.loads(body)
     assert doc["ok"] is True and doc["states"] == ["MA", "NJ"]
     assert doc["runtime"].startswith("CPython ")
@@ -119,7 +119,7 @@ def test_unknown_route_and_wrong_method(service: Service) -> None:
 
 
 def _bad_keys(key: str, revoked: str) -> dict[str, dict[str, str | bytes]]:
-    """Every way item 2 of issue 3 lists to present a bad key, as request headers."""
+    """Every way to present a bad key, as request headers."""
     prefix, rest = key[:5], key[6:]
     wrong_rest = rest[:-1] + ("A" if rest[-1] != "A" else "B")
     unknown_prefix = ("zzzzz" if prefix != "zzzzz" else "yyyyy") + key[5:]

@@ -1,0 +1,144 @@
+"""`compliance-bake log verify` and `log show`: audit the transparency log, read one entry."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from compliance_bake.cli.options import json_option, public_key_option
+from compliance_bake.cli.shared import CONTEXT, exit_codes
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+_LOG_KEY_HELP = (
+    "The log's Ed25519 public key (the signing key's .pub.pem); repeatable for rotation.  "
+    "[default: $COMPLIANCE_PUBLIC_KEY_FILE]"
+)
+_TIMEOUT = click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    help="Seconds to fetch each file of a log at a URL.",
+)
+
+
+def log_keys(paths: tuple[Path, ...]) -> list[Ed25519PublicKey]:
+    """The trusted log keys, parsed; InputError (exit 2) for none or a bad file."""
+    from compliance_bake.errors import InputError
+    from compliance_bake.signing.signing_key import parse_public_key, public_keys_from
+
+    pems = public_keys_from(paths)
+    if not pems:
+        raise InputError(
+            "no public key: nothing can say who signed the log's checkpoint",
+            "pass --public-key signing-key.pub.pem",
+        )
+    return [parse_public_key(pem) for pem in pems]
+
+
+@click.group("log", context_settings=CONTEXT, short_help="Audit the transparency log.")
+def log() -> None:
+    """Read and audit the transparency log that `bake snapshot --log DIR` appends to.
+
+    \b
+    Example:
+      compliance-bake log verify log --public-key signing-key.pub.pem
+    """
+
+
+@log.command(
+    "verify",
+    context_settings=CONTEXT,
+    epilog=exit_codes(0, 1, 2, 3, one="done, and the log does not verify"),
+    short_help="Recompute the whole log and check its checkpoint.",
+)
+@click.argument("location", metavar="DIR|URL")
+@public_key_option("--public-key", "public_keys", help=_LOG_KEY_HELP)
+@_TIMEOUT
+@json_option
+def verify_log(location: str, public_keys: tuple[Path, ...], timeout: float, as_json: bool) -> None:
+    """Recompute the whole log: every tile from the entries, the root from the tiles, and the
+    checkpoint's signature; then list the entries (date, verdict, target).
+
+    A log that holds together can still be a rebuilt one: a witness (`compliance-bake witness`)
+    or `verify OUT --log` compares it with a checkpoint seen earlier.
+
+    \b
+    Examples:
+      compliance-bake log verify log --public-key signing-key.pub.pem
+      compliance-bake log verify https://registry.example/log \\
+        --public-key signing-key.pub.pem --json
+    """
+    from compliance_bake.log.audit import audit_log
+    from compliance_bake.log.source import open_source
+
+    keys = log_keys(public_keys)
+    result = audit_log(location, open_source(location, timeout), keys)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "ok": result.ok,
+                    "log": location,
+                    "origin": result.checkpoint.origin if result.checkpoint else None,
+                    "size": result.checkpoint.size if result.checkpoint else None,
+                    "root": result.checkpoint.root.hex() if result.checkpoint else None,
+                    "problems": result.problems,
+                    "entries": result.entries,
+                },
+                indent=2,
+            )
+        )
+    else:
+        for entry in result.entries:
+            verdict = entry.get("verdict") or {}
+            board = verdict.get("board") or {}
+            click.echo(
+                f"{entry['index']:>6}  {entry.get('generatedAt', '?')}  "
+                f"{'ok    ' if verdict.get('ok') else 'FAILED'}  "
+                f"board {board.get('passed', '?')}/{board.get('total', '?')}  "
+                f"mismatches {verdict.get('shadowMismatches', '?')}  {entry.get('target', '?')}"
+            )
+        for problem in result.problems:
+            click.echo(f"FAILED: {problem}", err=True)
+        if result.ok and result.checkpoint:
+            click.echo(
+                f"log verified: {result.checkpoint.describe()}, every tile recomputed "
+                "from the entries, checkpoint signed by the given key",
+                err=True,
+            )
+        else:
+            click.echo(f"log NOT verified: {location}", err=True)
+    sys.exit(0 if result.ok else 1)
+
+
+@log.command(
+    "show",
+    context_settings=CONTEXT,
+    epilog=exit_codes(0, 1, 2, 3),
+    short_help="Print one entry, after proving its inclusion.",
+)
+@click.argument("location", metavar="DIR|URL")
+@click.argument("index", type=click.IntRange(min=0))
+@public_key_option("--public-key", "public_keys", help=_LOG_KEY_HELP)
+@_TIMEOUT
+def show(location: str, index: int, public_keys: tuple[Path, ...], timeout: float) -> None:
+    """Print entry INDEX of the log as JSON, after checking that the signed checkpoint
+    includes it.
+
+    \b
+    Example:
+      compliance-bake log show log 0 --public-key signing-key.pub.pem
+    """
+    from compliance_bake.log.audit import show_entry
+    from compliance_bake.log.source import open_source
+
+    keys = log_keys(public_keys)
+    entry = show_entry(open_source(location, timeout), keys, index)
+    click.echo(json.dumps(entry, indent=2))

@@ -1,0 +1,87 @@
+"""`--report junit:PATH`: JUnit XML as Jenkins' junit-10.xsd has it.
+
+One test suite per suite of the outcome, one test case per case, named uniquely within the run;
+a failed case's `<failure>` holds its message, its full evidence and its items. The suite has
+the run's `timestamp` (UTC, when the command started), `hostname` and `time`. The checks of a
+run are made together, not one by one, so each suite carries the run's time and each case 0.
+Every text passes `xml_safe`: a file name with a control character cannot make the document
+malformed.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from compliance_bake.cli.outcome import Case, Outcome
+from compliance_bake.cli.terminal import plain_lines
+
+JUNIT_ITEMS = 1000  # in a failure body
+
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_safe(text: str) -> str:
+    """Text XML 1.0 can hold and a terminal shows as it is: each line goes through the one
+    terminal escape (JUnit is read in CI logs and terminals too), then a character XML
+    forbids that is left (a lone surrogate, U+FFFE, U+FFFF) is shown as an escape, so a
+    hostile file name keeps the document well-formed."""
+    shown = plain_lines(text)
+    return _XML_FORBIDDEN.sub(lambda m: f"\\x{ord(m.group()):02x}", shown)
+
+
+def failure_body(case: Case) -> str:
+    """A failed case in full: the message, the evidence, every item (up to JUNIT_ITEMS)."""
+    parts = [case.message]
+    if case.detail:
+        parts.append(case.detail)
+    parts += case.item_lines(JUNIT_ITEMS)
+    return "\n".join(parts)
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def junit_bytes(outcome: Outcome, started: datetime, seconds: float, hostname: str) -> bytes:
+    """The JUnit document of a run that started at `started` and took `seconds`."""
+    from xml.etree import ElementTree  # here: every command's --help imports this module
+
+    x = xml_safe
+    root = ElementTree.Element(
+        "testsuites", name=x(f"compliance-bake {outcome.command}"), time=_seconds(seconds)
+    )
+    total = failures = 0
+    stamp = started.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    for suite, cases in outcome.suites.items():
+        failed = sum(not c.ok for c in cases)
+        total += len(cases)
+        failures += failed
+        node = ElementTree.SubElement(
+            root,
+            "testsuite",
+            name=x(suite),
+            tests=str(len(cases)),
+            failures=str(failed),
+            errors="0",
+            time=_seconds(seconds),
+            timestamp=stamp,
+            hostname=x(hostname),
+        )
+        for case in cases:
+            test = ElementTree.SubElement(
+                node,
+                "testcase",
+                name=x(case.name),
+                classname=x(case.classname or f"compliance-bake.{suite}"),
+                time="0",
+            )
+            if not case.ok:
+                failure = ElementTree.SubElement(test, "failure", message=x(case.message))
+                failure.text = x(failure_body(case))
+    root.set("tests", str(total))
+    root.set("failures", str(failures))
+    root.set("errors", "0")
+    ElementTree.indent(root)
+    document: bytes = ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
+    return document + b"\n"

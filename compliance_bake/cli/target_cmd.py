@@ -1,0 +1,111 @@
+"""`compliance-bake target profile show|init`: the target profiles that describe a service."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
+
+# An OpenAPI document is small; this leaves room for a generous one.
+_OPENAPI_MAX_BYTES = 16 * 1024 * 1024
+
+
+@click.group(context_settings=CONTEXT, short_help="Target profiles: how a live service is asked.")
+def target() -> None:
+    """Describe the live compliance service that --target asks.
+
+    \b
+    Example:
+      compliance-bake target profile show > my-service.toml
+    """
+
+
+@target.group(context_settings=CONTEXT, short_help="Show or draft a target profile.")
+def profile() -> None:
+    """A target profile (TOML) says how to ask a service the three questions (health, check,
+    status) and where each answer field is (docs/target-profiles.md).
+
+    \b
+    Examples:
+      compliance-bake target profile show
+      compliance-bake target profile init \\
+        --from-openapi http://127.0.0.1:3000/openapi.json
+    """
+
+
+@profile.command(
+    context_settings=CONTEXT,
+    epilog=exit_codes(0, 4, zero=DONE),
+    short_help="Print the built-in profile (the reference service's).",
+)
+def show() -> None:
+    """Print the built-in profile: the reference service's (docs/service-api.md).
+
+    Copy it and change what your service does differently, then pass the copy with
+    `--target-profile FILE` to `bake snapshot` and `check`.
+
+    \b
+    Example:
+      compliance-bake target profile show > my-service.toml
+    """
+    from compliance_bake.targets.profile_file import builtin_text
+
+    click.echo(builtin_text(), nl=False)
+
+
+@profile.command(
+    context_settings=CONTEXT,
+    epilog=exit_codes(0, 2, 3, 4, two="bad usage or bad input (a file that is not OpenAPI JSON)"),
+)
+@click.option(
+    "--from-openapi",
+    "source",
+    required=True,
+    metavar="URL|FILE",
+    help="The service's OpenAPI document (JSON), as a URL or a file.",
+)
+@click.option("--timeout", type=float, default=10.0, show_default=True, metavar="SECONDS")
+def init(source: str, timeout: float) -> None:
+    """Draft a profile from the service's OpenAPI document and print it.
+
+    Takes the operations whose path or operationId names health, check or status, their
+    parameters and answer schemas; where it had to guess, the line says `# TODO`. Check the
+    draft with `compliance-bake check --target URL --target-profile FILE --explain`.
+
+    \b
+    Examples:
+      compliance-bake target profile init \\
+        --from-openapi http://127.0.0.1:8000/openapi.json > serve.toml
+      compliance-bake target profile init --from-openapi openapi.json
+    """
+    from compliance_bake.errors import InputError
+    from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
+    from compliance_bake.targets.draft import draft_profile
+
+    if source.startswith(("http://", "https://")):
+        from compliance_bake.targets.fetch import fetch_document
+
+        raw = fetch_document(source, timeout=timeout, max_bytes=_OPENAPI_MAX_BYTES)
+    else:
+        try:
+            raw = Path(source).read_bytes()
+        except OSError as exc:
+            raise InputError(
+                f"--from-openapi {source}: cannot read it ({exc.strerror})",
+                "give the OpenAPI document's URL or a JSON file",
+            ) from None
+    try:
+        document = loads_strict(raw)
+    except StrictJSONError as exc:
+        raise InputError(
+            f"--from-openapi {source}: not JSON ({exc} at {exc.where})",
+            "give the OpenAPI document in JSON (YAML: convert it first)",
+        ) from None
+    if not isinstance(document, dict) or not isinstance(document.get("paths"), dict):
+        raise InputError(
+            f"--from-openapi {source}: not an OpenAPI document (no `paths`)",
+            "give the service's OpenAPI document, e.g. /openapi.json",
+        )
+    click.echo(draft_profile(document, source), nl=False)

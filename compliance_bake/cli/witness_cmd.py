@@ -1,0 +1,157 @@
+"""`compliance-bake witness` and `witness-key mint`: what a regulator runs against a log."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from compliance_bake.cli.options import now_option
+from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
+
+WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
+
+
+@click.command(
+    context_settings=CONTEXT,
+    epilog=exit_codes(0, 1, 2, 3, one="done, and the log's history does not hold: not cosigned"),
+    short_help="Check a log grew honestly since last seen, and cosign it.",
+)
+@click.argument("location", metavar="DIR|URL")
+@click.option(
+    "--log-key",
+    "log_key",
+    required=True,
+    metavar="PEM",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The log's Ed25519 public key (the operator's signing-key .pub.pem).",
+)
+@click.option(
+    "--witness-key",
+    "witness_key",
+    metavar="PEM",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="This witness's private key (mode 0600).  [default: .compliance-bake/witness-key.pem]",
+)
+@click.option(
+    "--state",
+    "state",
+    required=True,
+    metavar="FILE",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The witness's state: the last checkpoint it cosigned (created on the first "
+    "run, replaced only when a run holds).",
+)
+@click.option(
+    "--name",
+    "name",
+    default=None,
+    metavar="NAME",
+    help="The witness's name in its cosignatures.  [default: compliance-bake-witness/<key id>]",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    help="Seconds to fetch each file of a log at a URL.",
+)
+@now_option
+def witness(
+    location: str,
+    log_key: Path,
+    witness_key: Path | None,
+    state: Path,
+    name: str | None,
+    timeout: float,
+    now: str | None,
+) -> None:
+    """Check the log's new checkpoint against the last one seen, and cosign it.
+
+    Verifies the checkpoint's signature with --log-key, that it extends the checkpoint in
+    --state (not smaller, not another tree of the same size, a consistency proof from the
+    tiles that verifies), and the tiles of the new entries; then adds a C2SP cosignature/v1
+    (with the time) to the state file and prints the cosigned checkpoint on stdout. Anything
+    that does not hold exits 1, names the two checkpoints that cannot both be true, and leaves
+    the state as it was.
+
+    \b
+    Examples:
+      compliance-bake witness https://registry.example/log \\
+        --log-key operator.pub.pem --state witness-state.json
+      compliance-bake witness log --log-key signing-key.pub.pem \\
+        --witness-key regulator.pem --state state.json
+    """
+    from compliance_bake.clock import resolve_now
+    from compliance_bake.errors import InputError
+    from compliance_bake.log.note import valid_name
+    from compliance_bake.log.source import open_source
+    from compliance_bake.log.witness import default_name, run_witness
+    from compliance_bake.signing.signing_key import (
+        load_signing_key,
+        parse_public_key,
+        read_public_key,
+    )
+
+    log_public = parse_public_key(read_public_key(log_key, "--log-key"))
+    key = load_signing_key(witness_key or WITNESS_KEY_FILE, "--witness-key")
+    name = name or default_name(key)
+    if not valid_name(name):
+        raise InputError(
+            f"--name {name!r}: not printable ASCII without spaces or +",
+            "name the witness like a URL without its scheme",
+        )
+    moment = int(resolve_now(now).timestamp())
+    run = run_witness(open_source(location, timeout), log_public, key, name, state, moment)
+    if run.ok and run.cosigned is not None:
+        seen = "first checkpoint" if run.previous is None else f"extends {run.previous.describe()}"
+        click.echo(f"cosigned {run.current.describe() if run.current else ''} ({seen})", err=True)
+        click.echo(run.cosigned.decode(), nl=False)
+        sys.exit(0)
+    for problem in run.problems:
+        click.echo(f"FAILED: {problem}", err=True)
+    click.echo(f"not cosigned; {state} still holds the last checkpoint that held", err=True)
+    sys.exit(1)
+
+
+@click.group("witness-key", context_settings=CONTEXT, short_help="Mint a witness key pair.")
+def witness_key() -> None:
+    """Manage the Ed25519 key pair a witness cosigns checkpoints with.
+
+    \b
+    Example:
+      compliance-bake witness-key mint
+    """
+
+
+@witness_key.command(context_settings=CONTEXT, epilog=exit_codes(0, 2, 4, zero=DONE))
+@click.option(
+    "--key-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Where to write the private key; the public key goes beside it, `.pem` "
+    "replaced by `.pub.pem`.  [default: .compliance-bake/witness-key.pem]",
+)
+@click.option("--force", is_flag=True, help="Replace an existing key pair.")
+def mint(key_file: Path | None, force: bool) -> None:
+    """Create the witness's Ed25519 key pair and print its key id.
+
+    The private key (PKCS#8 PEM, mode 0600) stays with the witness; hand the public key
+    (.pub.pem) to whoever runs `verify --witness-key`.
+
+    \b
+    Examples:
+      compliance-bake witness-key mint
+      compliance-bake witness-key mint --key-file keys/regulator.pem
+    """
+    from compliance_bake.signing.signing_key import mint_signing_key
+
+    private = key_file or WITNESS_KEY_FILE
+    public, key_id = mint_signing_key(private, force=force)
+    click.echo(
+        f"minted a witness key in {private} (mode 0600; not shown), public key in {public}",
+        err=True,
+    )
+    click.echo(key_id)

@@ -1,0 +1,268 @@
+"""Appending one entry to a log folder: tiles first, the checkpoint last, one append at a time.
+
+An append holds an exclusive lock on the log folder (flock on its descriptor; a second bake
+waits for the first), reads the current checkpoint, writes the new rightmost tile of each level
+that changes (the level-0 tile and entry bundle always; a level above only when the tile below
+it fills), and only then the new signed checkpoint. Every file goes through a temporary file in
+its own folder, flushed and renamed into place, so a killed append leaves the previous
+checkpoint and every tile it needs as they were: the new tiles have names no checkpoint uses
+yet. Partial tiles stay while a checkpoint may name them; once a tile is full its partial
+versions are removed, after the checkpoint. The cost is the few tiles on the right edge of the
+tree, whatever the log's size.
+
+The crash test needs a kill at an exact point: with `_COMPLIANCE_BAKE_CRASH_AT=log:N` the
+process SIGKILLs itself after the Nth file operation of the append (report/publish.py reads the
+same variable for its own points).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from compliance_bake.errors import InputError
+from compliance_bake.inputs.jsonio import dumps_pretty
+from compliance_bake.log import merkle, note
+from compliance_bake.log.entry import entry_bytes
+from compliance_bake.log.source import folder_source
+from compliance_bake.log.tiles import (
+    MAX_ENTRY_BYTES,
+    TILE_HEIGHT,
+    TILE_WIDTH,
+    TileMissing,
+    TileReader,
+    encode_bundle,
+    tile_path,
+)
+from compliance_bake.report.models import Snapshot
+from compliance_bake.report.publish import TEMP_PREFIX, _crash_point, make_folders
+from compliance_bake.signing.signing_key import SigningKey
+
+CHECKPOINT = "checkpoint"
+OUT_INCLUSION = "log/inclusion.json"
+OUT_CHECKPOINT = "log/checkpoint"
+OUT_FILES = (OUT_INCLUSION, OUT_CHECKPOINT)
+_FIX_ORIGIN = "name the log once with --log-origin (e.g. compliance.example.com/registry)"
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    index: int
+    checkpoint: bytes  # the new signed note
+    inclusion: dict[str, Any]
+
+    def out_files(self) -> dict[str, bytes]:
+        """The self-verifying files the bake writes into out/log/."""
+        return {OUT_INCLUSION: dumps_pretty(self.inclusion), OUT_CHECKPOINT: self.checkpoint}
+
+
+def _current(directory: Path, key: SigningKey) -> note.Checkpoint | None:
+    """The log's checkpoint, checked against the key that will sign the next one."""
+    try:
+        raw = (directory / CHECKPOINT).read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InputError(
+            f"{directory / CHECKPOINT}: cannot read ({exc.strerror})", "check the --log folder"
+        ) from None
+    try:
+        signed = note.parse_note(raw)
+        checkpoint = note.parse_checkpoint(signed.text)
+    except note.NoteError as exc:
+        raise InputError(
+            f"{directory / CHECKPOINT}: not a checkpoint ({exc})",
+            "point --log at a log folder that bake snapshot wrote",
+        ) from None
+    if not note.verify_note(signed, checkpoint.origin, key.private.public_key()):
+        raise InputError(
+            f"{directory / CHECKPOINT}: not signed by the signing key {key.key_id[:16]}... "
+            f"under origin {checkpoint.origin}",
+            "append with the key that keeps this log, or run `log verify` to see what changed",
+        )
+    return checkpoint
+
+
+def prepare(directory: Path, origin: str | None, key: SigningKey) -> str:
+    """The origin to append under, checked before the bake writes anything (exit 2 else)."""
+    if directory.exists() and not directory.is_dir():
+        raise InputError(f"--log {directory}: not a folder", "pass a folder for the log")
+    current = _current(directory, key) if directory.is_dir() else None
+    if current is None:
+        if origin is None:
+            raise InputError(f"--log {directory}: a new log needs an origin", _FIX_ORIGIN)
+        if not note.valid_name(origin):
+            raise InputError(
+                f"--log-origin {origin!r}: not printable ASCII without spaces or +", _FIX_ORIGIN
+            )
+        return origin
+    if origin is not None and origin != current.origin:
+        raise InputError(
+            f"--log-origin {origin}: the log at {directory} has origin {current.origin}",
+            "drop --log-origin, or pass the log's own origin",
+        )
+    return current.origin
+
+
+@contextlib.contextmanager
+def locked(directory: Path) -> Iterator[None]:
+    make_folders(directory)
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # serial: a second append waits for the first
+        yield
+    finally:
+        os.close(fd)
+
+
+class Writer:
+    """Temporary file, flush, rename, and the crash points between them."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.steps = 0
+
+    def step(self) -> None:
+        self.steps += 1
+        _crash_point("log", self.steps)
+
+    def write(self, relative: str, data: bytes) -> None:
+        dest = self.directory / relative
+        make_folders(dest.parent)
+        for stale in dest.parent.glob(f"{TEMP_PREFIX}*.tmp"):  # a killed append's leftovers
+            stale.unlink(missing_ok=True)
+        fd, tmp = tempfile.mkstemp(
+            dir=dest.parent, prefix=f"{TEMP_PREFIX}{dest.name}.", suffix=".tmp"
+        )
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, 0o644)
+            self.step()
+            os.replace(tmp, dest)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self.step()
+
+
+def append_entry(directory: Path, origin: str, entry: dict[str, Any], key: SigningKey) -> Appended:
+    data = entry_bytes(entry)
+    if len(data) > MAX_ENTRY_BYTES:
+        raise InputError(
+            f"the log entry is {len(data)} bytes, over {MAX_ENTRY_BYTES}",
+            "shorten the target's base URL",
+        )
+    try:
+        with locked(directory):
+            return _append(directory, origin, data, entry, key)
+    except OSError as exc:
+        raise InputError(
+            f"cannot write the log at {exc.filename or directory}: {exc.strerror}",
+            "pass --log DIR pointing at a writable folder with free space",
+        ) from None
+
+
+def _append(
+    directory: Path, origin: str, data: bytes, entry: dict[str, Any], key: SigningKey
+) -> Appended:
+    current = _current(directory, key)  # again, under the lock: another bake may have appended
+    if current is not None and current.origin != origin:
+        raise InputError(
+            f"{directory}: the log's origin is {current.origin}, not {origin}",
+            "pass the log's own origin",
+        )
+    size = 0 if current is None else current.size
+    source = folder_source(directory)
+    old = TileReader(source, size)
+    writer = Writer(directory)
+    filled: list[str] = []
+    try:
+        bundle = old.entries(size >> TILE_HEIGHT) if size % TILE_WIDTH else []
+        writer.write(
+            tile_path("entries", size >> TILE_HEIGHT, len(bundle) + 1),
+            encode_bundle([*bundle, data]),
+        )
+        if len(bundle) + 1 == TILE_WIDTH:
+            filled.append(tile_path("entries", size >> TILE_HEIGHT, TILE_WIDTH) + ".p")
+        value, level = merkle.leaf_hash(data), 0
+        while True:
+            count = size >> (TILE_HEIGHT * level)  # hashes at this tile level before the append
+            n, width = divmod(count, TILE_WIDTH)
+            hashes = [*(old.tile(level, n) if width else []), value]
+            writer.write(tile_path(level, n, len(hashes)), b"".join(hashes))
+            if len(hashes) < TILE_WIDTH:
+                break
+            filled.append(tile_path(level, n, TILE_WIDTH) + ".p")
+            value, level = merkle.root_of(hashes), level + 1
+    except TileMissing as exc:
+        raise InputError(
+            f"{directory}/{exc.path}: {exc.what}",
+            "run `compliance-bake log verify` on the log and restore it",
+        ) from None
+    new = TileReader(source, size + 1)
+    root = merkle.tree_root(new, size + 1)
+    checkpoint = note.Checkpoint(origin, size + 1, root)
+    signed = note.Note(checkpoint.text(), (note.sign_note(checkpoint.text(), origin, key.private),))
+    rendered = signed.render()
+    writer.write(CHECKPOINT, rendered)
+    for partial in filled:  # full now: the partial versions are no longer needed
+        shutil.rmtree(directory / partial, ignore_errors=True)
+    writer.step()
+    proof = merkle.inclusion_proof(new, size, size + 1)
+    inclusion = {
+        "origin": origin,
+        "logIndex": size,
+        "treeSize": size + 1,
+        "rootHash": root.hex(),
+        "leafHash": merkle.leaf_hash(data).hex(),
+        "hashes": [h.hex() for h in proof],
+        "entry": entry,
+    }
+    return Appended(size, rendered, inclusion)
+
+
+@dataclass(frozen=True, slots=True)
+class LogTarget:
+    """Where `bake snapshot --log` appends, and the origin a new log is named with."""
+
+    directory: Path
+    origin: str | None = None
+
+
+def log_snapshot(
+    target: LogTarget,
+    origin: str,
+    snapshot: Snapshot,
+    attestation: bytes,
+    key: SigningKey,
+    out_dir: Path,
+) -> tuple[Appended, list[Path]]:
+    """Append the published snapshot's entry, then write its proof into out/log/."""
+    from compliance_bake.log.entry import entry_of
+    from compliance_bake.report.publish import publish
+
+    appended = append_entry(
+        target.directory, origin, entry_of(snapshot, attestation, key.key_id), key
+    )
+    return appended, publish(out_dir, appended.out_files())
+
+
+def prepare_log(target: LogTarget, key: SigningKey | None) -> str:
+    """The origin to append under, checked with the bake's inputs (nothing written yet)."""
+    if key is None:
+        raise InputError(
+            f"--log {target.directory}: the log's checkpoints are signed with the Ed25519 "
+            "signing key, and none is configured",
+            "pass --signing-key (or run `compliance-bake signing-key mint`)",
+        )
+    return prepare(target.directory, target.origin, key)

@@ -1,0 +1,91 @@
+"""`log verify` and `log show`: the whole log recomputed, and one entry read.
+
+The audit checks the checkpoint's signature, recomputes every tile from the entry bundles and
+the root from the tiles, and lists each entry (its index, date, verdict and target). A log that
+is consistent within itself can still be a rebuilt history: that is what a witness, holding an
+earlier checkpoint, and `verify --log`, holding the snapshot's, catch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from compliance_bake.errors import InputError
+from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
+from compliance_bake.log import check, merkle, note
+from compliance_bake.log.tiles import TILE_HEIGHT, TILE_WIDTH, Source, TileMissing, TileReader
+
+
+@dataclass(slots=True)
+class LogAudit:
+    location: str
+    checkpoint: note.Checkpoint | None = None
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.checkpoint is not None and not self.problems
+
+
+def _entry(index: int, data: bytes) -> tuple[dict[str, Any], str | None]:
+    try:
+        value = loads_strict(data)
+    except StrictJSONError as exc:
+        return {"index": index}, f"entry {index}: not JSON ({exc})"
+    if not isinstance(value, dict):
+        return {"index": index}, f"entry {index}: not a JSON object"
+    return {"index": index, **value}, None
+
+
+def audit_log(location: str, source: Source, keys: Sequence[Ed25519PublicKey]) -> LogAudit:
+    result = LogAudit(location)
+    signed, problem = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, keys)
+    if signed is None:
+        result.problems.append(problem or "checkpoint: not verified")
+        return result
+    result.checkpoint = signed.checkpoint
+    problems, entries = check.tile_problems(source, signed.checkpoint.size)
+    result.problems.extend(problems)
+    if not problems and (root := check.root_problem(source, signed.checkpoint)):
+        result.problems.append(root)
+    for index, data in enumerate(entries):
+        value, bad = _entry(index, data)
+        result.entries.append(value)
+        if bad:
+            result.problems.append(bad)
+    return result
+
+
+def show_entry(source: Source, keys: Sequence[Ed25519PublicKey], index: int) -> dict[str, Any]:
+    """Entry `index` of the log, under a checkpoint that verifies; InputError otherwise."""
+    signed, problem = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, keys)
+    if signed is None:
+        raise InputError(problem or "checkpoint: not verified", "check --public-key and the log")
+    size = signed.checkpoint.size
+    if not 0 <= index < size:
+        raise InputError(
+            f"entry {index}: the log holds entries 0 to {size - 1}", "pass an index the log holds"
+        )
+    try:
+        bundle = TileReader(source, size).entries(index >> TILE_HEIGHT)
+        data = bundle[index % TILE_WIDTH]
+        proof = merkle.inclusion_proof(TileReader(source, size), index, size)
+    except TileMissing as exc:
+        raise InputError(f"{exc.path}: {exc.what}", "run `log verify` on the log") from None
+    if not merkle.verify_inclusion(
+        index, size, merkle.leaf_hash(data), proof, signed.checkpoint.root
+    ):
+        raise check.LogCheckFailed(
+            f"entry {index}: not included in {signed.checkpoint.describe()} (the tiles or the "
+            "entry were edited)",
+            "run `log verify` on the log",
+        )
+    value, bad = _entry(index, data)
+    if bad:
+        raise InputError(bad, "run `log verify` on the log")
+    return value

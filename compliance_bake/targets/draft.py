@@ -1,0 +1,259 @@
+"""A first draft of a target profile from a service's OpenAPI document (`target profile init`).
+
+It looks for the operations whose path or operationId names health, check or status, takes their
+parameters and request bodies (a parameter named like partner/node, state or wager/type gets that
+placeholder) and finds each spec field in the answer's schema by name, nested envelopes included
+(`body.data.allowed`). Where it has to guess, or finds nothing, the line carries a `# TODO`
+comment: the draft is a start, checked by `check --target URL --target-profile FILE --explain`.
+
+Pure: a parsed document in, TOML text out; the result always loads as a profile when no TODO is
+left, and most often before.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from compliance_bake.targets.profile import OPERATIONS, OPTIONAL, PLACEHOLDERS, REQUIRED
+
+# Names under which an answer field may appear, in order of preference (lower case).
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "ok": ("ok", "healthy", "up"),
+    "states": ("states", "regulatedstates", "jurisdictions"),
+    "runtime": ("runtime", "bunversion", "version", "server"),
+    "allowed": ("allowed", "eligible", "permitted"),
+    "status": ("status", "statuscode", "code"),
+    "reason": ("reason", "message"),
+    "partner": ("partner", "nodeid", "node"),
+    "state": ("state", "statecode", "jurisdiction"),
+    "wagerType": ("wagertype", "type"),
+    "licenseStatus": ("licensestatus", "licencestatus", "license", "licence"),
+    "hasLimits": ("haslimits", "limits"),
+}
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _placeholder(name: str, allowed: frozenset[str]) -> str | None:
+    lower = name.lower()
+    guesses = (
+        ("partner", ("partner", "node")),
+        ("wagerType", ("wager", "type")),
+        ("state", ("state", "jurisdiction")),
+    )
+    for placeholder, words in guesses:
+        if placeholder in allowed and any(word in lower for word in words):
+            return "{" + placeholder + "}"
+    return None
+
+
+class _Document:
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+
+    def resolve(self, schema: Any, depth: int = 0) -> dict[str, Any]:
+        """The schema with `$ref`s followed (and the first of allOf/anyOf/oneOf taken)."""
+        while isinstance(schema, dict) and depth < 32:
+            depth += 1
+            if "$ref" in schema and isinstance(schema["$ref"], str):
+                node: Any = self.document
+                for part in schema["$ref"].lstrip("#/").split("/"):
+                    node = node.get(part, {}) if isinstance(node, dict) else {}
+                schema = node
+                continue
+            for combined in ("allOf", "anyOf", "oneOf"):
+                options = schema.get(combined)
+                if isinstance(options, list) and options and "properties" not in schema:
+                    schema = options[0]
+                    break
+            else:
+                return schema
+        return {}
+
+    def find(self, schema: Any, names: tuple[str, ...], path: str = "body") -> str | None:
+        """The JMESPath of the first property named like `names`, breadth first."""
+        queue = [(self.resolve(schema), path)]
+        for _ in range(64):
+            if not queue:
+                return None
+            node, where = queue.pop(0)
+            properties = node.get("properties", {}) if isinstance(node, dict) else {}
+            if not isinstance(properties, dict):
+                continue
+            by_name = {str(key).lower(): str(key) for key in properties}
+            for name in names:
+                if name in by_name:
+                    return f"{where}.{_field(by_name[name])}"
+            queue += [
+                (self.resolve(value), f"{where}.{_field(key)}") for key, value in properties.items()
+            ]
+        return None
+
+
+def _field(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else json.dumps(name)
+
+
+def _key(name: str) -> str:
+    return name if _BARE.fullmatch(name) else json.dumps(name)
+
+
+def _inline(table: dict[str, Any]) -> str:
+    parts = []
+    for key, value in table.items():
+        text = _inline(value) if isinstance(value, dict) else json.dumps(value)
+        parts.append(f"{_key(key)} = {text}")
+    return "{ " + ", ".join(parts) + " }" if parts else "{}"
+
+
+def _operations(document: dict[str, Any]) -> dict[str, list[tuple[str, str, dict[str, Any]]]]:
+    found: dict[str, list[tuple[str, str, dict[str, Any]]]] = {name: [] for name in OPERATIONS}
+    paths = document.get("paths", {})
+    for path, item in paths.items() if isinstance(paths, dict) else ():
+        if not isinstance(item, dict):
+            continue
+        for method in ("get", "post"):
+            operation = item.get(method)
+            if not isinstance(operation, dict):
+                continue
+            words = f"{path} {operation.get('operationId', '')}".lower()
+            for name in OPERATIONS:
+                if name in words:
+                    found[name].append((method.upper(), str(path), operation))
+    return found
+
+
+def _answer_schema(operation: dict[str, Any]) -> Any:
+    responses = operation.get("responses", {})
+    for code in ("200", "201", "403", "default"):
+        response = responses.get(code) if isinstance(responses, dict) else None
+        if isinstance(response, dict):
+            content = response.get("content", {})
+            media = content.get("application/json") if isinstance(content, dict) else None
+            if isinstance(media, dict):
+                return media.get("schema", {})
+    return {}
+
+
+def draft_profile(document: dict[str, Any], source: str) -> str:
+    """A profile's TOML text for the service `document` describes."""
+    doc = _Document(document)
+    lines = [
+        f"# A target profile drafted from {source} by `compliance-bake target profile init`.",
+        "# Check each `# TODO`, then try it: compliance-bake check --target URL \\",
+        "#   --target-profile THIS-FILE --partner P --state S --wager-type W --explain",
+        "# Every key: docs/target-profiles.md.",
+        "",
+    ]
+    lines += _auth(document)
+    operations = _operations(document)
+    for name in OPERATIONS:
+        lines += ["", *_operation(doc, name, operations[name])]
+    return "\n".join(lines) + "\n"
+
+
+def _auth(document: dict[str, Any]) -> list[str]:
+    schemes = document.get("components", {}).get("securitySchemes", {})
+    for scheme in schemes.values() if isinstance(schemes, dict) else ():
+        if not isinstance(scheme, dict):
+            continue
+        if scheme.get("type") == "http" and str(scheme.get("scheme", "")).lower() == "bearer":
+            return ["[auth]", 'header = "Authorization"', 'value = "Bearer {key}"']
+        if scheme.get("type") == "apiKey" and scheme.get("in") == "header":
+            return ["[auth]", f"header = {json.dumps(str(scheme.get('name')))}", 'value = "{key}"']
+    return [
+        "[auth]  # TODO: the document declares no bearer or header key; this is the default",
+        'header = "Authorization"',
+        'value = "Bearer {key}"',
+    ]
+
+
+def _operation(
+    doc: _Document, name: str, candidates: list[tuple[str, str, dict[str, Any]]]
+) -> list[str]:
+    allowed = PLACEHOLDERS[name]
+    if not candidates:
+        fallback = {"health": "/health", "check": "/TODO", "status": "/TODO"}[name]
+        lines = [
+            f"[{name}]  # TODO: no operation names {name}; give its method and path",
+            'method = "GET"',
+            f"path = {json.dumps(fallback)}",
+        ]
+        lines += [f'{field} = "body.{field}"  # TODO: a guess' for field in REQUIRED[name]]
+        return lines
+    method, path, operation = candidates[0]
+    lines = [
+        f"[{name}]"
+        + (
+            f"  # TODO: also {len(candidates) - 1} other candidate(s)"
+            if len(candidates) > 1
+            else ""
+        )
+    ]
+    lines += [f"method = {json.dumps(method)}"]
+    query: dict[str, str] = {}
+    todo: list[str] = []
+    for parameter in operation.get("parameters", []) + doc.document.get("paths", {}).get(
+        path, {}
+    ).get("parameters", []):
+        parameter = doc.resolve(parameter)
+        where, pname = parameter.get("in"), str(parameter.get("name", ""))
+        guess = _placeholder(pname, allowed)
+        if where == "path":
+            if guess is None:
+                todo.append(f"path parameter {pname} has no placeholder")
+            else:
+                path = path.replace("{" + pname + "}", guess)
+        elif where == "query" and (guess is not None or parameter.get("required")):
+            query[pname] = guess if guess is not None else "TODO"
+            if guess is None:
+                todo.append(f"query {pname}")
+    lines.append(f"path = {json.dumps(path)}" + (f"  # TODO: {'; '.join(todo)}" if todo else ""))
+    if query:
+        lines.append(
+            f"query = {_inline(query)}" + ("  # TODO: a value" if "TODO" in query.values() else "")
+        )
+    if method == "POST":
+        body_schema = (
+            operation.get("requestBody", {})
+            .get("content", {})
+            .get("application/json", {})
+            .get("schema")
+        )
+        if body_schema is not None:
+            body, guessed = _body(doc, body_schema, allowed)
+            lines.append(
+                f"body = {_inline(body)}" + ("  # TODO: check the values" if guessed else "")
+            )
+    if name == "check":
+        codes = [
+            int(code) for code in operation.get("responses", {}) if str(code) in ("200", "403")
+        ]
+        lines.append(f"answers = {sorted(codes) or [200]}")
+    schema = _answer_schema(operation)
+    for field in REQUIRED[name] + OPTIONAL[name]:
+        where = doc.find(schema, _ALIASES.get(field, (field.lower(),)))
+        if where is not None:
+            lines.append(f"{field} = {json.dumps(where)}")
+        elif field in REQUIRED[name]:
+            lines.append(f'{field} = "body.{field}"  # TODO: not found in the answer\'s schema')
+    return lines
+
+
+def _body(
+    doc: _Document, schema: Any, allowed: frozenset[str], depth: int = 0
+) -> tuple[dict[str, Any], bool]:
+    node = doc.resolve(schema)
+    body: dict[str, Any] = {}
+    guessed = False
+    for key, value in (node.get("properties") or {}).items():
+        inner = doc.resolve(value)
+        if inner.get("type") == "object" and depth < 8:
+            body[key], more = _body(doc, inner, allowed, depth + 1)
+            guessed = guessed or more
+            continue
+        guess = _placeholder(key, allowed)
+        body[key] = guess if guess is not None else "TODO"
+        guessed = guessed or guess is None
+    return body, guessed

@@ -1,0 +1,270 @@
+"""Reading a target profile: the TOML file checked key by key and compiled into a `Profile`
+(docs/target-profiles.md), and the built-in profile shipped in `profiles/builtin.toml`.
+
+Everything is checked when the file loads: an unknown table or key, a missing field, a JMESPath
+syntax error, an unknown placeholder or a method other than GET and POST is an `InputError`
+(exit 2) naming the file, the key and the fix, before any request is sent.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, NoReturn
+
+import orjson
+from jmespath.exceptions import JMESPathError
+
+from compliance_bake.errors import InputError
+from compliance_bake.targets.profile import (
+    BUILTIN_CONTRACT,
+    OPERATIONS,
+    OPTIONAL,
+    PLACEHOLDER,
+    PLACEHOLDERS,
+    REQUIRED,
+    Auth,
+    Operation,
+    Profile,
+    compile_expression,
+    format_string,
+    uses_http,
+)
+
+_DEFAULT_ANSWERS = {"health": (200,), "check": (200, 403), "status": (200,)}
+_REQUEST_KEYS = ("method", "path", "query", "body", "headers", "answers", "retry")
+_AUTH_KEYS = ("header", "value")
+# A 3xx is never followed, a 401 is a refused key, a 429 and a 5xx are retried.
+_ANSWERABLE = frozenset(range(200, 300)) | (frozenset(range(400, 500)) - {401, 429})
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_FIX = "see docs/target-profiles.md, or `compliance-bake target profile show` for a whole profile"
+
+
+def builtin_text() -> str:
+    """The built-in profile's TOML, as shipped (what `target profile show` prints)."""
+    return (resources.files("compliance_bake.targets") / "profiles" / "builtin.toml").read_text(
+        "utf-8"
+    )
+
+
+@lru_cache(maxsize=1)
+def builtin_profile() -> Profile:
+    return parse_profile(builtin_text(), BUILTIN_CONTRACT, builtin=True)
+
+
+def load_profile(path: Path) -> Profile:
+    """The profile in `path`; every problem is an InputError naming the file and the key."""
+    where = str(path)
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        raise InputError(f"--target-profile {where}: no such file", _FIX) from None
+    except IsADirectoryError:
+        raise InputError(f"--target-profile {where}: a folder, not a TOML file", _FIX) from None
+    except UnicodeDecodeError:
+        raise InputError(f"{where}: not UTF-8 text", "save the profile as UTF-8") from None
+    except OSError as exc:
+        raise InputError(
+            f"--target-profile {where}: cannot read it ({exc.strerror})", _FIX
+        ) from None
+    return parse_profile(text, where, builtin=False)
+
+
+def parse_profile(text: str, source: str, builtin: bool = False) -> Profile:
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{source}: not valid TOML ({exc})", "fix the TOML syntax") from None
+    problem = _Problems(source)
+    for table in document:
+        if table not in (*OPERATIONS, "auth"):
+            problem.fail(
+                f"unknown table [{table}]", "the tables are [auth], [health], [check], [status]"
+            )
+    auth = _auth(problem, document.get("auth", {}))
+    operations = {name: _operation(problem, name, document.get(name)) for name in OPERATIONS}
+    return Profile(
+        source, builtin, auth, operations["health"], operations["check"], operations["status"]
+    )
+
+
+class _Problems:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, what: str, fix: str = _FIX) -> NoReturn:
+        raise InputError(f"{self.source}: {what}", fix)
+
+
+def _table(problem: _Problems, name: str, value: object) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        problem.fail(f"`{name}` must be a table", f"write it as [{name}] or {name} = {{ ... }}")
+    return value
+
+
+def _auth(problem: _Problems, value: object) -> Auth:
+    table = _table(problem, "auth", value)
+    for key in table:
+        if key not in _AUTH_KEYS:
+            problem.fail(f"unknown key [auth] {key}", "[auth] holds `header` and `value`")
+    header = _string(problem, "[auth] header", table.get("header", "Authorization"))
+    _header_name(problem, "[auth] header", header)
+    text = _string(problem, "[auth] value", table.get("value", "Bearer {key}"))
+    _header_value(problem, "[auth] value", text)
+    _placeholders(problem, "[auth] value", text, frozenset(("key",)))
+    if "{key}" not in text:
+        problem.fail("[auth] value does not hold {key}", 'e.g. value = "{key}"')
+    return Auth(header, text)
+
+
+def _string(problem: _Problems, where: str, value: object) -> str:
+    if not isinstance(value, str):
+        problem.fail(
+            f"{where} must be a string", f'write it in quotes, e.g. {where.split()[-1]} = "..."'
+        )
+    return value
+
+
+def _header_name(problem: _Problems, where: str, name: str) -> None:
+    if not _TOKEN.fullmatch(name):
+        problem.fail(f"{where}: {name!r} is not an HTTP header name", "e.g. X-Agent-Key")
+
+
+def _header_value(problem: _Problems, where: str, text: str) -> None:
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in text):
+        problem.fail(f"{where}: a header value cannot hold a control character", "remove it")
+
+
+def _placeholders(problem: _Problems, where: str, text: str, allowed: frozenset[str]) -> None:
+    for name in PLACEHOLDER.findall(text):
+        if name not in allowed:
+            if name == "key":
+                problem.fail(
+                    f"{where}: {{key}} is only for [auth] value", "send the key with [auth]"
+                )
+            named = ", ".join(f"{{{n}}}" for n in sorted(allowed)) or "none"
+            problem.fail(f"{where}: unknown placeholder {{{name}}}", f"placeholders here: {named}")
+
+
+def _strings(
+    problem: _Problems, where: str, value: object, allowed: frozenset[str]
+) -> tuple[tuple[str, str], ...]:
+    table = _table(problem, where, value)
+    pairs = []
+    for key, text in table.items():
+        text = _string(problem, f"{where}.{key}", text)
+        _placeholders(problem, f"{where}.{key}", text, allowed)
+        pairs.append((key, format_string(text)))
+    return tuple(pairs)
+
+
+def _body(problem: _Problems, where: str, value: object, allowed: frozenset[str]) -> str:
+    _table(problem, where, value)
+
+    def walk(item: object, at: str) -> None:
+        if isinstance(item, str):
+            _placeholders(problem, at, item, allowed)
+        elif isinstance(item, dict):
+            for key, inner in item.items():
+                _placeholders(problem, f"{at}.{key}", key, frozenset())
+                walk(inner, f"{at}.{key}")
+        elif isinstance(item, list):
+            for index, inner in enumerate(item):
+                walk(inner, f"{at}[{index}]")
+        elif not isinstance(item, bool | int | float):
+            problem.fail(
+                f"{at}: a {type(item).__name__} has no JSON form",
+                "use strings, numbers, booleans, tables and arrays",
+            )
+
+    walk(value, where)
+    # The placeholders sit inside JSON strings; only the allowed names are placeholders there
+    # (the JSON's own braces make `{"a":1}`, which the general pattern would take for one).
+    names = "|".join(sorted(allowed)) or "(?!)"
+    return format_string(orjson.dumps(value).decode(), re.compile(r"\{(" + names + r")\}"))
+
+
+def _operation(problem: _Problems, name: str, value: object) -> Operation:
+    if value is None:
+        problem.fail(f"no [{name}] table", f"add [{name}] with its method, path and fields")
+    table = _table(problem, name, value)
+    fields = REQUIRED[name] + OPTIONAL[name]
+    for key in table:
+        if key not in _REQUEST_KEYS and key not in fields:
+            problem.fail(
+                f"unknown key [{name}] {key}",
+                f"[{name}] holds {', '.join(_REQUEST_KEYS)} and the fields {', '.join(fields)}",
+            )
+    allowed = PLACEHOLDERS[name]
+    method = _string(problem, f"[{name}] method", table.get("method", "GET"))
+    if method not in ("GET", "POST"):
+        problem.fail(
+            f"[{name}] method: {method!r} is not GET or POST", 'write method = "GET" or "POST"'
+        )
+    if "path" not in table:
+        problem.fail(f"[{name}] has no `path`", f'add path = "/..." to [{name}]')
+    path = _string(problem, f"[{name}] path", table["path"])
+    if not path.startswith("/"):
+        problem.fail(f"[{name}] path must start with /", f'e.g. path = "/{path}"')
+    _placeholders(problem, f"[{name}] path", path, allowed)
+    query = _strings(problem, f"[{name}] query", table.get("query", {}), allowed)
+    headers = _strings(problem, f"[{name}] headers", table.get("headers", {}), allowed)
+    for header, text in headers:
+        _header_name(problem, f"[{name}] headers", header)
+        _header_value(problem, f"[{name}] headers.{header}", text)
+    body = None
+    if "body" in table:
+        if method != "POST":
+            problem.fail(
+                f'[{name}] body needs method = "POST"',
+                "send the question in the query or path of a GET",
+            )
+        body = _body(problem, f"[{name}] body", table["body"], allowed)
+    answers = table.get("answers", list(_DEFAULT_ANSWERS[name]))
+    if (
+        not isinstance(answers, list)
+        or not answers
+        or not all(type(code) is int and code in _ANSWERABLE for code in answers)
+    ):
+        problem.fail(
+            f"[{name}] answers must be a list of HTTP statuses that carry an answer "
+            "(2xx, or 4xx other than 401 and 429)",
+            "e.g. answers = [200] or answers = [200, 403]",
+        )
+    retry = table.get("retry", method == "GET")
+    if not isinstance(retry, bool):
+        problem.fail(f"[{name}] retry must be true or false", "e.g. retry = true")
+    compiled = []
+    for field in fields:
+        if field not in table:
+            if field in REQUIRED[name]:
+                problem.fail(
+                    f"[{name}] has no `{field}`",
+                    f'add {field} = "<JMESPath>", e.g. {field} = "body.{field}"',
+                )
+            continue
+        text = _string(problem, f"[{name}] {field}", table[field])
+        try:
+            compiled.append((field, compile_expression(text)))
+        except JMESPathError as exc:
+            detail = " ".join(str(exc).split())[:120]
+            problem.fail(
+                f"[{name}] {field}: {text!r} is not a JMESPath expression ({detail})",
+                'e.g. "body.data.allowed"; see https://jmespath.org',
+            )
+    return Operation(
+        name=name,
+        method=method,
+        path=path,
+        path_format=format_string(path),
+        query=query,
+        headers=headers,
+        body=body,
+        answers=frozenset(answers),
+        retry=retry,
+        fields=tuple(compiled),
+        needs_http=any(uses_http(expression) for _, expression in compiled),
+    )

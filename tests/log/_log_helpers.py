@@ -1,0 +1,47 @@
+"""Shared by the log tests: keys, bakes with --log, and the real CLI's answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import Result
+
+from tests.conftest import invoke
+
+ORIGIN = "compliance.example.com/registry"
+
+
+def mint(tmp: Path, name: str, kind: str = "signing-key") -> tuple[Path, Path]:
+    private = tmp / f"{name}.pem"
+    result = invoke(kind, "mint", "--key-file", str(private))
+    assert result.exit_code == 0, result.output
+    return private, tmp / f"{name}.pub.pem"
+
+
+def bake(out: Path, log: Path, key: Path, day: int, *extra: str) -> Result:
+    return invoke(
+        "bake", "snapshot", "--out", str(out), "--signing-key", str(key), "--log", str(log),
+        "--log-origin", ORIGIN, "--now", f"2026-11-{day:02d}T04:06:00Z", "--json", *extra,
+    )  # fmt: skip
+
+
+def log_verify(location: str | Path, public: Path) -> Result:
+    return invoke("log", "verify", str(location), "--public-key", str(public), "--json")
+
+
+def verify_out(out: Path, public: Path, *extra: str) -> Result:
+    return invoke("verify", str(out), "--public-key", str(public), "--json", *extra)
+
+
+def witness(location: str | Path, log_key: Path, witness_key: Path, state: Path) -> Result:
+    return invoke(
+        "witness", str(location), "--log-key", str(log_key), "--witness-key", str(witness_key),
+        "--state", str(state), "--now", "2026-11-30T00:00:00Z",
+    )  # fmt: skip
+
+
+def failures(result: Result) -> list[str]:
+    """The failed findings of `verify --json` as "file: what" lines."""
+    doc = json.loads(result.stdout)
+    return [f"{f['file']}: {f['what']}" for f in doc["failures"]]
