@@ -181,3 +181,24 @@ def reasons_hold(columns: ShadowColumns, wanted: Callable[[str], str]) -> bool:
     reasons = {state: wanted(state) for state in set(columns.state)}
     expected = list(map(reasons.__getitem__, itertools.compress(columns.state, blocked)))
     return list(itertools.compress(columns.reason, blocked)) == expected
+
+
+def state_totals(columns: ShadowColumns) -> dict[Any, dict[str, int]] | None:
+    """The portal's totals per state (report/portal.py `state_totals`), counted run by run on a
+    grid of booleans whose runs' states are distinct; None otherwise (the portal counts them).
+
+    Kept because `verify` has the columns already and the portal's own count is a pass over
+    every typed row, which `make bench`'s verify-against-bake figure shows;
+    tests/verify/test_fast_paths.py holds it equal to the portal's count."""
+    grid = columns.grid
+    try:
+        if grid is None or not columns.booleans or len(set(grid.states)) != len(grid.states):
+            return None
+    except TypeError:  # a state that cannot be hashed
+        return None
+    totals = {}
+    for at, state in zip(range(0, len(columns), grid.width), grid.states, strict=True):
+        allow = columns.real[at : at + grid.width].count(True)
+        mismatches = columns.match[at : at + grid.width].count(False)
+        totals[state] = {"allow": allow, "block": grid.width - allow, "mismatches": mismatches}
+    return totals

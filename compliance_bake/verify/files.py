@@ -22,7 +22,7 @@ from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals
-from compliance_bake.report.portal import read_facts, render_portal
+from compliance_bake.report.portal import Totals, read_facts, render_portal
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 from compliance_bake.verify.document import parse_snapshot_bytes
 from compliance_bake.verify.findings import RULE, VerifyReport
@@ -217,17 +217,19 @@ def portal_page(
     snap: dict[str, Any],
     report: VerifyReport,
     previous: Any = None,
+    totals: Totals | None = None,
 ) -> bytes:
     """The page is the rendering of the snapshot (and, after `bake --previous`, of the record
     report/portal_previous.py found and checked: the "since the previous snapshot" section),
     with the facts the page states (report/portal.py: the signer, the audit's detail); the
-    signer it names is the attestation's."""
+    signer it names is the attestation's. `totals`: the per-state counts verify made on the
+    rules' columns (None: the portal counts them)."""
     raw = read_folder_file(out_dir, layout.PORTAL_FILE, report)
     if raw is None:
         return b""
     facts = read_facts(raw)
     try:
-        same = raw == render_portal(snap, previous, None, facts)
+        same = raw == render_portal(snap, previous, totals, facts)
     except (KeyError, TypeError, ValueError, AttributeError, RecursionError, TemplateError):
         same = False  # an edited snapshot the page cannot even render from
     what = "the snapshot" + ("" if previous is None else " and its previous-snapshot record")

@@ -61,9 +61,11 @@ def verify_snapshot(
     phases: Phases = no_phases,
     rendering: str | None = None,
     block_renderings: frozenset[str] = frozenset(),
+    columns: ShadowColumns | None = None,
 ) -> ShadowColumns | None:
     """Add the checks' findings to `report`; return the shadow rows as columns, as the rules
-    read them (None: not columns, or not a JSON object)."""
+    read them (None: not columns, or not a JSON object). `columns`: `shadow_columns` of the
+    document, when the caller has made them."""
     snap = reading.document
     if not isinstance(snap, dict) or reading.authentication is None:
         report.add(name, False, "the snapshot is not a JSON object")
@@ -109,7 +111,8 @@ def verify_snapshot(
         if not (shadow_ok and integrity_ok):
             report.signers[-1] += ": does not match"
     phases("rules")
-    columns = shadow_columns(snap)
+    if columns is None:
+        columns = shadow_columns(snap)
     context = RuleContext(
         hmac_ok=shadow_ok,
         secret_value=None if secret is None else secret.value,

@@ -25,6 +25,7 @@ from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.fetch import DEFAULT_TIMEOUT, SNAPSHOT_MAX_BYTES, is_url, shown_url
 from compliance_bake.verify import files
 from compliance_bake.verify.attestation import AttestationResult, check_attestation
+from compliance_bake.verify.columns import shadow_columns, state_totals
 from compliance_bake.verify.findings import KEY, VerifyReport
 from compliance_bake.verify.snapshot_checks import verify_snapshot
 from compliance_bake.verify.source import (
@@ -144,7 +145,9 @@ def _verify_folder(
         report.add(layout.API_FILE, False, "snapshot unreadable: digests, HMACs, rules not checked")
         return
     record = _previous_record(out_dir, reading, keys, attested, report)  # bake --previous
-    portal = files.portal_page(out_dir, snap, report, record)
+    columns = shadow_columns(snap)  # the rules' reading of the rows; the portal's totals too
+    totals = None if columns is None else state_totals(columns)
+    portal = files.portal_page(out_dir, snap, report, record, totals)
     raws.append((layout.PORTAL_FILE, portal))
     present = [x for x in (files.ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
     raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
@@ -158,6 +161,7 @@ def _verify_folder(
         opts.phases,
         rendering=layout.API_FILE if layout.API_FILE in renderings else None,
         block_renderings=renderings - {layout.API_FILE},
+        columns=columns,
     )
 
 
