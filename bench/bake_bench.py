@@ -1,34 +1,29 @@
-"""Benchmark: the whole in-process bake of a 500,000-row matrix against a json.dumps+SHA3 baseline.
+"""Benchmark: CPU and wall time of bake, verify and diff on 500,000-row snapshots, and their peaks.
 
     python bench/bake_bench.py [--states 50] [--partners 10000] [--seed 0] [--repeat 3]
 
 One run does everything:
-1. generates the fixtures (bench/gen_fixtures.py) into bench/.data/ (git-ignored);
-2. in fresh child processes (subprocesses, not forks, so that each peak RSS is one bake's alone),
-   --repeat times: times `compliance_bake.bake.run_bake` end to end (fixture load, board, shadow
-   matrix, signing, schema validation, rendering, atomic write; the modules the CLI imports
-   before it are imported first, the ones the bake imports lazily are timed) and reads the peak
-   RSS (getrusage ru_maxrss) right after it; then, in the same process and on the snapshot that
-   bake produced, times the baseline three times: stdlib `json.dumps` of the snapshot, then
-   SHA3-256 of its UTF-8 bytes. The first child also times `canon()` (the orjson fast path)
-   against `rfc8785.dumps` (the reference) on the snapshot and checks that they give the same
-   bytes (information; a difference fails the run);
-   Right after the baseline, in the same child, the floor of this very report (issue 14), best
-   of three: orjson bytes of the snapshot and of both registry blocks, one SHA3-256 pass over
-   them, and writing the four files (those three and the portal page the bake wrote, each
-   written with one call and fsynced, as publish does); then `verify` of the bake's own out/
-   (`verify_out`, in-process, with the bench secret);
-3. in one more child process: the same bake under tracemalloc, for the peak of Python
-   allocations (tracemalloc slows the bake down, so that run is not a timed one);
-4. in a last child, for information, one bake with an empty user cache folder (XDG_CACHE_HOME):
-   what the first bake for a user costs (the ZIP database read and copied, the portal template
-   compiled); the timed bakes use the user's cache, as every later bake does.
+1. generates two fixture sets (bench/gen_fixtures.py) into bench/.data/ (git-ignored): OLD, and
+   NEW with every licence of ten partners revoked and one partner removed (so the diff matches
+   the rows by key, its costlier comparison);
+2. measures each operation in a fresh child process of its own (bench/peak.py: a small launcher
+   starts it, so its peak RSS is its own), --repeat times, taking the median: the child imports
+   what the CLI imports, then times the operation alone with `time.process_time()` (CPU: user
+   plus system, every thread of the process) and `time.perf_counter()` (wall):
+   - bake: `run_bake` of OLD into out-old/ (fixture load, board, matrix, signing, validation,
+     rendering, atomic write); NEW is baked once into out-new/ the same way;
+   - floor: what a signed bake of this report cannot avoid, on the snapshot the bake wrote
+     (loaded before the clock starts): orjson bytes of the snapshot and both registry blocks,
+     one SHA3-256 pass over them, the four files written and fsynced;
+   - verify: `verify_source` of out-old/ and of out-new/ with the bench secret (each snapshot
+     read through the one path, then every check);
+   - diff: `run_diff` of out-old/ and out-new/, with its JSON rendering.
+3. prints each figure, CPU beside wall, and checks the targets: bake CPU <= 3x the floor's CPU;
+   verify CPU (of OLD) <= the bake's CPU; diff CPU <= verify's CPU on OLD plus on NEW; every
+   peak RSS < 1 GiB. Exits 1 if one is missed (the figures are printed either way).
 
-Timings on a shared machine vary by tens of percent from run to run, so each bake is compared
-with the baseline measured right after it in the same process (the best of its three runs: noise
-only adds time), and the ratio checked is the median of these paired ratios. Targets: the bake
-within 5x the baseline, peak memory (RSS and tracemalloc) under 2 GiB; and (issue 14) the bake
-within 3x its floor, peak RSS under 1 GiB, verify within 1x the bake. Exits 1 if one is missed.
+CPU is the figure checked, not wall time: it does not depend on how many cores are idle, and
+no command forks or threads to lower it.
 """
 
 from __future__ import annotations
@@ -37,27 +32,22 @@ import argparse
 import hashlib
 import json
 import os
-import resource
+import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR.parent))
 DATA_DIR = BENCH_DIR / ".data"
-NOW = "2026-11-22T04:06:00Z"
+OLD_NOW, NEW_NOW = "2026-11-22T04:06:00Z", "2026-11-23T04:06:00Z"
 # A fixed signing secret for the bench only (40 characters); never a real one.
 BENCH_SECRET = "bench-only-signing-secret-0123456789abcd"
-MAX_RATIO = 5.0
-MAX_MEMORY = 2 * 1024**3
 MAX_FLOOR_RATIO = 3.0
-MAX_RSS = 1024**3
-MAX_VERIFY_RATIO = 1.0
-BASELINE_RUNS = 3
+MAX_PEAK = 1024**3
+FLOOR_RUNS = 3
 OUT_FILES = (
     "api/compliance.json",
     "registry/compliance-enhancements.json",
@@ -66,48 +56,48 @@ OUT_FILES = (
 )
 
 
-def _peak_rss() -> int:
-    """Peak resident set size of this process in bytes (Linux reports KiB, macOS bytes)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REPORT_SIGNING_SECRET")}
+    env["REPORT_SIGNING_SECRET"] = BENCH_SECRET
+    env.pop("SOURCE_DATE_EPOCH", None)
+    return env
 
 
-def _bake(fixtures: Path, out: Path) -> tuple[float, dict[str, Any]]:
-    from compliance_bake.bake import run_bake
+class _Clock:
+    """CPU (user + system, all threads) and wall seconds since it was made."""
 
-    start = time.perf_counter()
-    result = run_bake(
-        fixtures_dir=fixtures, out_dir=out, now=NOW, secret_file=None, console_depth=2
+    def __init__(self) -> None:
+        self.cpu, self.wall = time.process_time(), time.perf_counter()
+
+    def read(self) -> dict[str, float]:
+        return {"cpu": time.process_time() - self.cpu, "wall": time.perf_counter() - self.wall}
+
+
+def _bake(fixtures: Path, out: Path, now: str) -> dict[str, Any]:
+    import compliance_bake.bake as bake  # imported before the clock starts, as the CLI has it
+
+    clock = _Clock()
+    result = bake.run_bake(
+        fixtures_dir=fixtures, out_dir=out, now=now, secret_file=None, console_depth=2
     )
-    elapsed = time.perf_counter() - start
+    figures = clock.read()
     if not result.ok:
         raise SystemExit(f"the bake ran but a check failed: {result.summary()['integrity']}")
-    return elapsed, result.snapshot.to_json()
+    return {**figures, "rows": len(result.snapshot.shadow.rows)}
 
 
-def _out_digest(out: Path) -> str:
-    """SHA-256 over the written files, to compare outputs between runs and code versions."""
-    hasher = hashlib.sha256()
-    for name in OUT_FILES:
-        hasher.update(name.encode())
-        hasher.update(hashlib.sha256((out / name).read_bytes()).digest())
-    return hasher.hexdigest()
-
-
-def _floor(snapshot: dict[str, Any], out: Path) -> tuple[list[float], int]:
-    """What a signed bake of this report cannot avoid: serialise it (orjson), hash it once
-    (SHA3-256), write the four files. Best-of-three timings and the bytes serialised."""
+def _floor(out: Path) -> dict[str, Any]:
+    """The floor, best of FLOOR_RUNS by CPU, on the snapshot the bake wrote."""
     import orjson
 
+    snapshot = orjson.loads((out / OUT_FILES[0]).read_bytes())
     portal = (out / OUT_FILES[3]).read_bytes()
     folder = DATA_DIR / "floor"
-    (folder / "api").mkdir(parents=True, exist_ok=True)
-    (folder / "registry").mkdir(parents=True, exist_ok=True)
-    (folder / "portal" / "compliance").mkdir(parents=True, exist_ok=True)
-    times: list[float] = []
-    size = 0
-    for _ in range(BASELINE_RUNS):
-        start = time.perf_counter()
+    for name in OUT_FILES:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+    runs = []
+    for _ in range(FLOOR_RUNS):
+        clock = _Clock()
         blobs = [
             orjson.dumps(snapshot),
             orjson.dumps(snapshot["enhancements"]),
@@ -122,141 +112,83 @@ def _floor(snapshot: dict[str, Any], out: Path) -> tuple[list[float], int]:
                 handle.write(blob)
                 handle.flush()
                 os.fsync(handle.fileno())
-        times.append(time.perf_counter() - start)
-        size = sum(len(blob) for blob in blobs)
+        runs.append(clock.read())
         del blobs
-    return times, size
+    return min(runs, key=lambda run: run["cpu"])
 
 
-def _verify(out: Path) -> float:
-    """`verify` of the bake's own output: verify_out in-process if it is there, else the CLI."""
-    try:
-        from compliance_bake.signing.secret import Secret
-        from compliance_bake.verify.verifier import verify_out
-    except ImportError:
-        verify_out = None
-    start = time.perf_counter()
-    if verify_out is not None:
-        report = verify_out(out, Secret(BENCH_SECRET, "bench"))
-        ok = bool(getattr(report, "ok", True))
-    else:
-        command = [sys.executable, "-m", "compliance_bake", "verify", str(out)]
-        ok = subprocess.run(command, capture_output=True, check=False).returncode == 0
-    elapsed = time.perf_counter() - start
-    if not ok:
-        raise SystemExit("verify refused the bake's own output")
-    return elapsed
+def _verify(out: Path) -> dict[str, Any]:
+    from compliance_bake.signing.secret import Secret
+    from compliance_bake.verify.verifier import KeyMaterial, verify_source
+
+    clock = _Clock()
+    report = verify_source(str(out), KeyMaterial(Secret(BENCH_SECRET, "bench")))
+    figures = clock.read()
+    if not report.ok:
+        raise SystemExit(f"verify refused {out}: {[f.what for f in report.failures][:3]}")
+    return figures
 
 
-def _child_timed(fixtures: Path, out: Path, reference: bool) -> dict[str, Any]:
-    import compliance_bake.bake  # noqa: F401 - imported before the clock starts, as a CLI has
+def _diff(old: Path, new: Path) -> dict[str, Any]:
+    from compliance_bake.diff.run import run_diff
+    from compliance_bake.signing.secret import Secret
 
-    bake_s, snapshot = _bake(fixtures, out)
-    rss = _peak_rss()
-    baseline: list[float] = []
-    size = 0
-    for _ in range(BASELINE_RUNS):
-        start = time.perf_counter()
-        text = json.dumps(snapshot)
-        hashlib.sha3_256(text.encode("utf-8")).hexdigest()
-        baseline.append(time.perf_counter() - start)
-        size = len(text)
-        del text
-    floor, floor_bytes = _floor(snapshot, out)
-    report: dict[str, Any] = {
-        "floor_s": floor,
-        "floor_bytes": floor_bytes,
-        "verify_s": _verify(out),
-        "bake_s": bake_s,
-        "rss_bytes": rss,
-        "baseline_s": baseline,
-        "baseline_bytes": size,
-        "rows": len(snapshot["shadow"]["rows"]),
-        "out_digest": _out_digest(out),
-    }
-    if reference:
-        from compliance_bake.signing.canon import canon, canon_reference
-
-        start = time.perf_counter()
-        fast = canon(snapshot)
-        report["canon_s"] = time.perf_counter() - start
-        start = time.perf_counter()
-        slow = canon_reference(snapshot)
-        report["reference_s"] = time.perf_counter() - start
-        report["canon_identical"] = fast == slow
-        report["canon_bytes"] = len(fast)
-    return report
+    clock = _Clock()
+    result = run_diff(str(old), str(new), secret=Secret(BENCH_SECRET, "bench"))
+    text = json.dumps(result.as_json())
+    figures = clock.read()
+    return {**figures, "counts": json.loads(text)["counts"], "authentic": result.authenticated}
 
 
-def _child_cold(fixtures: Path, out: Path) -> dict[str, Any]:
-    import compliance_bake.bake  # noqa: F401
-
-    bake_s, _ = _bake(fixtures, out)
-    return {"bake_s": bake_s}
-
-
-def _child_traced(fixtures: Path, out: Path) -> dict[str, Any]:
-    import compliance_bake.bake  # noqa: F401
-
-    tracemalloc.start()
-    bake_s, _ = _bake(fixtures, out)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return {"traced_bake_s": bake_s, "traced_peak_bytes": peak}
+def _child(job: str, paths: list[Path]) -> dict[str, Any]:
+    if job == "bake":
+        return _bake(paths[0], paths[1], OLD_NOW if paths[1].name == "out-old" else NEW_NOW)
+    if job == "floor":
+        return _floor(paths[0])
+    if job == "verify":
+        return _verify(paths[0])
+    return _diff(paths[0], paths[1])
 
 
-def _run_child(
-    mode: str, fixtures: Path, out: Path, reference: bool, cache: Path | None = None
-) -> dict[str, Any]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REPORT_SIGNING_SECRET")}
-    env["REPORT_SIGNING_SECRET"] = BENCH_SECRET
-    env.pop("SOURCE_DATE_EPOCH", None)
-    if cache is not None:
-        env["XDG_CACHE_HOME"] = str(cache)
-    result_file = DATA_DIR / f"result-{mode}.json"
-    command = [
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "--child",
-        mode,
-        "--fixtures",
-        str(fixtures),
-        "--out",
-        str(out),
-        "--result",
-        str(result_file),
-    ]
-    if not reference:
-        command.append("--skip-reference")
-    completed = subprocess.run(command, env=env, check=False)
-    if completed.returncode != 0:
-        raise SystemExit(f"the {mode} child failed with exit code {completed.returncode}")
-    report: dict[str, Any] = json.loads(result_file.read_text())
-    return report
+def _measure(job: str, *paths: Path) -> dict[str, Any]:
+    """One operation in a fresh child: its figures, and its own peak RSS."""
+    from bench.peak import measure
+
+    result = DATA_DIR / f"result-{job}.json"
+    command = [sys.executable, str(Path(__file__).resolve()), "--child", job, "--result"]
+    command += [str(result), *map(str, paths)]
+    done = measure(command, env=_env())
+    if done.exit_code != 0:
+        raise SystemExit(f"the {job} child failed (exit {done.exit_code}): {done.stderr[-2000:]}")
+    figures: dict[str, Any] = json.loads(result.read_text())
+    return {**figures, "peak": done.peak_bytes}
 
 
-def _fixtures(states: int, partners: int, seed: int) -> Path:
+def _fixtures(states: int, partners: int, seed: int) -> tuple[Path, Path]:
     sys.path.insert(0, str(BENCH_DIR))
     from gen_fixtures import generate, write_fixtures
 
-    folder = DATA_DIR / f"fixtures-{states}x{partners}-seed{seed}"
+    root = DATA_DIR / f"fixtures-{states}x{partners}-seed{seed}"
     licences, geo = generate(states, partners, seed)
-    write_fixtures(folder, licences, geo)
-    return folder
+    write_fixtures(root / "old", licences, geo)
+    for partner in licences["partners"][100:110]:
+        partner["licences"] = []
+    gone = licences["partners"].pop(partners // 2)["nodeId"]
+    geo["partners"] = [p for p in geo["partners"] if p["nodeId"] != gone]
+    write_fixtures(root / "new", licences, geo)
+    return root / "old", root / "new"
 
 
-def _cache_note() -> str:
-    from compliance_bake.resources import user_cache_dir
-
-    return f"{user_cache_dir()}, filled by the fixture generator and the first timed bake"
+def _median(runs: list[dict[str, Any]], key: str) -> float:
+    return statistics.median(run[key] for run in runs)
 
 
-def _seconds(values: list[float]) -> str:
-    return ", ".join(f"{value:.2f}" for value in values)
-
-
-def _mib(size: float) -> str:
-    return f"{size / 1024**2:,.0f} MiB"
+def _line(name: str, runs: list[dict[str, Any]]) -> str:
+    cpu = ", ".join(f"{run['cpu']:.2f}" for run in runs)
+    return (
+        f"{name:<14} CPU {_median(runs, 'cpu'):6.2f} s  wall {_median(runs, 'wall'):6.2f} s  "
+        f"peak {max(run['peak'] for run in runs) / 1024**2:6,.0f} MiB   (CPU of each run: {cpu})"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -264,119 +196,70 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--states", type=int, default=50, help="states, 2 to 50 (default 50)")
     parser.add_argument("--partners", type=int, default=10_000, help="partners (default 10000)")
     parser.add_argument("--seed", type=int, default=0, help="fixture seed (default 0)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed bakes, best taken (3)")
-    parser.add_argument(
-        "--skip-reference", action="store_true", help="skip the slow rfc8785 comparison"
-    )
-    parser.add_argument("--child", choices=("timed", "traced", "cold"), help=argparse.SUPPRESS)
-    parser.add_argument("--fixtures", type=Path, help=argparse.SUPPRESS)
-    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each, median taken (3)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("paths", type=Path, nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-
     if args.child:
-        if args.child == "timed":
-            report = _child_timed(args.fixtures, args.out, not args.skip_reference)
-        elif args.child == "cold":
-            report = _child_cold(args.fixtures, args.out)
-        else:
-            report = _child_traced(args.fixtures, args.out)
-        args.result.write_text(json.dumps(report))
+        args.result.write_text(json.dumps(_child(args.child, args.paths)))
         return 0
 
     DATA_DIR.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    fixtures = _fixtures(args.states, args.partners, args.seed)
-    print(
-        f"fixtures: {args.states} states x {args.partners} partners (seed {args.seed}) "
-        f"in {fixtures} ({time.perf_counter() - start:.1f} s to generate)"
-    )
-    out = DATA_DIR / "out"
-    timed = [
-        _run_child("timed", fixtures, out, not args.skip_reference and i == 0)
-        for i in range(max(1, args.repeat))
-    ]
-    traced = _run_child("traced", fixtures, out, False)
-    with tempfile.TemporaryDirectory() as empty:
-        cold = _run_child("cold", fixtures, out, False, cache=Path(empty))
+    old_fixtures, new_fixtures = _fixtures(args.states, args.partners, args.seed)
+    old, new = DATA_DIR / "out-old", DATA_DIR / "out-new"
+    for out in (old, new):
+        shutil.rmtree(out, ignore_errors=True)
+    repeat = max(1, args.repeat)
+    bakes = [_measure("bake", old_fixtures, old) for _ in range(repeat)]
+    new_bake = [_measure("bake", new_fixtures, new)]
+    floors = [_measure("floor", old) for _ in range(repeat)]
+    verifies = [_measure("verify", old) for _ in range(repeat)]
+    verifies_new = [_measure("verify", new) for _ in range(repeat)]
+    diffs = [_measure("diff", old, new) for _ in range(repeat)]
 
-    bakes = [run["bake_s"] for run in timed]
-    baselines = [min(run["baseline_s"]) for run in timed]
-    # Each bake against the baseline measured right after it, in the same process.
-    ratios = [bake / baseline for bake, baseline in zip(bakes, baselines, strict=True)]
-    ratio = statistics.median(ratios)
-    floors = [min(run["floor_s"]) for run in timed]
-    floor_ratios = [bake / floor for bake, floor in zip(bakes, floors, strict=True)]
-    floor_ratio = statistics.median(floor_ratios)
-    verify_ratios = [run["verify_s"] / run["bake_s"] for run in timed]
-    verify_ratio = statistics.median(verify_ratios)
-    rss = max(run["rss_bytes"] for run in timed)
-    peak = traced["traced_peak_bytes"]
-    first = timed[0]
-    print(f"shadow rows: {first['rows']:,}; output digest {first['out_digest'][:16]}")
-    print(
-        f"bake (run_bake, one per subprocess): median {statistics.median(bakes):.2f} s "
-        f"(runs: {_seconds(bakes)})"
+    print(f"shadow rows: {bakes[0]['rows']:,} (OLD), {new_bake[0]['rows']:,} (NEW)")
+    print(f"diff's changes: {diffs[0]['counts']} (authenticated: {diffs[0]['authentic']})")
+    print(f"medians of {repeat} runs, each in a fresh process; CPU = user + system")
+    for name, runs in (
+        ("bake OLD", bakes),
+        ("bake NEW", new_bake),
+        ("floor", floors),
+        ("verify OLD", verifies),
+        ("verify NEW", verifies_new),
+        ("diff OLD NEW", diffs),
+    ):
+        print(_line(name, runs))
+    bake_cpu, floor_cpu = _median(bakes, "cpu"), _median(floors, "cpu")
+    verify_cpu, verify_new_cpu = _median(verifies, "cpu"), _median(verifies_new, "cpu")
+    diff_cpu = _median(diffs, "cpu")
+    both = verify_cpu + verify_new_cpu
+    peak = max(
+        run["peak"] for run in [*bakes, *new_bake, *floors, *verifies, *verifies_new, *diffs]
     )
-    print(
-        f"baseline (json.dumps + sha3-256 of {_mib(first['baseline_bytes'])}, best of "
-        f"{BASELINE_RUNS} after each bake): median {statistics.median(baselines):.2f} s "
-        f"(runs: {_seconds(baselines)})"
-    )
-    print(
-        f"ratio bake/baseline: {ratio:.2f}x, median of {len(ratios)} "
-        f"(runs: {', '.join(f'{r:.2f}x' for r in ratios)}; target <= {MAX_RATIO:g}x)"
-    )
-    print(
-        f"floor (orjson of the snapshot and both registry blocks, {_mib(first['floor_bytes'])}; "
-        f"one sha3-256 pass; the four files written and fsynced; best of {BASELINE_RUNS}): "
-        f"median {statistics.median(floors):.2f} s (runs: {_seconds(floors)})"
-    )
-    print(
-        f"ratio bake/floor: {floor_ratio:.2f}x, median of {len(floor_ratios)} "
-        f"(runs: {', '.join(f'{r:.2f}x' for r in floor_ratios)}; target <= {MAX_FLOOR_RATIO:g}x)"
-    )
-    verifies = [run["verify_s"] for run in timed]
-    print(
-        f"verify of the same out/: median {statistics.median(verifies):.2f} s "
-        f"(runs: {_seconds(verifies)}); ratio verify/bake {verify_ratio:.2f}x, median of "
-        f"{len(verify_ratios)} (runs: {', '.join(f'{r:.2f}x' for r in verify_ratios)}; "
-        f"target <= {MAX_VERIFY_RATIO:g}x)"
-    )
-    print(
-        f"peak memory: RSS {_mib(rss)} (getrusage, bake child, before the baseline); "
-        f"tracemalloc peak {_mib(peak)} (traced child, bake {traced['traced_bake_s']:.2f} s)"
-    )
-    print(
-        f"a bake with an empty user cache (the first for this user: the ZIP database read and "
-        f"copied, the portal template compiled; information): {cold['bake_s']:.2f} s; the timed "
-        f"bakes use the user cache ({_cache_note()})"
-    )
-    if "canon_s" in first:
-        speedup = first["reference_s"] / first["canon_s"]
-        print(
-            f"canon() {first['canon_s']:.2f} s vs rfc8785.dumps {first['reference_s']:.2f} s "
-            f"on the snapshot ({_mib(first['canon_bytes'])}): {speedup:.0f}x faster, "
-            + ("byte-identical" if first["canon_identical"] else "DIFFERENT BYTES")
-        )
-    failures = []
-    if ratio > MAX_RATIO:
-        failures.append(f"bake is {ratio:.2f}x the baseline (target <= {MAX_RATIO:g}x)")
-    if floor_ratio > MAX_FLOOR_RATIO:
-        failures.append(f"bake is {floor_ratio:.2f}x its floor (target <= {MAX_FLOOR_RATIO:g}x)")
-    if rss >= MAX_RSS:
-        failures.append(f"peak RSS {_mib(rss)} (target < {_mib(MAX_RSS)})")
-    if verify_ratio > MAX_VERIFY_RATIO:
-        failures.append(f"verify is {verify_ratio:.2f}x the bake (target <= {MAX_VERIFY_RATIO:g}x)")
-    if max(rss, peak) >= MAX_MEMORY:
-        failures.append(f"peak memory {_mib(max(rss, peak))} (target < {_mib(MAX_MEMORY)})")
-    if "canon_identical" in first and not first["canon_identical"]:
-        failures.append("canon() and rfc8785.dumps differ on the snapshot")
-    for failure in failures:
-        print(f"TARGET MISSED: {failure}")
-    if not failures:
-        print("all targets met")
-    return 1 if failures else 0
+    checks = [
+        (
+            f"bake CPU {bake_cpu:.2f} s <= {MAX_FLOOR_RATIO:g}x floor CPU {floor_cpu:.2f} s "
+            f"({bake_cpu / floor_cpu:.2f}x)",
+            bake_cpu <= MAX_FLOOR_RATIO * floor_cpu,
+        ),
+        (
+            f"verify CPU {verify_cpu:.2f} s <= bake CPU {bake_cpu:.2f} s "
+            f"({verify_cpu / bake_cpu:.2f}x)",
+            verify_cpu <= bake_cpu,
+        ),
+        (
+            f"diff CPU {diff_cpu:.2f} s <= verify CPU on both sides {both:.2f} s "
+            f"({diff_cpu / both:.2f}x)",
+            diff_cpu <= both,
+        ),
+        (f"every peak RSS < 1 GiB (largest {peak / 1024**2:,.0f} MiB)", peak < MAX_PEAK),
+    ]
+    for what, ok in checks:
+        print(f"{'met' if ok else 'MISSED':>6}: {what}")
+    met = all(ok for _, ok in checks)
+    print("all targets met" if met else "TARGET MISSED")
+    return 0 if met else 1
 
 
 if __name__ == "__main__":

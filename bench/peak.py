@@ -1,4 +1,4 @@
-"""Wall time and peak RSS of one child process alone (issue 14, honest peaks).
+"""Wall time, CPU time and peak RSS of one child process alone.
 
 Linux carries a process's peak RSS across fork and exec: a child's `ru_maxrss` starts at its
 parent's high-water mark (the forked copy of the parent's memory is the "old mm" that exec
@@ -71,63 +71,3 @@ def measure(argv: Sequence[str], env: Mapping[str, str] | None = None) -> Measur
     wall, maxrss, code, cpu = report.decode().split()
     peak = int(maxrss) if sys.platform == "darwin" else int(maxrss) * 1024
     return Measured(float(wall), peak, int(code), stdout, stderr, float(cpu))
-
-
-@dataclass(frozen=True, slots=True)
-class TreePeak:
-    pss_bytes: int  # the largest sum, over one sample, of the PSS of every process in the tree
-    processes: int  # the most processes seen in one sample
-    exit_code: int
-
-
-def _tree(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                with open(f"/proc/{name}/stat") as stat:
-                    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(name))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
-
-
-def _pss(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as rollup:
-            for line in rollup:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def tree_peak(
-    argv: Sequence[str], env: Mapping[str, str] | None = None, every: float = 0.01
-) -> TreePeak:
-    """Run argv; sample the summed PSS of it and all its descendants every `every` seconds.
-
-    A command that forks workers holds memory in several processes at once, and each one's peak
-    RSS counts the pages they share once per process: PSS shares each page among the processes
-    that map it, so the sum is the tree's memory. Linux only (/proc); untimed, as sampling costs
-    CPU."""
-    import time
-
-    command = subprocess.Popen(
-        list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env=None if env is None else dict(env),
-    )  # fmt: skip
-    peak = most = 0
-    while command.poll() is None:
-        pids = _tree(command.pid)
-        peak = max(peak, sum(_pss(pid) for pid in pids))
-        most = max(most, len(pids))
-        time.sleep(every)
-    return TreePeak(peak, most, command.returncode)

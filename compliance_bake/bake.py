@@ -198,7 +198,7 @@ def run_bake(
     phases("validate")
     validate_documents(document)
     phases("write")
-    record = None if previous is None else seal(previous.record(document), secret.value)
+    record = None if previous is None else seal(previous.record(snapshot), secret.value)
     key_id = None if signing_key is None else signing_key.key_id
     facts = bake_facts(key_id, by_reason, sample)
     files = layout.render_files(snapshot, record, document=document, facts=facts)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from bench.peak import measure, tree_peak
+from bench.peak import measure
 
 MIB = 1024**2
 ALLOCATE = "b = bytearray({n} * 2**20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint('done')"
@@ -39,31 +39,3 @@ def test_the_cpu_time_is_the_childs_own() -> None:
     assert busy.exit_code == 0 and idle.exit_code == 0
     assert 0.5 <= busy.cpu_s <= 5.0
     assert idle.cpu_s < 0.4 < idle.wall_s
-
-
-FORKING = """
-import os, time
-held = bytearray({parent} * 2**20)
-for i in range(0, len(held), 4096): held[i] = 1
-pid = os.fork()
-if pid == 0:
-    own = bytearray({child} * 2**20)
-    for i in range(0, len(own), 4096): own[i] = 1
-    time.sleep(3)  # held long enough to be sampled many times, even on a busy machine
-    os._exit(0)
-os.waitpid(pid, 0)
-"""
-
-
-def test_the_tree_peak_sums_a_forked_childs_own_memory() -> None:
-    result = tree_peak([sys.executable, "-c", FORKING.format(parent=100, child=200)])
-    assert result.exit_code == 0 and result.processes == 2
-    assert 300 * MIB <= result.pss_bytes <= 400 * MIB
-
-
-def test_the_tree_peak_counts_shared_pages_once() -> None:
-    """The child maps the parent's 300 MiB (copy on write) and writes none of it: their RSS
-    would sum to over 600 MiB; their PSS sums to the 300 MiB there is."""
-    result = tree_peak([sys.executable, "-c", FORKING.format(parent=300, child=0)])
-    assert result.exit_code == 0 and result.processes == 2
-    assert 300 * MIB <= result.pss_bytes <= 400 * MIB

@@ -60,7 +60,8 @@ if TYPE_CHECKING:
     type=click.FloatRange(min=0.1),
     default=30.0,
     show_default=True,
-    help="Seconds to fetch a URL (redirects are never followed; 256 MiB at most).",
+    help="Seconds for the whole fetch of a URL: connecting, status line, headers and body "
+    "(redirects are never followed; 256 MiB at most).",
 )
 @click.option(
     "--log",

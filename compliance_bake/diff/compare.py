@@ -11,14 +11,18 @@ so the diff reports the two stated counts and their deltas, and derives nothing 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
 
 from compliance_bake.diff.model import Change, ChangeClass
 from compliance_bake.diff.pairs import pair_changes
+from compliance_bake.report.models import BoardRow, DeepAudit, IntegrityCheck, Snapshot
 
 COVERAGE, SELF_CHECK, COSMETIC = ChangeClass.COVERAGE, ChangeClass.SELF_CHECK, ChangeClass.COSMETIC
 _COUNTS = ("days", "mode", "totalPlays", "inWindowPlays")
 _TEXTS = ("label",)
+_BOARD_MOVES = ("match", "actualState", "expectedState")
+T = TypeVar("T")
 
 
 def _field(cls: ChangeClass, name: str, before: Any, after: Any) -> list[Change]:
@@ -27,11 +31,11 @@ def _field(cls: ChangeClass, name: str, before: Any, after: Any) -> list[Change]
     return [Change(cls, "field", {"field": name}, before, after)]
 
 
-def _keyed(items: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
+def _keyed(items: Iterable[T], key: Callable[[T], str]) -> dict[str, T]:
     """By `key`; a repeated key gets `#2`, `#3`... so no item is lost."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, T] = {}
     for item in items:
-        name = str(item.get(key))
+        name = key(item)
         label, n = name, 1
         while label in out:
             n += 1
@@ -40,91 +44,108 @@ def _keyed(items: list[dict[str, Any]], key: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _board(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+def _row_view(row: BoardRow) -> dict[str, Any]:
+    return {"match": row.match, "actualState": row.actual_state}
+
+
+def _board(old: Snapshot, new: Snapshot) -> list[Change]:
     changes: list[Change] = []
-    before, after = _keyed(old["rows"], "feature"), _keyed(new["rows"], "feature")
+    before = _keyed(old.enhancements.rows, lambda row: row.feature)
+    after = _keyed(new.enhancements.rows, lambda row: row.feature)
     for feature, row in after.items():
         was = before.get(feature)
         concerns = {"feature": feature}
         if was is None:
-            view = {"match": row["match"], "actualState": row["actualState"]}
-            changes.append(Change(SELF_CHECK, "board-row-added", concerns, None, view))
+            changes.append(Change(SELF_CHECK, "board-row-added", concerns, None, _row_view(row)))
             continue
-        moved = [k for k in ("match", "actualState", "expectedState") if was.get(k) != row.get(k)]
+        was_json, now_json = was.to_json(), row.to_json()
+        moved = [k for k in _BOARD_MOVES if was_json[k] != now_json[k]]
         if moved:
             changes.append(
                 Change(
                     SELF_CHECK,
                     "board-row-changed",
                     concerns,
-                    {k: was.get(k) for k in moved},
-                    {k: row.get(k) for k in moved},
+                    {k: was_json[k] for k in moved},
+                    {k: now_json[k] for k in moved},
                 )
             )
-        elif was.get("notes") != row.get("notes"):
-            changes.append(
-                Change(COSMETIC, "board-row-notes", concerns, was.get("notes"), row.get("notes"))
-            )
+        elif was.notes != row.notes:
+            changes.append(Change(COSMETIC, "board-row-notes", concerns, was.notes, row.notes))
     for feature, was in before.items():
         if feature not in after:
-            view = {"match": was["match"], "actualState": was["actualState"]}
             concerns = {"feature": feature}
-            changes.append(Change(SELF_CHECK, "board-row-removed", concerns, view, None))
+            changes.append(Change(SELF_CHECK, "board-row-removed", concerns, _row_view(was), None))
     return changes
 
 
-def _integrity(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Change]:
+def _check_view(check: IntegrityCheck) -> dict[str, Any]:
+    return {"ok": check.ok, "label": check.label}
+
+
+def _integrity(old: Iterable[IntegrityCheck], new: Iterable[IntegrityCheck]) -> list[Change]:
     """A check whose verdict changed is `self-check`; a label alone (its counts are reported
     where they come from, or the hmac wording) is `cosmetic`."""
     changes: list[Change] = []
-    before, after = _keyed(old, "id"), _keyed(new, "id")
+    before, after = _keyed(old, lambda c: c.id), _keyed(new, lambda c: c.id)
     for check, item in after.items():
         was = before.get(check)
-        view = {"ok": item.get("ok"), "label": item.get("label")}
         if was is None:
-            changes.append(Change(SELF_CHECK, "check-added", {"check": check}, None, view))
-        elif was.get("ok") is not item.get("ok"):
-            old_view = {"ok": was.get("ok"), "label": was.get("label")}
-            changes.append(Change(SELF_CHECK, "check-changed", {"check": check}, old_view, view))
-        elif was.get("label") != item.get("label"):
             changes.append(
-                Change(COSMETIC, "check-label", {"check": check}, was.get("label"), item["label"])
+                Change(SELF_CHECK, "check-added", {"check": check}, None, _check_view(item))
             )
+        elif was.ok is not item.ok:
+            changes.append(
+                Change(
+                    SELF_CHECK,
+                    "check-changed",
+                    {"check": check},
+                    _check_view(was),
+                    _check_view(item),
+                )
+            )
+        elif was.label != item.label:
+            changes.append(Change(COSMETIC, "check-label", {"check": check}, was.label, item.label))
     for check, was in before.items():
         if check not in after:
-            view = {"ok": was.get("ok"), "label": was.get("label")}
-            changes.append(Change(SELF_CHECK, "check-removed", {"check": check}, view, None))
+            changes.append(
+                Change(SELF_CHECK, "check-removed", {"check": check}, _check_view(was), None)
+            )
     return changes
 
 
-def _geo(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Change]:
-    if old == new:
+def _geo(old: Snapshot, new: Snapshot) -> list[Change]:
+    if old.geo.partners == new.geo.partners:
         return []
     changes: list[Change] = []
-    before, after = _keyed(old, "nodeId"), _keyed(new, "nodeId")
-    for node, profile in after.items():
+    before = _keyed(old.geo.partners, lambda p: p.node_id)
+    after = _keyed(new.geo.partners, lambda p: p.node_id)
+    for node, now in after.items():
         was = before.get(node)
+        profile = now.to_json()
         if was is None:
             changes.append(Change(COVERAGE, "geo-added", {"nodeId": node}, None, profile))
-        elif was != profile:
-            moved = [k for k in profile.keys() | was.keys() if was.get(k) != profile.get(k)]
-            moved.sort()
+        elif was != now:
+            previous = was.to_json()
+            moved = sorted(
+                k for k in profile.keys() | previous.keys() if previous.get(k) != profile.get(k)
+            )
             changes.append(
                 Change(
                     COVERAGE,
                     "geo-changed",
                     {"nodeId": node},
-                    {k: was.get(k) for k in moved},
+                    {k: previous.get(k) for k in moved},
                     {k: profile.get(k) for k in moved},
                 )
             )
     for node, was in before.items():
         if node not in after:
-            changes.append(Change(COVERAGE, "geo-removed", {"nodeId": node}, was, None))
+            changes.append(Change(COVERAGE, "geo-removed", {"nodeId": node}, was.to_json(), None))
     return changes
 
 
-def _deep_audit(old: dict[str, Any] | None, new: dict[str, Any] | None) -> list[Change]:
+def _deep_audit(old: DeepAudit | None, new: DeepAudit | None) -> list[Change]:
     concerns = {"field": "deepAudit"}
     if old is None and new is None:
         return []
@@ -135,61 +156,55 @@ def _deep_audit(old: dict[str, Any] | None, new: dict[str, Any] | None) -> list[
                 COVERAGE,
                 kind,
                 concerns,
-                None if old is None else old["zipWindow"],
-                None if new is None else new["zipWindow"],
+                None if old is None else old.zip_window.to_json(),
+                None if new is None else new.zip_window.to_json(),
             )
         ]
-    was, now = old["zipWindow"], new["zipWindow"]
+    was, now = old.zip_window.to_json(), new.zip_window.to_json()
     changes: list[Change] = []
-    if any(was.get(k) != now.get(k) for k in _COUNTS):
-        before = {k: was.get(k) for k in _COUNTS}
-        after: dict[str, Any] = {k: now.get(k) for k in _COUNTS}
+    if any(was[k] != now[k] for k in _COUNTS):
+        before = {k: was[k] for k in _COUNTS}
+        after: dict[str, Any] = {k: now[k] for k in _COUNTS}
         after["delta"] = {
-            "totalPlays": now["totalPlays"] - was["totalPlays"],
-            "inWindowPlays": now["inWindowPlays"] - was["inWindowPlays"],
+            "totalPlays": new.zip_window.total_plays - old.zip_window.total_plays,
+            "inWindowPlays": new.zip_window.in_window_plays - old.zip_window.in_window_plays,
         }
         changes.append(Change(COVERAGE, "deep-audit-counts", concerns, before, after))
-    if was.get("ok") is not now.get("ok"):
-        changes.append(Change(SELF_CHECK, "deep-audit-verdict", concerns, was["ok"], now["ok"]))
+    if old.zip_window.ok is not new.zip_window.ok:
+        changes.append(
+            Change(SELF_CHECK, "deep-audit-verdict", concerns, old.zip_window.ok, new.zip_window.ok)
+        )
     for name in _TEXTS:
-        changes += _field(COSMETIC, f"deepAudit.zipWindow.{name}", was.get(name), now.get(name))
-    changes += _field(COSMETIC, "deepAudit.command", old.get("command"), new.get("command"))
+        changes += _field(COSMETIC, f"deepAudit.zipWindow.{name}", was[name], now[name])
+    changes += _field(COSMETIC, "deepAudit.command", old.command, new.command)
     return changes
 
 
-def _strings(prefix: str, old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
+def _strings(prefix: str, old: Mapping[str, str], new: Mapping[str, str]) -> list[Change]:
     changes: list[Change] = []
     for name in dict.fromkeys([*old, *new]):
         changes += _field(COSMETIC, f"{prefix}.{name}", old.get(name), new.get(name))
     return changes
 
 
-def compare(
-    old: dict[str, Any], new: dict[str, Any], pairs: list[Change] | None = None
-) -> list[Change]:
-    """Every change from `old` to `new`, grouped by what it concerns (the result sorts by class).
-    `pairs`: the shadow matrix's changes when the caller found them (split.py), else found here."""
-    if pairs is None:
-        pairs = pair_changes(old["shadow"]["rows"], new["shadow"]["rows"])
-    changes = list(pairs)
-    changes += _field(COVERAGE, "shadow.base", old["shadow"]["base"], new["shadow"]["base"])
-    changes += _board(old["enhancements"], new["enhancements"])
-    changes += _integrity(old["integrity"]["checks"], new["integrity"]["checks"])
-    changes += _geo(old["geo"]["partners"], new["geo"]["partners"])
-    changes += _deep_audit(old.get("deepAudit"), new.get("deepAudit"))
-    changes += _field(COSMETIC, "generatedAt", old["generatedAt"], new["generatedAt"])
+def compare(old: Snapshot, new: Snapshot) -> list[Change]:
+    """Every change from `old` to `new`, grouped by what it concerns (the result sorts by class)."""
+    changes = pair_changes(old.shadow.rows, new.shadow.rows)
+    changes += _field(COVERAGE, "shadow.base", old.shadow.base, new.shadow.base)
+    changes += _board(old, new)
+    changes += _integrity(old.integrity.checks, new.integrity.checks)
+    changes += _geo(old, new)
+    changes += _deep_audit(old.deep_audit, new.deep_audit)
+    changes += _field(COSMETIC, "generatedAt", old.generated_at, new.generated_at)
     changes += _field(
-        COSMETIC,
-        "runtime",
-        old["integrity"]["proof"]["bunVersion"],
-        new["integrity"]["proof"]["bunVersion"],
+        COSMETIC, "runtime", old.integrity.proof.bun_version, new.integrity.proof.bun_version
     )
     changes += _field(
         COSMETIC,
         "enhancements.consoleDepth",
-        old["enhancements"]["consoleDepth"],
-        new["enhancements"]["consoleDepth"],
+        old.enhancements.console_depth,
+        new.enhancements.console_depth,
     )
-    changes += _strings("links", old["links"], new["links"])
-    changes += _strings("proton", old["proton"], new["proton"])
+    changes += _strings("links", old.links.to_json(), new.links.to_json())
+    changes += _strings("proton", old.proton, new.proton)
     return changes

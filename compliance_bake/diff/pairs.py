@@ -17,32 +17,36 @@ by key: by state, then by partner (`_index`), which a partner added or removed c
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from itertools import chain, compress, groupby, repeat
-from operator import itemgetter, ne, not_
+from operator import attrgetter, ne, not_
 from typing import Any
 
 from compliance_bake.diff.model import Change, ChangeClass
 from compliance_bake.errors import InputError
+from compliance_bake.report.models import ShadowRow
 
-FIELDS = ("licenseStatus", "realAllowed", "shadowAllowed", "match")
-_KEY = itemgetter("state", "partner")
-_STATE = itemgetter("state")
-_PARTNER = itemgetter("partner")
-
-
-def _view(row: dict[str, Any]) -> dict[str, Any]:
-    return {name: row.get(name) for name in FIELDS}
+_KEY = attrgetter("state", "partner")
+_STATE = attrgetter("state")
+_PARTNER = attrgetter("partner")
 
 
-def _pair_class(old: dict[str, Any], new: dict[str, Any]) -> ChangeClass | None:
-    if old.get("realAllowed") is not new.get("realAllowed"):
+def _view(row: ShadowRow) -> dict[str, Any]:
+    """The fields a pair change shows, by their JSON names."""
+    return {
+        "licenseStatus": row.license_status,
+        "realAllowed": row.real_allowed,
+        "shadowAllowed": row.shadow_allowed,
+        "match": row.match,
+    }
+
+
+def _pair_class(old: ShadowRow, new: ShadowRow) -> ChangeClass | None:
+    if old.real_allowed is not new.real_allowed:
         return ChangeClass.DECISION
-    if old.get("shadowAllowed") is not new.get("shadowAllowed") or old.get("match") is not new.get(
-        "match"
-    ):
+    if old.shadow_allowed is not new.shadow_allowed or old.match is not new.match:
         return ChangeClass.SELF_CHECK
-    if old.get("licenseStatus") != new.get("licenseStatus"):
+    if old.license_status != new.license_status:
         return ChangeClass.COVERAGE
     if old != new:
         return ChangeClass.COSMETIC
@@ -54,7 +58,7 @@ def pair_change(kind: str, key: tuple[str, str], before: Any, after: Any) -> Cha
     if before is not None and after is not None:
         cls = _pair_class(before, after) or ChangeClass.COSMETIC
         if cls is ChangeClass.COSMETIC:
-            before, after = {"reason": before.get("reason")}, {"reason": after.get("reason")}
+            before, after = {"reason": before.reason}, {"reason": after.reason}
         else:
             before, after = _view(before), _view(after)
     else:
@@ -63,11 +67,12 @@ def pair_change(kind: str, key: tuple[str, str], before: Any, after: Any) -> Cha
     return Change(cls, kind, {"state": key[0], "partner": key[1]}, before, after)
 
 
-Index = dict[str, dict[str, dict[str, Any]]]  # state -> partner -> row
-Blocks = list[tuple[str, list[str], list[dict[str, Any]]]]  # (state, partners, rows), in order
+Rows = Sequence[ShadowRow]
+Index = dict[str, dict[str, ShadowRow]]  # state -> partner -> row
+Blocks = list[tuple[str, list[str], list[ShadowRow]]]  # (state, partners, rows), in order
 
 
-def _index(rows: list[dict[str, Any]], side: str) -> tuple[Index, Blocks]:
+def _index(rows: Rows, side: str) -> tuple[Index, Blocks]:
     """Rows by state, then by partner, and the runs of rows of one state in their order.
 
     Two levels keyed by strings (whose hashes Python caches), filled by C-level `update`s
@@ -93,7 +98,7 @@ def _index(rows: list[dict[str, Any]], side: str) -> tuple[Index, Blocks]:
 def grouped(
     kind: str,
     keys: list[tuple[str, str]],
-    rows: list[dict[str, Any]],
+    rows: list[ShadowRow],
     other_states: Container[str],
     other_partners: Container[str],
 ) -> list[Change]:
@@ -112,7 +117,7 @@ def grouped(
             continue
         counts = groups.setdefault(what, {"pairs": 0, "allowed": 0})
         counts["pairs"] += 1
-        counts["allowed"] += row.get("realAllowed") is True
+        counts["allowed"] += row.real_allowed is True
     grouped = [
         Change(
             ChangeClass.COVERAGE,
@@ -131,7 +136,7 @@ def _grouped(kind: str, keys: list[tuple[str, str]], index: Index, other: Index)
     return grouped(kind, keys, rows, other.keys(), set(chain.from_iterable(other.values())))
 
 
-def _keyed(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]]) -> list[Change]:
+def _keyed(old_rows: Rows, new_rows: Rows) -> list[Change]:
     """Rows that do not line up: both sides indexed by state and partner; the pairs whose row
     differs or is missing on the other side found with C-level passes over each state's run."""
     old_index, old_blocks = _index(old_rows, "OLD")
@@ -158,9 +163,9 @@ def _keyed(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]]) -> li
     return changes
 
 
-def pair_changes(old_rows: list[dict[str, Any]], new_rows: list[dict[str, Any]]) -> list[Change]:
+def pair_changes(old_rows: Rows, new_rows: Rows) -> list[Change]:
     """Every change of the shadow matrix: states and partners, then pairs."""
-    if old_rows == new_rows:  # one C-level comparison: the common case of a quiet day
+    if list(old_rows) == list(new_rows):  # C-level comparisons: the common case of a quiet day
         return []
     if len(old_rows) == len(new_rows):
         moved = list(compress(range(len(new_rows)), map(ne, old_rows, new_rows)))

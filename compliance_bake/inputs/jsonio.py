@@ -8,8 +8,11 @@ is refused by the parser itself), a document too large for memory. Every refusal
 StrictJSONError; each caller turns it into its own exit code and names its file or route.
 Out: the layout every file in `out/` uses (2-space indent, keys in the order built, UTF-8, a final
 newline). `verify` re-renders with the same function and compares bytes.
-`loads_pretty` reads a file of that layout with one orjson parse (issue 14): the strictness is
-the same, the proof is that the bytes are exactly what `dumps_pretty` makes of the value.
+`loads_pretty` is the one strict parser of a snapshot (verify/source.py): a file in that layout is
+read with one orjson parse, the strictness the same, the proof being that the bytes are exactly
+what `dumps_pretty` makes of the value; anything else goes to `loads_strict`. It is kept because
+the plain strict parser takes seconds of CPU on a 500,000-row snapshot, which `make bench`'s
+verify and diff figures would show; tests/verify/test_fast_paths.py holds it to `loads_strict`.
 """
 
 from __future__ import annotations
@@ -22,8 +25,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import orjson
-
-from compliance_bake.inputs.jsonpieces import loads_in_pieces
 
 MAX_DEPTH = 255  # nested arrays/objects; orjson writes no deeper, so no file of ours is
 INT_MIN, INT_MAX = -(2**63), 2**64 - 1  # what orjson reads and writes; I-JSON asks for less
@@ -118,8 +119,8 @@ def loads_strict(text: str | bytes) -> Any:
 
 
 def _plainly_clean(value: Any) -> bool:
-    """True when `_check_tree` would find nothing, decided at C speed (10,000 partners: 15 ms
-    against 150 ms for the walk): orjson refuses a `_Refused` (not serialisable), a lone
+    """True when `_check_tree` would find nothing, decided at C speed
+    (the walk is a Python loop): orjson refuses a `_Refused` (not serialisable), a lone
     surrogate in a string or key, an integer past 64 bits and nesting past 254 levels (within
     MAX_DEPTH). False (walk, then) when orjson refuses anything at all.
     """
@@ -142,7 +143,7 @@ def loads_pretty(raw: bytes) -> tuple[Any, bool]:
     doubtful is read again by `loads_strict`, which refuses with the place.
     """
     try:
-        value = loads_in_pieces(raw)  # orjson's reading, at a third of its peak (jsonpieces.py)
+        value = orjson.loads(raw)
     except (orjson.JSONDecodeError, TypeError, MemoryError):
         pass
     else:

@@ -18,13 +18,35 @@ page from the snapshot and that record and compares bytes:
 
 Every value shown passes through `escape.escape_html` (the template's `cell` filter). A record
 that is not of this shape raises ValueError: `verify` then fails the page, never shows it.
+
+`verify` re-renders the page from the snapshot and the record, so the section must come from a
+record a key vouches for (`checked_record`):
+- with trusted public keys, the attestation's Ed25519 signature covers the predicate, record
+  included (verify fails the attestation when the signature or a file does not hold);
+- with the report signing secret, the record's own `hmac` must hold;
+- the record must name this snapshot (`snapshot` = its `integrity.proof.digest`);
+- with no key at all (`--digests-only`), the record is used to render the page but said to be
+  unauthenticated, as everything else is in that mode.
+No record (no attestation, or a predicate without `previous`): the page must be the plain
+rendering, so a section added to the page by hand fails. A record that cannot be read fails.
+
+This module is the record's one home: its shape, seal, check and view. diff/previous.py builds it
+(it needs diff's comparison), the bake seals and signs it.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
+from compliance_bake.report.models import Snapshot
+from compliance_bake.signing.attestation import ATTESTATION_FILE, MAX_ENVELOPE_BYTES
+from compliance_bake.signing.canon import same_mac
 from compliance_bake.signing.proofs import proof_hmac
 
 RECORD_LIMIT = 200
@@ -40,7 +62,7 @@ class PreviousComparison(Protocol):
     def load(self) -> None:
         """Read and authenticate the previous snapshot; a BakeError refuses it."""
 
-    def record(self, snapshot: dict[str, Any]) -> dict[str, Any]:
+    def record(self, snapshot: Snapshot) -> dict[str, Any]:
         """The record of the comparison with `snapshot` (without its `hmac`)."""
 
 
@@ -63,8 +85,6 @@ def seal(record: dict[str, Any], secret: str) -> dict[str, Any]:
 
 
 def record_hmac_holds(record: dict[str, Any], secret: str) -> bool:
-    from compliance_bake.signing.canon import same_mac
-
     mac = record.get("hmac")
     return isinstance(mac, str) and same_mac(mac, proof_hmac(record, secret))
 
@@ -128,3 +148,82 @@ def view(record: Any) -> dict[str, Any]:
         "total": total,
         "more": total - len(decisions),
     }
+
+
+WHERE = "attestation predicate.previous"
+
+
+class _Unreadable(Exception):
+    pass
+
+
+def _predicate(out_dir: Path) -> Any:
+    """The attestation's predicate, None without an attestation; _Unreadable when malformed."""
+    path = out_dir / ATTESTATION_FILE
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        if path.stat().st_size > MAX_ENVELOPE_BYTES:
+            raise _Unreadable("too large")
+        envelope = loads_strict(path.read_bytes())
+        statement = loads_strict(base64.b64decode(envelope["payload"], validate=True))
+        return statement["predicate"]
+    except (OSError, StrictJSONError, binascii.Error, KeyError, TypeError, ValueError) as exc:
+        raise _Unreadable(type(exc).__name__) from None
+
+
+@dataclass(slots=True)
+class CheckedRecord:
+    """The record to render the portal with (None: the plain page), and what was found about
+    it: (ok, what, kind) with kind "file", "hmac" or "key" (verify's finding kinds), and notes."""
+
+    record: dict[str, Any] | None = None
+    found: list[tuple[bool, str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def checked_record(
+    out_dir: Path, own_digest: str | None, secret: str | None, attested: bool | None
+) -> CheckedRecord:
+    """The out/ folder's previous-snapshot record and whether a key vouches for it (see above).
+    `own_digest`: the snapshot's integrity.proof.digest; `attested`: None when no public key
+    was given, else whether the attestation verified with one."""
+    out = CheckedRecord()
+    try:
+        predicate = _predicate(out_dir)
+    except _Unreadable as exc:
+        out.found.append((False, f"{WHERE}: cannot read the attestation ({exc})", "file"))
+        return out
+    if not isinstance(predicate, dict) or "previous" not in predicate:
+        return out
+    record = predicate["previous"]
+    if not isinstance(record, dict):
+        out.found.append((False, f"{WHERE}: not an object", "file"))
+        return out
+    names_this = record.get("snapshot") == own_digest
+    out.found.append(
+        (
+            names_this,
+            f"{WHERE} names this snapshot"
+            if names_this
+            else f"{WHERE} names another snapshot (copied from another bake)",
+            "key",
+        )
+    )
+    if secret is not None:
+        try:
+            ok = record_hmac_holds(record, secret)
+        except (TypeError, ValueError, RecursionError):  # not canonicalisable: not what was sealed
+            ok = False
+        what = "hmac" + ("" if ok else " does not match (tampered, or another secret)")
+        out.found.append((ok, f"{WHERE}.{what}", "hmac"))
+    if attested is not None:
+        what = "signed by the attestation" if attested else "the attestation does not verify"
+        out.found.append((attested, f"{WHERE}: {what}", "key"))
+    if secret is None and attested is None:
+        out.notes.append(
+            f"the portal's previous-snapshot section comes from {WHERE}, "
+            "NOT authenticated (no key given)"
+        )
+    out.record = record
+    return out

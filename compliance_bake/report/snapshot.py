@@ -35,7 +35,7 @@ from compliance_bake.report.models import (
     Snapshot,
 )
 from compliance_bake.report.shadow import run_shadow
-from compliance_bake.signing import proofs, seal
+from compliance_bake.signing import proofs
 from compliance_bake.signing.integrity import integrity_checks, proof_hmac_holds
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.interface import Target
@@ -105,7 +105,7 @@ def build_snapshot(
     board = replace(board, signature=proofs.enhancements_signature(board.to_json()))
     shadow_json = shadow.to_json()
     rows_json = cast("list[dict[str, str | bool | None]]", shadow_json["rows"])
-    sealed = seal.seal_shadow(shadow_json, rows_json, runtime, stamp, secret.value)
+    sealed = proofs.seal_shadow(shadow_json, rows_json, runtime, stamp, secret.value)
     proof = Proof.from_json(cast("JsonObject", shadow_json["proof"]))
     shadow = replace(shadow, signature=sealed.digest, proof=proof)
 

@@ -20,13 +20,13 @@ never a wrong answer), with a search for "digit, then `.`/`e`/`E`" and `_FLOAT_T
 where such a pair ends a digit run, which is where a match must start.
 NaN and the infinities are not JSON: orjson writes them as null where rfc8785 raises, so a value
 holding one must not reach `canon` (reports are built from integers, and `loads_strict` refuses
-them at the door). String escaping is identical; tests/test_canon.py proves the fast path equals
-`rfc8785` under property tests.
+them at the door). String escaping is identical; tests/signing/test_canon.py proves the fast
+path equals `rfc8785` under property tests.
 
-Two faster ways in, for the bake's own data (issue 14):
+Two faster ways in, for the bake's own data and the strict parser's:
 - `canon_floatless(value)` takes a `FloatFree` value: a type that cannot hold a float (mypy
   strict refuses one at the call site: `float` is not an `int`), so the float scan is skipped;
-  the key-order check stays. tests/test_canon.py holds it to `rfc8785` under property tests.
+  the key-order check stays. tests/signing/test_canon.py holds it to `rfc8785` under property tests.
 - `canon_members(members)` assembles an object from the canonical bytes of its members. RFC 8785
   is compositional (an object is its members' canonical forms, keys sorted by UTF-16 code units,
   joined), so a block canonicalised once can be spliced into every larger form that holds it
@@ -113,8 +113,6 @@ def _has_high_char(data: bytes) -> bool:
     """`re.search(rb"[\\xee-\\xf4]", data)`, at memory speed."""
     return not data.isascii() and any(lead in data for lead in _HIGH_BYTES)
 
-
-has_high_char = _has_high_char  # public: diff/digest.py checks each chunk of rows with it
 
 
 def _has_float_token(data: bytes) -> bool:

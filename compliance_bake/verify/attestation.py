@@ -30,9 +30,10 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
-from compliance_bake.inputs.jsonio import StrictJSONError, loads_pretty, loads_strict
+from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.signing.attestation import (
     ATTESTATION_FILE,
+    MAX_ENVELOPE_BYTES,
     PAYLOAD_TYPE,
     PREDICATE_TYPE,
     STATEMENT_TYPE,
@@ -40,12 +41,12 @@ from compliance_bake.signing.attestation import (
     predicate,
 )
 from compliance_bake.signing.signing_key import key_id, parse_public_key
+from compliance_bake.verify.document import read_document
 
 # out/log/ holds the log's inclusion proof and checkpoint: they verify on their own.
 NOT_SUBJECTS = ("audit/zip-window.json", "log/inclusion.json", "log/checkpoint")
 KEEP_FILE = ".gitkeep"
 SNAPSHOT_FILE = "api/compliance.json"
-MAX_ENVELOPE_BYTES = 1 << 20  # four subjects take about 1 KiB
 _SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
@@ -235,21 +236,26 @@ def _check_files(out_dir: Path, digests: dict[str, str], found: _Findings) -> No
             found.fail(name, "sha256 differs from the attestation (changed after signing)")
 
 
-def _check_predicate(out_dir: Path, claimed: Any, found: _Findings) -> None:
+def _check_predicate(out_dir: Path, claimed: Any, found: _Findings, snapshot: Any) -> None:
     try:
-        snapshot, _ = loads_pretty((out_dir / SNAPSHOT_FILE).read_bytes())  # as strict
-        # `previous` (bake --previous) is carried as signed; verify/previous.py checks its use.
+        if snapshot is None:
+            snapshot = read_document(out_dir / SNAPSHOT_FILE)
+        # `previous` (bake --previous) is carried as signed; report/portal_previous.py checks it.
         previous = claimed.get("previous") if isinstance(claimed, dict) else None
         summary = predicate(snapshot, previous)
-    except (OSError, StrictJSONError, KeyError, TypeError):
+    except (OSError, InputError, KeyError, TypeError, ValueError):
         found.fail(ATTESTATION_FILE, f"predicate: cannot summarise {SNAPSHOT_FILE}")
         return
     if summary != claimed:
         found.fail(ATTESTATION_FILE, f"predicate does not summarise {SNAPSHOT_FILE}")
 
 
-def check_attestation(out_dir: Path, public_keys: Sequence[bytes]) -> AttestationResult:
+def check_attestation(
+    out_dir: Path, public_keys: Sequence[bytes], *, snapshot: Any = None
+) -> AttestationResult:
     """Check `out_dir`'s attestation against the given Ed25519 public keys (SPKI PEM bytes).
+    `snapshot`: `out_dir`'s snapshot as verify/source.py read it (whose bytes the subjects'
+    SHA-256 binds); read as that module reads it when not given.
 
     InputError (bad usage, exit 2) when no key is given or one is not an Ed25519 public key.
     """
@@ -269,5 +275,5 @@ def check_attestation(out_dir: Path, public_keys: Sequence[bytes]) -> Attestatio
         digests, claimed = parsed
         _check_files(out_dir, digests, found)
         if not found.failures:
-            _check_predicate(out_dir, claimed, found)
+            _check_predicate(out_dir, claimed, found, snapshot)
     return AttestationResult(not found.failures and signer is not None, signer, found.failures)

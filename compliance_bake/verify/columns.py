@@ -185,7 +185,11 @@ def reasons_hold(columns: ShadowColumns, wanted: Callable[[str], str]) -> bool:
 
 def state_totals(columns: ShadowColumns) -> dict[Any, dict[str, int]] | None:
     """The portal's totals per state (report/portal.py `state_totals`), counted run by run on a
-    grid of booleans whose runs' states are distinct; None otherwise."""
+    grid of booleans whose runs' states are distinct; None otherwise (the portal counts them).
+
+    Kept because `verify` has the columns already and the portal's own count is a pass over
+    every typed row, which `make bench`'s verify-against-bake figure shows;
+    tests/verify/test_fast_paths.py holds it equal to the portal's count."""
     grid = columns.grid
     try:
         if grid is None or not columns.booleans or len(set(grid.states)) != len(grid.states):

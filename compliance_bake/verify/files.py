@@ -9,8 +9,6 @@ blocks, and the portal page is the rendering of the snapshot.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -21,19 +19,14 @@ from jinja2 import TemplateError
 from compliance_bake.errors import InputError
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
-from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict, plainly_pretty
+from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals
 from compliance_bake.report.portal import Totals, read_facts, render_portal
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
-from compliance_bake.verify.documents import (
-    SchemaOutcome,
-    parse_pretty,
-    schema_finding,
-    schema_outcome,
-    schema_valid,
-)
+from compliance_bake.verify.document import parse_snapshot_bytes
 from compliance_bake.verify.findings import RULE, VerifyReport
+from compliance_bake.verify.source import SchemaOutcome, SnapshotReading, schema_outcome
 
 ATTESTATION_FILE = "attestation/compliance.intoto.json"
 AUDIT_FILE = "audit/zip-window.json"
@@ -78,13 +71,10 @@ def _read(out_dir: Path, name: str) -> bytes:
     return read_regular_file(out_dir / name, max_bytes=SNAPSHOT_MAX_BYTES, what=name)
 
 
-def read_folder_file(
-    out_dir: Path, name: str, report: VerifyReport, pending: Future[bytes] | None = None
-) -> bytes | None:
-    """A regular file of out/ (a FIFO planted there must not hang verify), or a finding;
-    `pending`: the same read, already under way."""
+def read_folder_file(out_dir: Path, name: str, report: VerifyReport) -> bytes | None:
+    """A regular file of out/ (a FIFO planted there must not hang verify), or a finding."""
     try:
-        return _read(out_dir, name) if pending is None else pending.result()
+        return _read(out_dir, name)
     except FileNotFoundError:
         report.add(name, False, "missing")
     except InputError as exc:
@@ -93,14 +83,16 @@ def read_folder_file(
 
 
 REGISTRY_BLOCKS = {layout.ENHANCEMENTS_FILE: "enhancements", layout.SHADOW_FILE: "shadow"}
-Reads = dict[str, "Future[bytes]"]
 
 
-def read_files(out_dir: Path, names: Iterable[str]) -> tuple[Reads, ThreadPoolExecutor]:
-    """Start reading files of out/ in two threads (reading lets go of the GIL); shut the
-    executor down, waiting or not, once they are submitted."""
-    reader = ThreadPoolExecutor(max_workers=2, thread_name_prefix="read")
-    return {name: reader.submit(_read, out_dir, name) for name in names}, reader
+def schema_finding(name: str, problem: SchemaOutcome, report: VerifyReport) -> bool:
+    """A schema is a rule of meaning: its findings count for *compliant*."""
+    if isinstance(problem, str):
+        return report.add(name, False, f"schema: cannot validate ({problem})", RULE)
+    if problem is not None:
+        what = f"schema: {problem.path}: {problem.message}"
+        return report.add(name, False, what, RULE, "schema")
+    return report.add(name, True, "schema valid", RULE, "schema")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,101 +102,7 @@ class Folder:
     renderings: frozenset[str]  # files whose bytes are `dumps_pretty` of the snapshot or a block
 
 
-@dataclass(frozen=True, slots=True)
-class Known:
-    """What load_folder would find, found already (verify/beside.py). `value` is orjson's
-    reading of the snapshot file, whose bytes are plainly its rendering (`plainly_pretty`): the
-    strict reading; `schema` is the snapshot schema's outcome on it; `copies` says, for each
-    registry copy read, whether its bytes are the rendering of the value's block."""
-
-    value: Any
-    schema: SchemaOutcome
-    copies: dict[str, bool]
-
-
-def known(raw: bytes, value: Any, copies: Mapping[str, bytes]) -> Known | None:
-    """Known, for the snapshot file `raw` read as `value` and the registry copies' bytes; None
-    when `raw` is not plainly the rendering of `value` (load_folder then reads it as ever)."""
-    if not plainly_pretty(value, raw):
-        return None
-    snap = value if isinstance(value, dict) else {}
-    renders = {
-        name: _renders(snap.get(REGISTRY_BLOCKS[name]), data) for name, data in copies.items()
-    }
-    return Known(value, schema_outcome(schemas.SNAPSHOT, value), renders)
-
-
-def load_folder(
-    out_dir: Path, report: VerifyReport, reads: Reads | None = None, found: Known | None = None
-) -> Folder:
-    """Every JSON file of out/, parsed and checked (`load_folder_file`), snapshot first; a
-    registry copy is offered the snapshot's block to compare its bytes with. `reads`: the files'
-    reads, under way; `found`: what is known of them already."""
-    docs: dict[str, Any] = {}
-    raws: list[RawFile] = []
-    renderings: set[str] = set()
-    snapshot_valid = False
-    if reads is None:  # the copies are read while the snapshot is parsed
-        reads, reader = read_files(out_dir, layout.JSON_FILES)
-        reader.shutdown(wait=False)  # the thread ends with its work
-    for name in layout.JSON_FILES:
-        snap = docs.get(layout.API_FILE)
-        block = (
-            snap.get(REGISTRY_BLOCKS[name])
-            if name in REGISTRY_BLOCKS and isinstance(snap, dict)
-            else None
-        )
-        covered = snapshot_valid and name in REGISTRY_BLOCKS and _schema_holds_copy(name)
-        docs[name], raw, valid, rendering = load_folder_file(
-            out_dir, name, report, block, covered, reads[name], found
-        )
-        snapshot_valid = snapshot_valid or (name == layout.API_FILE and valid)
-        raws.append((name, raw))
-        if rendering is not None and (name == layout.API_FILE or rendering is block):
-            renderings.add(name)
-    return Folder(docs, raws, frozenset(renderings))
-
-
-def load_folder_file(
-    out_dir: Path,
-    name: str,
-    report: VerifyReport,
-    block: Any = None,
-    covered: bool = False,
-    pending: Future[bytes] | None = None,
-    found: Known | None = None,
-) -> tuple[Any | None, bytes, bool, Any]:
-    """Read, parse, validate one JSON file of out/ and check its byte layout; also say whether
-    its schema holds, and give the value the bytes are the rendering of (None: not one).
-
-    `block` is what a registry copy should hold, the snapshot's block. When the file's bytes are
-    exactly the block's rendering, the file holds that very value (`loads_pretty` would read it
-    back, equal): the block itself stands for it, unparsed. `covered`: the snapshot passed a
-    schema that requires of the block what the copy's schema requires, so that value is valid.
-    `found`: what is known already of the snapshot file (and of the copies, against its blocks).
-    """
-    raw = read_folder_file(out_dir, name, report, pending)
-    if raw is None:
-        return None, b"", False, None
-    snapshot = found is not None and name == layout.API_FILE
-    if snapshot:
-        doc, same = found.value, True  # type: ignore[union-attr]
-    elif block is not None and (
-        found.copies[name] if found is not None and name in found.copies else _renders(block, raw)
-    ):
-        doc, same = block, True
-    else:
-        parsed = parse_pretty(name, raw, report)
-        if parsed is None:
-            return None, raw, False, None
-        doc, same = parsed
-        covered = False
-    if covered:
-        valid = report.add(name, True, "schema valid", RULE, "schema")
-    elif snapshot:
-        valid = schema_finding(name, found.schema, report)  # type: ignore[union-attr]
-    else:
-        valid = schema_valid(name, layout.JSON_FILES[name], doc, report)
+def _layout_finding(name: str, same: bool, report: VerifyReport) -> None:
     report.add(
         name,
         same,
@@ -212,9 +110,66 @@ def load_folder_file(
         if same
         else "bytes differ from the baked layout (the file was edited after the bake)",
     )
-    # The snapshot goes on to the rules even when its schema fails (each rule fails closed);
-    # a registry copy that breaks its schema is only compared.
-    return (doc if valid or name == layout.API_FILE else None), raw, valid, doc if same else None
+
+
+def load_folder(out_dir: Path, report: VerifyReport, reading: SnapshotReading | None) -> Folder:
+    """Every JSON file of out/, checked: the snapshot as the one path read it (`reading`; None:
+    missing or unreadable, already a finding), then each registry copy, offered the snapshot's
+    block to compare its bytes with."""
+    docs: dict[str, Any] = {layout.API_FILE: None}
+    raws: list[RawFile] = [(layout.API_FILE, b"" if reading is None else reading.raw)]
+    renderings: set[str] = set()
+    snapshot_valid = False
+    if reading is not None:
+        if reading.parse_problem is not None:
+            report.add(layout.API_FILE, False, reading.parse_problem)
+        else:
+            snapshot_valid = schema_finding(layout.API_FILE, reading.schema, report)
+            _layout_finding(layout.API_FILE, reading.in_layout, report)
+            docs[layout.API_FILE] = reading.document  # on to the rules even off its schema
+            if reading.in_layout:
+                renderings.add(layout.API_FILE)
+    snap = docs[layout.API_FILE]
+    for name, block_name in REGISTRY_BLOCKS.items():
+        block = snap.get(block_name) if isinstance(snap, dict) else None
+        covered = snapshot_valid and _schema_holds_copy(name)
+        docs[name], raw, rendering = load_registry_copy(out_dir, name, report, block, covered)
+        raws.append((name, raw))
+        if rendering is not None and rendering is block:
+            renderings.add(name)
+    return Folder(docs, raws, frozenset(renderings))
+
+
+def load_registry_copy(
+    out_dir: Path, name: str, report: VerifyReport, block: Any, covered: bool
+) -> tuple[Any | None, bytes, Any]:
+    """Read, parse, validate one registry copy and check its byte layout; give its document
+    (None: unreadable or off its schema), its bytes, and the value the bytes are the rendering
+    of (None: not one).
+
+    `block` is what the copy should hold, the snapshot's block. When the file's bytes are exactly
+    the block's rendering, the file holds that very value (the strict parser would read it back,
+    equal): the block itself stands for it, unparsed. `covered`: the snapshot passed a schema
+    that requires of the block what the copy's schema requires, so that value is valid.
+    """
+    raw = read_folder_file(out_dir, name, report)
+    if raw is None:
+        return None, b"", None
+    if _renders(block, raw):
+        doc, same = block, True
+    else:
+        parsed = parse_snapshot_bytes(raw)
+        if isinstance(parsed, str):
+            report.add(name, False, parsed)
+            return None, raw, None
+        doc, same = parsed
+        covered = False
+    if covered:
+        valid = report.add(name, True, "schema valid", RULE, "schema")
+    else:
+        valid = schema_finding(name, schema_outcome(layout.JSON_FILES[name], doc), report)
+    _layout_finding(name, same, report)
+    return (doc if valid else None), raw, doc if same else None
 
 
 def _renders(block: Any, raw: bytes) -> bool:
@@ -262,14 +217,14 @@ def portal_page(
     snap: dict[str, Any],
     report: VerifyReport,
     previous: Any = None,
-    pending: Future[bytes] | None = None,
     totals: Totals | None = None,
 ) -> bytes:
     """The page is the rendering of the snapshot (and, after `bake --previous`, of the record
-    verify/previous.py found and checked: the "since the previous snapshot" section), with the
-    facts the page states (report/portal.py: the signer, the audit's detail); the signer it
-    names is the attestation's."""
-    raw = read_folder_file(out_dir, layout.PORTAL_FILE, report, pending)
+    report/portal_previous.py found and checked: the "since the previous snapshot" section),
+    with the facts the page states (report/portal.py: the signer, the audit's detail); the
+    signer it names is the attestation's. `totals`: the per-state counts verify made on the
+    rules' columns (None: the portal counts them)."""
+    raw = read_folder_file(out_dir, layout.PORTAL_FILE, report)
     if raw is None:
         return b""
     facts = read_facts(raw)

@@ -41,7 +41,7 @@ class RuleContext:
     hmac_ok: bool  # the shadow proof's HMAC holds (or, without a secret, is well-formed)
     secret_value: str | None = None
     files: tuple[tuple[str, bytes], ...] = ()  # (name, bytes) of every file read
-    # signing.shadow_digest(snap["shadow"]), when the verifier has computed it (sealed.py)
+    # signing.shadow_digest(snap["shadow"]), when the verifier has computed it (signing/proofs.py)
     shadow_digest: str | None = None
     columns: ShadowColumns | None = None  # the shadow rows as columns (check_rules reads them)
     # The file of `files` whose bytes are exactly `dumps_pretty` of the snapshot, and those that

@@ -12,25 +12,30 @@ verifies; the byte-layout, registry-copy and portal checks need the folder a bak
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from compliance_bake.errors import InputError
-from compliance_bake.inputs import schemas
-from compliance_bake.inputs.files import read_regular_file
-from compliance_bake.memory import gc_paused
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
+from compliance_bake.report.portal_previous import checked_record
+from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.secret import Secret
-from compliance_bake.targets.fetch import DEFAULT_TIMEOUT, SNAPSHOT_MAX_BYTES, fetch_document
-from compliance_bake.verify import beside, files
-from compliance_bake.verify.attestation import check_attestation
-from compliance_bake.verify.documents import parse_document, schema_valid
+from compliance_bake.targets.fetch import DEFAULT_TIMEOUT, SNAPSHOT_MAX_BYTES, is_url, shown_url
+from compliance_bake.verify import files
+from compliance_bake.verify.attestation import AttestationResult, check_attestation
+from compliance_bake.verify.columns import shadow_columns, state_totals
 from compliance_bake.verify.findings import KEY, VerifyReport
-from compliance_bake.verify.previous import previous_record
-from compliance_bake.verify.sealed import start_digests
 from compliance_bake.verify.snapshot_checks import verify_snapshot
+from compliance_bake.verify.source import (
+    KeyMaterial,
+    MissingSnapshot,
+    SnapshotReading,
+    read_snapshot,
+)
+
+__all__ = ["KeyMaterial", "VerifyOptions", "VerifyReport", "verify_out", "verify_source"]
 
 NO_KEY_HINT = (
     "give a key: set REPORT_SIGNING_SECRET (or --secret-file / REPORT_SIGNING_SECRET_FILE), or "
@@ -42,16 +47,6 @@ ANY_SOURCE = ["schema", "digests", "HMACs", "rules of the specification", "recor
 
 
 @dataclass(frozen=True, slots=True)
-class KeyMaterial:
-    secret: Secret | None = None
-    public_keys: tuple[bytes, ...] = ()  # PEM SubjectPublicKeyInfo, for the attestation
-
-    @property
-    def empty(self) -> bool:
-        return self.secret is None and not self.public_keys
-
-
-@dataclass(frozen=True, slots=True)
 class VerifyOptions:
     digests_only: bool = False
     allow_recorded_failures: bool = False
@@ -60,49 +55,39 @@ class VerifyOptions:
     phases: Phases = no_phases  # called with read, digests, rules as each starts
 
 
-def is_url(source: str) -> bool:
-    return source.startswith(("http://", "https://"))
-
-
 def verify_source(
     source: str, keys: KeyMaterial, options: VerifyOptions | None = None
 ) -> VerifyReport:
     opts = options or VerifyOptions()
-    opts.phases("read")
     if keys.empty and not opts.digests_only:
         raise InputError("no key material: nothing can say who signed this snapshot", NO_KEY_HINT)
     kind = "url" if is_url(source) else "folder" if Path(source).is_dir() else "file"
     report = VerifyReport(
-        source,
+        shown_url(source),
         kind,
         hmac_checked=keys.secret is not None,
         digests_only=opts.digests_only,
         allow_recorded_failures=opts.allow_recorded_failures,
     )
     if kind == "folder":
-        with gc_paused():  # what is parsed and built here lives until verify returns
-            _verify_folder(Path(source), keys, report, opts.phases)
+        _verify_folder(source, keys, report, opts)
         return report
     if keys.public_keys and keys.secret is None:
         raise InputError(
-            f"{source}: the Ed25519 attestation covers an out/ folder, not a single document",
+            f"{report.source}: the Ed25519 attestation covers an out/ folder, not a single "
+            "document",
             "verify the folder with --public-key, or this document with REPORT_SIGNING_SECRET",
         )
-    if kind == "url":
-        raw = fetch_document(source, timeout=opts.timeout, max_bytes=opts.max_bytes)
-    else:
-        try:
-            raw = read_regular_file(source, max_bytes=opts.max_bytes, what="snapshot")
-        except FileNotFoundError:
-            raise InputError(
-                f"{source}: no such file or folder",
-                "pass an out/ folder, a snapshot file or an http(s):// URL",
-            ) from None
+    reading = read_snapshot(
+        source, keys, timeout=opts.timeout, max_bytes=opts.max_bytes, phases=opts.phases
+    )
     report.applied, report.not_applied = _applied(keys), list(FOLDER_ONLY)
-    doc = parse_document(source, raw, report)
-    if doc is not None:
-        schema_valid(source, schemas.SNAPSHOT, doc, report)
-        verify_snapshot(source, doc, keys.secret, report, [(source, raw)], opts.phases)
+    name = report.source
+    if reading.parse_problem is not None:
+        report.add(name, False, reading.parse_problem)
+        return report
+    files.schema_finding(name, reading.schema, report)
+    verify_snapshot(name, reading, keys.secret, report, [(name, reading.raw)], opts.phases)
     return report
 
 
@@ -113,7 +98,7 @@ def _applied(keys: KeyMaterial) -> list[str]:
 
 
 def verify_out(out_dir: Path, secret: Secret | None) -> VerifyReport:
-    """The folder with the HMAC secret alone (or digests only without it): the old entry point."""
+    """The folder with the HMAC secret alone (or digests only without it)."""
     if not out_dir.is_dir():
         raise InputError(
             f"{out_dir}: no such folder",
@@ -124,51 +109,63 @@ def verify_out(out_dir: Path, secret: Secret | None) -> VerifyReport:
     )
 
 
+def _read_folder_snapshot(
+    source: str, keys: KeyMaterial, report: VerifyReport, opts: VerifyOptions
+) -> SnapshotReading | None:
+    """The folder's snapshot through the one path; a file that is missing or cannot be read
+    is a finding (the folder's other checks still run)."""
+    try:
+        return read_snapshot(source, keys, max_bytes=opts.max_bytes, phases=opts.phases)
+    except MissingSnapshot:
+        report.add(layout.API_FILE, False, "missing")
+    except InputError as exc:
+        report.add(layout.API_FILE, False, f"cannot read: {exc.message}")
+    return None
+
+
 def _verify_folder(
-    out_dir: Path, keys: KeyMaterial, report: VerifyReport, phases: Phases = no_phases
+    source: str, keys: KeyMaterial, report: VerifyReport, opts: VerifyOptions
 ) -> None:
+    out_dir = Path(source)
     report.applied = [*_applied(keys), *FOLDER_ONLY]
     files.unexpected_files(out_dir, report)
-    reads, reader = files.read_files(out_dir, beside.READ_FILES)
-    ahead = beside.start(out_dir, reads, reader)  # a large snapshot: its layout in a child
-    if ahead is not None:
-        ahead.check(report, keys.secret, phases)  # while the child checks the layout
-    folder = files.load_folder(out_dir, report, reads, ahead.known() if ahead else None)
+    reading = _read_folder_snapshot(source, keys, report, opts)
+    folder = files.load_folder(out_dir, report, reading)
     docs, raws = folder.docs, folder.raws
     files.registry_copies(docs, report)
-    attested = _attestation(out_dir, keys.public_keys, report) if keys.public_keys else None
+    attested = None
+    if keys.public_keys:
+        authentication = None if reading is None else reading.authentication
+        attestation = None if authentication is None else authentication.attestation
+        if attestation is None:  # no snapshot to authenticate: the files are checked still
+            attestation = check_attestation(out_dir, keys.public_keys)
+        attested = _attestation(attestation, report)
     snap = docs[layout.API_FILE]
-    if not isinstance(snap, dict):
+    if reading is None or not isinstance(snap, dict):
         report.add(layout.API_FILE, False, "snapshot unreadable: digests, HMACs, rules not checked")
         return
-    # hashed beside the portal page and the other files
-    digests = ahead.digests if ahead and snap is ahead.value else start_digests(snap)
-    record = previous_record(out_dir, snap, keys.secret, attested, report)  # bake --previous
-    totals = ahead.totals(snap) if ahead else None  # counted on the columns the rules read
-    portal = files.portal_page(out_dir, snap, report, record, reads[layout.PORTAL_FILE], totals)
+    record = _previous_record(out_dir, reading, keys, attested, report)  # bake --previous
+    columns = shadow_columns(snap)  # the rules' reading of the rows; the portal's totals too
+    totals = None if columns is None else state_totals(columns)
+    portal = files.portal_page(out_dir, snap, report, record, totals)
     raws.append((layout.PORTAL_FILE, portal))
     present = [x for x in (files.ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
-    raws.extend((x, files.read_folder_file(out_dir, x, report, reads[x]) or b"") for x in present)
+    raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
     renderings = folder.renderings
-    rendering = layout.API_FILE if layout.API_FILE in renderings else None
-    blocks = renderings - {layout.API_FILE}
-    if ahead is not None and ahead.settles((snap, raws, rendering, blocks), report):
-        return
     verify_snapshot(
         layout.API_FILE,
-        snap,
+        reading,
         keys.secret,
         report,
         raws,
-        phases if ahead is None else no_phases,  # with a tail, its phases were shown
-        rendering=rendering,
-        block_renderings=blocks,
-        digests=digests,
+        opts.phases,
+        rendering=layout.API_FILE if layout.API_FILE in renderings else None,
+        block_renderings=renderings - {layout.API_FILE},
+        columns=columns,
     )
 
 
-def _attestation(out_dir: Path, public_keys: Sequence[bytes], report: VerifyReport) -> bool:
-    result = check_attestation(out_dir, public_keys)
+def _attestation(result: AttestationResult, report: VerifyReport) -> bool:
     for file, what in result.failures:
         report.add(file, False, f"attestation: {what}", KEY)
     report.add(files.ATTESTATION_FILE, result.ok, "Ed25519 attestation", KEY)
@@ -176,3 +173,24 @@ def _attestation(out_dir: Path, public_keys: Sequence[bytes], report: VerifyRepo
     report.signers.append(signer)
     report.applied.append("Ed25519 attestation")
     return result.ok
+
+
+def _previous_record(
+    out_dir: Path,
+    reading: SnapshotReading,
+    keys: KeyMaterial,
+    attested: bool | None,
+    report: VerifyReport,
+) -> dict[str, Any] | None:
+    """The `bake --previous` record the portal is rendered with, after its findings."""
+    snap: Any = reading.document
+    try:
+        own = snap["integrity"]["proof"]["digest"]
+    except (KeyError, TypeError):
+        own = None
+    secret = None if keys.secret is None else keys.secret.value
+    checked = checked_record(out_dir, own, secret, attested)
+    for ok, what, kind in checked.found:
+        report.add(ATTESTATION_FILE, ok, what, kind)
+    report.notes.extend(checked.notes)
+    return checked.record

@@ -1,10 +1,10 @@
-"""The fast paths of `verify` (issue 14) say what the slow ones said, and catch what they caught.
+"""The fast paths that stay say what the plain ones say, and catch what they catch.
 
 - `loads_pretty` (one orjson parse of a file in the baked layout) reads what `loads_strict` reads
   and refuses what it refuses, with the same place;
 - the registry copies, compared by serialisation (`json_equals`) or by their bytes, still fail on
   one changed value;
-- the digests from canonical bytes made once (verify/sealed.py) are signing.proofs' digests;
+- the digests from canonical bytes made once (`proofs.snapshot_digests`) are the scheme's;
 - the shadow rules on columns (verify/columns.py) give the row-by-row findings, exactly.
 """
 
@@ -33,11 +33,11 @@ from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals, strict_equals
 from compliance_bake.signing import proofs
 from compliance_bake.signing.integrity import profile_discrete, profiles_discrete
+from compliance_bake.signing.proofs import snapshot_digests
 from compliance_bake.verify import columns, rules
 from compliance_bake.verify.columns import shadow_columns
 from compliance_bake.verify.rulebook import LICENCE_STATUSES, RuleContext, health_states
 from compliance_bake.verify.rules_shadow import BLOCKED_REASON
-from compliance_bake.verify.sealed import snapshot_digests
 from tests.conftest import invoke
 
 text = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
@@ -378,3 +378,48 @@ def test_profiles_discrete_is_every_profile_discrete(profiles: list[Any]) -> Non
 
     one_by_one = outcome(lambda: all(profile_discrete(p) for p in profiles))
     assert outcome(lambda: profiles_discrete(profiles)) == one_by_one
+
+
+@st.composite
+def _grids(draw: st.DrawFn) -> dict[str, Any]:
+    """Rows on a grid or off it: states repeated, odd values, a row inserted twice."""
+    states = draw(st.lists(st.sampled_from(["MA", "NJ", "NY", 1, True]), min_size=1, max_size=4))
+    partners = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=3))
+    rows = []
+    for state in states:
+        for partner in partners:
+            real, match = draw(st.sampled_from([True, False, True, False, 1])), draw(st.booleans())
+            rows.append({"state": state, "partner": partner, "licenseStatus": None,
+                         "realAllowed": real, "shadowAllowed": False, "match": match})  # fmt: skip
+    if draw(st.booleans()) and len(rows) > 1:
+        rows.insert(draw(st.integers(0, len(rows))), copy.deepcopy(rows[0]))
+    return {"shadow": {"rows": rows}}
+
+
+@settings(max_examples=300, deadline=None)
+@given(_grids())
+def test_the_totals_on_columns_are_the_portals(snap: dict[str, Any]) -> None:
+    """What verify hands the portal (`columns.state_totals`) is the portal's own count, or
+    None (the portal counts them)."""
+    from compliance_bake.report.models import ShadowRow
+    from compliance_bake.report.portal import state_totals as portal_totals
+
+    found = shadow_columns(snap)
+    assert found is not None
+    totals = columns.state_totals(found)
+    if totals is not None:
+        # The rows hold values no schema lets through (a state 1, a decision 1): built as they
+        # are, not read through `from_json`.
+        rows = [ShadowRow(*(r[k] for k in list(r)[:6])) for r in snap["shadow"]["rows"]]
+        assert totals == portal_totals(rows)
+        assert list(totals) == list(portal_totals(rows))
+
+
+def test_the_totals_on_a_baked_matrix_are_the_portals(baked: Path) -> None:
+    from compliance_bake.report.models import Snapshot
+    from compliance_bake.report.portal import state_totals as portal_totals
+
+    snap = _demo_snapshot(baked)
+    found = shadow_columns(snap)
+    assert found is not None
+    assert columns.state_totals(found) == portal_totals(Snapshot.from_json(snap).shadow.rows)

@@ -13,7 +13,7 @@ from compliance_bake.report.portal_previous import seal, view
 from tests._attest_helpers import mint
 from tests._diff_helpers import bake, fixtures_with
 from tests.conftest import OTHER_SECRET, SECRET, invoke
-from tests.test_portal_previous import (
+from tests.diff.test_portal_previous import (
     LATER,
     PORTAL,
     _decision_rows,
@@ -107,7 +107,7 @@ def test_a_url_previous_served_on_loopback(tmp_path: Path) -> None:
         gone = _bake_new(tmp_path, "--out", str(hidden), *signed, "--previous", f"{secret_url}?t=h")
         assert gone.exit_code == 3 and "hunter" not in gone.output + gone.stderr
     assert _predicate(new)["previous"]["source"] == url
-    from compliance_bake.diff.previous import shown_source
+    from compliance_bake.targets.fetch import shown_url as shown_source
 
     assert shown_source(url.replace("http://", "http://u:p@") + "?token=t#x") == url
     assert shown_source("https://[::1]:8443/api/compliance") == "https://[::1]:8443/api/compliance"

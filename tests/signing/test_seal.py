@@ -1,7 +1,7 @@
 """Sealing from canonical bytes, and the self-check: each check fails when what it checks breaks.
 
-The bake signs each block from bytes made once (signing/seal.py) and then checks its signatures
-once from the content. These tests hold that the sealed values are what the DESIGN.md scheme
+The bake signs each block from bytes made once (`proofs.seal_shadow`) and then checks its
+signatures once from the content. These tests hold that the sealed values are what the scheme
 gives when recomputed from scratch, and that every integrity check the bake signs can fail.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.report.snapshot import BakeSettings, build_snapshot
 from compliance_bake.resources import demo_fixtures_dir
-from compliance_bake.signing import proofs, seal
+from compliance_bake.signing import proofs
 from compliance_bake.signing.canon import canon
 from compliance_bake.signing.integrity import (
     digests_consistent,
@@ -57,12 +57,12 @@ def test_the_shadow_seal_returns_the_signed_blocks_canonical_bytes(
 ) -> None:
     shadow = {k: v for k, v in snapshot["shadow"].items() if k not in ("signature", "proof")}
     shadow = copy.deepcopy(shadow)
-    digest, signed = seal.seal_shadow(shadow, shadow["rows"], "python", "x", SECRET)
+    digest, signed = proofs.seal_shadow(shadow, shadow["rows"], "python", "x", SECRET)
 
     assert b"".join(signed) == canon(shadow)
     assert digest == proofs.shadow_digest(shadow) == shadow["signature"]
     with pytest.raises(ValueError):
-        seal.seal_shadow(shadow, list(shadow["rows"]), "python", "x", SECRET)
+        proofs.seal_shadow(shadow, list(shadow["rows"]), "python", "x", SECRET)
 
 @pytest.mark.parametrize(
     ("check", "breakage"),
@@ -97,8 +97,8 @@ def test_stale_shadow_bytes_give_an_integrity_digest_the_scheme_refuses(
     # The integrity seal splices the shadow's bytes; bytes that no longer match the block give a
     # digest that a from-scratch recomputation (what `verify` runs) does not reproduce.
     broken = copy.deepcopy(snapshot)
-    seal.seal_snapshot(broken, [b'{"stale":true}'], "python", "x", SECRET)
-    assert broken["integrity"]["proof"]["digest"] != proofs.integrity_digest(broken)
+    stale = proofs.integrity_digest(broken, {"shadow": [b'{"stale":true}']})
+    assert stale != proofs.integrity_digest(broken)
     assert digests_consistent(broken["enhancements"], broken["shadow"])
 
 def test_the_sha3_check_given_the_seals_digest_fails_when_the_signed_values_differ(

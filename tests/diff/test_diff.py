@@ -11,7 +11,7 @@ import pytest
 from tests._diff_helpers import bake, bake_lying, diff_json, fixtures_with, kinds
 from tests.conftest import OTHER_SECRET, invoke
 
-PLAYS = Path(__file__).resolve().parent.parent / "fixtures" / "plays.csv"
+PLAYS = Path(__file__).resolve().parents[2] / "fixtures" / "plays.csv"
 
 
 def _partner(licences: dict[str, Any], node: str) -> dict[str, Any]:
@@ -323,7 +323,11 @@ def _row(state: str, partner: str, real: bool, licence: str | None = "active") -
 
 
 def test_pair_classes_and_pairs_outside_a_full_matrix() -> None:
-    from compliance_bake.diff.pairs import pair_changes
+    from compliance_bake.diff.pairs import pair_changes as typed_pair_changes
+    from compliance_bake.report.models import ShadowRow
+
+    def pair_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> Any:
+        return typed_pair_changes(*([ShadowRow.from_json(r) for r in rows] for rows in (old, new)))
 
     old = [_row("MA", "a", True), _row("MA", "b", False, "suspended"), _row("NJ", "a", False, None)]
     new = [_row("MA", "b", False, None), _row("MA", "a", True), _row("NJ", "b", False, None)]
@@ -346,8 +350,9 @@ def test_pair_classes_and_pairs_outside_a_full_matrix() -> None:
     assert changes[1].before == {"reason": "Partner not licensed in NJ"}
 
 
-def test_forked_authentication_agrees_and_fails_closed(base: Path, tmp_path: Path) -> None:
-    """The large-side path (authentication in a forked child), forced on small sides."""
+def test_authentication_holds_and_fails_closed(base: Path, tmp_path: Path) -> None:
+    """Both sides authenticated in this process: the secret's HMACs hold; another secret, an
+    edited side and a side that is not a snapshot are refused, each naming its side."""
     from compliance_bake.diff.run import run_diff
     from compliance_bake.errors import InputError
     from compliance_bake.signing.secret import Secret
@@ -355,22 +360,20 @@ def test_forked_authentication_agrees_and_fails_closed(base: Path, tmp_path: Pat
 
     new = bake(fixtures_with(tmp_path, "revoked", _revoke), tmp_path / "new")
     secret = Secret(SECRET, "test")
-    forked = run_diff(str(base), str(new), secret=secret, fork_min_bytes=1)
-    inline = run_diff(str(base), str(new), secret=secret)
-    assert forked.as_json() == inline.as_json()
-    assert forked.authenticated and forked.counts[forked.changes[0].cls] == 1
+    found = run_diff(str(base), str(new), secret=secret)
+    assert found.authenticated and found.counts[found.changes[0].cls] == 1
     with pytest.raises(InputError, match="OLD .* not authentic: .*another secret"):
-        run_diff(str(base), str(new), secret=Secret(OTHER_SECRET, "test"), fork_min_bytes=1)
+        run_diff(str(base), str(new), secret=Secret(OTHER_SECRET, "test"))
     edited = tmp_path / "edited.json"
     snapshot = json.loads((new / "api" / "compliance.json").read_text())
     snapshot["geo"]["partners"][0]["age"] += 1
     edited.write_text(json.dumps(snapshot))
     with pytest.raises(InputError, match="NEW .* not authentic: integrity.proof.digest"):
-        run_diff(str(base), str(edited), secret=secret, fork_min_bytes=1)
+        run_diff(str(base), str(edited), secret=secret)
     not_a_snapshot = tmp_path / "not-a-snapshot.json"
     not_a_snapshot.write_text('{"ok": true, "shadow": {"rows": []}}')
     with pytest.raises(InputError, match="NEW .* not a snapshot: "):
-        run_diff(str(base), str(not_a_snapshot), secret=secret, fork_min_bytes=1)
+        run_diff(str(base), str(not_a_snapshot), secret=secret)
 
 
 def test_a_public_key_authenticates_out_folders(tmp_path: Path) -> None:
@@ -423,28 +426,3 @@ def test_url_sides_against_serve_on_loopback(tmp_path: Path) -> None:
     gone = invoke("diff", f"http://127.0.0.1:{port}/api/compliance", str(old))
     assert gone.exit_code == 3 and "OLD http://127.0.0.1:" in gone.stderr
     assert "Traceback" not in gone.stderr
-
-
-def test_sides_parsed_in_pieces_give_the_same_report(
-    base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The diff's sides are parsed in pieces when large (inputs/jsonpieces.py): the same
-    report as one parse, here with pieces of 300 bytes, so a small bake is cut many times."""
-    from compliance_bake.inputs import jsonpieces
-
-    revoked = bake(fixtures_with(tmp_path, "revoked", _revoke), tmp_path / "revoked-out")
-    whole = diff_json(str(base), str(revoked))
-    cut: list[int] = []
-    real = jsonpieces._cuts
-
-    def counted(*args: Any) -> list[int]:
-        found = real(*args)
-        cut.append(len(found))
-        return found
-
-    monkeypatch.setattr(jsonpieces, "MIN_BYTES", 0)
-    monkeypatch.setattr(jsonpieces, "PIECE_BYTES", 300)
-    monkeypatch.setattr(jsonpieces, "_cuts", counted)
-    assert diff_json(str(base), str(revoked)) == whole
-    assert len(cut) == 2 and min(cut) > 3  # both sides were read in pieces
-    assert whole[0] == 1 and whole[1]["counts"]["decision"] > 0
