@@ -221,10 +221,11 @@ class Geo:
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Geo:
-        return cls(tuple(map(GeoProfile.from_json, doc["partners"])))
+        return cls(tuple(msgspec.convert(doc["partners"], list[GeoProfile])))
 
     def to_json(self) -> JsonObject:
-        return {"partners": [profile.to_json() for profile in self.partners]}
+        partners: list[dict[str, str | int]] = msgspec.to_builtins(self.partners)
+        return {"partners": partners}
 
 
 @dataclass(frozen=True, slots=True)
