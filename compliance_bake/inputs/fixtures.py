@@ -10,7 +10,7 @@ jurisdictions, unique ids, a real ZIP of the profile's state and city).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from compliance_bake.errors import FixtureError
 from compliance_bake.inputs import schemas
@@ -112,24 +112,24 @@ def _registry(path: Path, doc: dict[str, Any]) -> LicenceRegistry:
         seen_partners.add(node_id)
         licences: dict[str, str] = {}
         for j, licence in enumerate(raw["licences"]):
-            where = f"{path}: $.partners[{i}].licences[{j}].state"
             state = licence["state"]
-            if not is_jurisdiction(state):
-                raise FixtureError(
-                    f"{where}: unknown state {state!r}", "use a two-letter US state code"
-                )
-            if state not in seen_states:
-                raise FixtureError(
-                    f"{where}: {state} is not a regulated state of this fixture",
-                    "add the state to $.states or remove the licence",
-                )
-            if state in licences:
-                raise FixtureError(
-                    f"{where}: a second licence in {state}", "keep one licence per state"
-                )
+            if state in licences or state not in seen_states:  # the place, only when it is named
+                _refuse_licence(f"{path}: $.partners[{i}].licences[{j}].state", state, licences)
             licences[state] = licence["status"]
         partners.append(Partner(node_id=node_id, licences=licences))
     return LicenceRegistry(states=tuple(states), partners=tuple(partners))
+
+
+def _refuse_licence(where: str, state: str, licences: dict[str, str]) -> NoReturn:
+    """The licence's state is not a regulated state of the fixture, or its second licence."""
+    if not is_jurisdiction(state):
+        raise FixtureError(f"{where}: unknown state {state!r}", "use a two-letter US state code")
+    if state in licences:
+        raise FixtureError(f"{where}: a second licence in {state}", "keep one licence per state")
+    raise FixtureError(
+        f"{where}: {state} is not a regulated state of this fixture",
+        "add the state to $.states or remove the licence",
+    )
 
 
 def _geo(path: Path, doc: dict[str, Any], registry: LicenceRegistry) -> tuple[GeoProfile, ...]:
