@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 FIELDS = ("state", "partner", "licenseStatus", "realAllowed", "shadowAllowed", "match")
-_REASON = operator.methodcaller("get", "reason")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +79,8 @@ def shadow_columns(snap: dict[str, Any]) -> ShadowColumns | None:
         state, partner, licence, real, shadow, match = (
             list(map(operator.itemgetter(name), rows)) for name in FIELDS
         )
-        reason = list(map(_REASON, rows))
+        # `dict.get` unbound: a row that is not an object raises TypeError, as above.
+        reason = list(map(dict.get, rows, itertools.repeat("reason")))
     except (KeyError, TypeError, AttributeError):
         return None
     return ShadowColumns(
