@@ -110,9 +110,7 @@ def _board_case(row: BoardRow) -> Case:
     found = _differences(row.expected_state, row.actual_state) or [
         "$: expected and actual differ in type"
     ]
-    detail = (
-        f"expected: {json_text(row.expected_state)}\nactual:   {json_text(row.actual_state)}"
-    )
+    detail = f"expected: {json_text(row.expected_state)}\nactual:   {json_text(row.actual_state)}"
     fields = f"{count(len(found))} field{'s differ' if len(found) != 1 else ' differs'}"
     return Case(row.feature, False, fields, tuple(Item(f) for f in found), detail=detail)
 
@@ -181,9 +179,7 @@ def _shadow_cases(rows: Iterable[ShadowRow], fixtures: Path | None) -> list[Case
         if not wrong:
             cases.append(Case(state, True, "no mismatches"))
             continue
-        items = tuple(
-            Item(pair_text(r), where, lines.get(r.partner)) for r in wrong[:ITEMS_KEPT]
-        )
+        items = tuple(Item(pair_text(r), where, lines.get(r.partner)) for r in wrong[:ITEMS_KEPT])
         more = len(wrong) - len(items)
         cases.append(Case(state, False, f"{count(len(wrong))} mismatched", items, more))
     return cases
@@ -276,15 +272,33 @@ def _verify_cases(report: VerifyReport) -> list[Case]:
     return cases
 
 
-def of_verify(report: VerifyReport, exit_code: int, details: dict[str, Any]) -> Outcome:
-    cases = _verify_cases(report)
-    failures = len(report.failures)
+def _verify_verdict(report: VerifyReport, checks: int) -> str:
+    """One line: PASS or FAIL, which verdict failed, and what was not checked; "verified" only
+    when everything present was checked."""
+    unchecked = "; ".join(report.unchecked)
     if not report.ok:
-        verdict = f"FAIL: {count(failures)} of {count(len(cases))} checks"
+        failed = [
+            word
+            for word, holds in (
+                ("not authentic", report.trusted),
+                ("not compliant", report.accepted),
+            )
+            if not holds
+        ]
+        what = ", ".join(failed) or "a check failed"
+        verdict = f"FAIL: {what}: {count(len(report.failures))} of {count(checks)} checks failed"
     elif not report.authentic:
         verdict = "PASS: digests consistent, NOT authenticated"  # never "verified" unchecked
     elif not report.compliant:
         verdict = "PASS: authentic; recorded failures accepted (--allow-recorded-failures)"
+    elif unchecked:
+        verdict = "PASS: authentic and compliant"
     else:
         verdict = "PASS: verified"
+    return f"{verdict}; {unchecked}" if unchecked else verdict
+
+
+def of_verify(report: VerifyReport, exit_code: int, details: dict[str, Any]) -> Outcome:
+    cases = _verify_cases(report)
+    verdict = _verify_verdict(report, len(cases))
     return Outcome("verify", report.ok, exit_code, verdict, {"verify": cases}, details)
