@@ -53,6 +53,7 @@ class Case:
     more: int = 0  # items that exist beyond `items`, counted and not listed
     detail: str = ""  # the full evidence (expected and actual in full), for the JUnit body
     classname: str = ""  # the JUnit classname when the suite's name is not enough
+    skipped: bool = False  # present and not checked: no failure, and never a pass either
 
     @property
     def item_count(self) -> int:
@@ -269,6 +270,10 @@ def _verify_cases(report: VerifyReport) -> list[Case]:
         if seen[name] > 1:
             name = f"{name} #{seen[name]}"
         cases.append(Case(name, f.ok, f.what, classname=f"compliance-bake.verify.{f.kind}"))
+    for line in report.unchecked:  # what is there and was not checked, as a skipped case
+        what, _, message = line.partition(": ")
+        cases.append(Case(f"{what} not checked", True, message, skipped=True,
+                          classname="compliance-bake.verify.key"))  # fmt: skip
     return cases
 
 
@@ -300,5 +305,5 @@ def _verify_verdict(report: VerifyReport, checks: int) -> str:
 
 def of_verify(report: VerifyReport, exit_code: int, details: dict[str, Any]) -> Outcome:
     cases = _verify_cases(report)
-    verdict = _verify_verdict(report, len(cases))
+    verdict = _verify_verdict(report, len(report.findings))
     return Outcome("verify", report.ok, exit_code, verdict, {"verify": cases}, details)

@@ -67,6 +67,34 @@ def test_an_attestation_not_checked_is_named_and_never_verified(tmp_path: Path) 
     assert as_json["attestation"] == {"present": True, "checked": False, "verdict": UNCHECKED}
 
 
+def test_the_reports_name_the_unchecked_attestation(tmp_path: Path) -> None:
+    """JUnit (read by xmllint against junit-10.xsd) holds it as a skipped case, the JSON report
+    (valid against its schema) as a skipped case and in its verdict, the step summary and the
+    GitHub notice in the verdict they print."""
+    from jsonschema import Draft202012Validator
+
+    from compliance_bake.resources import schemas_dir
+    from tests.cli._xsd import assert_valid
+
+    out, _ = _keyed_bake(tmp_path)
+    junit, summary, markdown = tmp_path / "v.xml", tmp_path / "v.json", tmp_path / "v.md"
+    reports = [f"junit:{junit}", f"json:{summary}", f"markdown:{markdown}", "github:-"]
+    result = invoke("verify", str(out), *(x for r in reports for x in ("--report", r)))
+    assert result.exit_code == 0, result.output
+    root = assert_valid(junit)
+    skipped = [c for c in root.iter("testcase") if c.find("skipped") is not None]
+    assert [c.get("name") for c in skipped] == ["attestation not checked"]
+    assert skipped[0].find("skipped").get("message") == "present, not checked: give --public-key"  # type: ignore[union-attr]
+    assert root.find("testsuite").get("skipped") == "1"  # type: ignore[union-attr]
+    document = json.loads(summary.read_bytes())
+    schema = json.loads((schemas_dir() / "run-summary.schema.json").read_bytes())
+    Draft202012Validator(schema).validate(document)
+    cases = document["suites"][0]["cases"]
+    assert [c["name"] for c in cases if c.get("skipped")] == ["attestation not checked"]
+    assert "present, not checked: give \\-\\-public\\-key" in markdown.read_text()
+    assert UNCHECKED in result.stdout  # the ::notice
+
+
 def test_a_checked_attestation_is_not_listed_as_unchecked(tmp_path: Path) -> None:
     out, key = _keyed_bake(tmp_path)
     result = invoke("verify", str(out), "--public-key", str(key.public), "--json")
