@@ -170,9 +170,7 @@ def plain_violation(violation: SchemaViolation) -> str:
         forbidden = re.match(r'\{"required":\[(.*?)\]\} is not allowed', message)
         if forbidden:
             absent = forbidden.group(1)
-            return (
-                f"{where}: {absent} must be absent here (only other values of its object allow it)"
-            )
+            return f"{where}: {absent} is not allowed with the other values of this object"
         return f"{where}: {value} is a value this place forbids"
     if keyword == "additionalProperties" and quoted:
         names = ", ".join(json_value(q) for q in quoted)
