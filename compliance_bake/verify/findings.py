@@ -5,6 +5,9 @@ A finding belongs to one of two verdicts:
   says who signed them (HMAC with REPORT_SIGNING_SECRET, or an Ed25519 key id);
 - *compliant* (kinds RULE, RECORDED): every rule of the specification that follows from the
   content holds, and every check the snapshot records holds.
+
+Besides the verdicts, what is present and was not checked (an attestation without a public key)
+is named, so that no pass, and never the word "verified", covers it.
 """
 
 from __future__ import annotations
