@@ -120,8 +120,9 @@ def _envelope(out_dir: Path, found: _Findings) -> dict[str, Any] | None:
     return doc
 
 
-def _signer(doc: dict[str, Any], keys: list[Ed25519PublicKey], found: _Findings) -> str | None:
-    """The key id of the given key that signed the envelope, or None (and why)."""
+def _payload(doc: dict[str, Any], found: _Findings) -> bytes | None:
+    """The envelope's payload bytes, once its signatures are a list of {keyid, sig}; None (and
+    why) when either is malformed."""
     payload = _b64(doc["payload"])
     signatures = doc["signatures"]
     shaped = (
@@ -132,6 +133,15 @@ def _signer(doc: dict[str, Any], keys: list[Ed25519PublicKey], found: _Findings)
     if payload is None or not shaped:
         found.fail(ATTESTATION_FILE, "payload is not base64, or signatures are not [{keyid, sig}]")
         return None
+    return payload
+
+
+def _signer(doc: dict[str, Any], keys: list[Ed25519PublicKey], found: _Findings) -> str | None:
+    """The key id of the given key that signed the envelope, or None (and why)."""
+    payload = _payload(doc, found)
+    if payload is None:
+        return None
+    signatures = doc["signatures"]
     message = pae(PAYLOAD_TYPE, payload)
     for signature in signatures:
         sig = _b64(signature["sig"])
@@ -274,22 +284,8 @@ def parse_problems(out_dir: Path) -> list[tuple[str, str]]:
     doc = _envelope(out_dir, found)
     if doc is None:
         return found.failures
-    signatures = doc["signatures"]
-    shaped = (
-        isinstance(signatures, list)
-        and signatures
-        and all(
-            isinstance(s, dict)
-            and set(s) == {"keyid", "sig"}
-            and isinstance(s["keyid"], str)
-            and _b64(s["sig"]) is not None
-            for s in signatures
-        )
-    )
-    if _b64(doc["payload"]) is None or not shaped:
-        found.fail(ATTESTATION_FILE, "payload is not base64, or signatures are not [{keyid, sig}]")
-        return found.failures
-    _subjects(doc, found)
+    if _payload(doc, found) is not None:
+        _subjects(doc, found)
     return found.failures
 
 
