@@ -128,8 +128,10 @@ def test_a_failing_verify_ends_with_a_short_summary(baked: Path) -> None:
     (baked / "portal" / "compliance" / "index.html").write_text("<p>edited</p>")
     result = invoke("verify", str(baked))
     assert result.exit_code == 1
-    assert "FAILED verify portal/compliance/index.html file: portal page differs" in result.output
-    assert result.output.rstrip().splitlines()[-1].startswith("FAIL: 1 of ")
+    summary = result.output.split("short summary: 1 failed")[1]
+    assert "FAIL portal/compliance/index.html: portal page differs" in summary
+    assert result.output.count("portal page differs") == 1  # each failure once
+    assert result.output.rstrip().splitlines()[-1].startswith("FAIL: not authentic: 1 of ")
 
 
 def test_phase_lines_without_a_terminal(tmp_path: Path) -> None:

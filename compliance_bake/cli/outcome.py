@@ -53,6 +53,7 @@ class Case:
     more: int = 0  # items that exist beyond `items`, counted and not listed
     detail: str = ""  # the full evidence (expected and actual in full), for the JUnit body
     classname: str = ""  # the JUnit classname when the suite's name is not enough
+    skipped: bool = False  # present and not checked: no failure, and never a pass either
 
     @property
     def item_count(self) -> int:
@@ -110,9 +111,7 @@ def _board_case(row: BoardRow) -> Case:
     found = _differences(row.expected_state, row.actual_state) or [
         "$: expected and actual differ in type"
     ]
-    detail = (
-        f"expected: {json_text(row.expected_state)}\nactual:   {json_text(row.actual_state)}"
-    )
+    detail = f"expected: {json_text(row.expected_state)}\nactual:   {json_text(row.actual_state)}"
     fields = f"{count(len(found))} field{'s differ' if len(found) != 1 else ' differs'}"
     return Case(row.feature, False, fields, tuple(Item(f) for f in found), detail=detail)
 
@@ -181,9 +180,7 @@ def _shadow_cases(rows: Iterable[ShadowRow], fixtures: Path | None) -> list[Case
         if not wrong:
             cases.append(Case(state, True, "no mismatches"))
             continue
-        items = tuple(
-            Item(pair_text(r), where, lines.get(r.partner)) for r in wrong[:ITEMS_KEPT]
-        )
+        items = tuple(Item(pair_text(r), where, lines.get(r.partner)) for r in wrong[:ITEMS_KEPT])
         more = len(wrong) - len(items)
         cases.append(Case(state, False, f"{count(len(wrong))} mismatched", items, more))
     return cases
@@ -273,18 +270,40 @@ def _verify_cases(report: VerifyReport) -> list[Case]:
         if seen[name] > 1:
             name = f"{name} #{seen[name]}"
         cases.append(Case(name, f.ok, f.what, classname=f"compliance-bake.verify.{f.kind}"))
+    for line in report.unchecked:  # what is there and was not checked, as a skipped case
+        what, _, message = line.partition(": ")
+        cases.append(Case(f"{what} not checked", True, message, skipped=True,
+                          classname="compliance-bake.verify.key"))  # fmt: skip
     return cases
 
 
-def of_verify(report: VerifyReport, exit_code: int, details: dict[str, Any]) -> Outcome:
-    cases = _verify_cases(report)
-    failures = len(report.failures)
+def _verify_verdict(report: VerifyReport, checks: int) -> str:
+    """One line: PASS or FAIL, which verdict failed, and what was not checked; "verified" only
+    when everything present was checked."""
+    unchecked = "; ".join(report.unchecked)
     if not report.ok:
-        verdict = f"FAIL: {count(failures)} of {count(len(cases))} checks"
+        failed = [
+            word
+            for word, holds in (
+                ("not authentic", report.trusted),
+                ("not compliant", report.accepted),
+            )
+            if not holds
+        ]
+        what = ", ".join(failed) or "a check failed"
+        verdict = f"FAIL: {what}: {count(len(report.failures))} of {count(checks)} checks failed"
     elif not report.authentic:
         verdict = "PASS: digests consistent, NOT authenticated"  # never "verified" unchecked
     elif not report.compliant:
         verdict = "PASS: authentic; recorded failures accepted (--allow-recorded-failures)"
+    elif unchecked:
+        verdict = "PASS: authentic and compliant"
     else:
         verdict = "PASS: verified"
+    return f"{verdict}; {unchecked}" if unchecked else verdict
+
+
+def of_verify(report: VerifyReport, exit_code: int, details: dict[str, Any]) -> Outcome:
+    cases = _verify_cases(report)
+    verdict = _verify_verdict(report, len(report.findings))
     return Outcome("verify", report.ok, exit_code, verdict, {"verify": cases}, details)

@@ -192,12 +192,15 @@ def audit_report(result: AuditResult) -> None:
     failure_summary(of_audit(result), console)
 
 
-def verify_report(report: VerifyReport, outcome: Outcome | None = None) -> None:
-    """The evidence first (one line per failure), then what applied, then the two verdicts;
-    a failing run ends with the short summary and its verdict line."""
+def verify_report(report: VerifyReport, outcome: Outcome) -> None:
+    """The two verdicts first, then what was not checked and what applied, then each failure
+    once (the short summary is the one list of them), then the verdict line: the first screen
+    and the last both say whether it verifies, and the last names what failed."""
     console = _out()
-    for finding in report.failures:
-        console.print(f"[bold red]FAIL[/bold red] {safe(finding.file)}: {safe(finding.what)}")
+    for line in report.verdicts().values():
+        console.print(safe(line), soft_wrap=True)
+    for line in report.unchecked:
+        console.print(f"[bold yellow]{safe(line)}[/bold yellow]", soft_wrap=True)
     console.print(f"applied ({report.source_kind}): {', '.join(report.applied)}")
     if report.not_applied:
         console.print(
@@ -206,23 +209,19 @@ def verify_report(report: VerifyReport, outcome: Outcome | None = None) -> None:
         )
     for note in report.notes:
         err_console().print(f"note: {safe(note)}", soft_wrap=True)
-    for line in report.verdicts().values():
-        console.print(safe(line))
-    passed = len(report.findings) - len(report.failures)
-    if not report.ok:
-        verdict = "[bold red]verification failed[/bold red]"
-    elif not report.authentic:
-        verdict = "digests consistent, NOT authenticated"
-    elif not report.compliant:
-        verdict = "authentic; recorded failures accepted (--allow-recorded-failures)"
-    else:
-        verdict = "[green]verified[/green]"
-    console.print(
-        f"{safe(report.source)}: {count(passed)}/{count(len(report.findings))} checks hold: "
-        f"{verdict}"
-    )
-    if outcome is not None and not outcome.ok:
-        failure_summary(outcome, console)
+    failures = report.failures
+    if failures:  # the short summary, pytest's way, and the one list of failures
+        rule = "=" * 8
+        console.print(f"[bold red]{rule} short summary: {count(len(failures))} failed {rule}[/]")
+    for finding in failures:
+        console.print(
+            f"[bold red]FAIL[/bold red] {safe(finding.file)}: {safe(finding.what)}",
+            soft_wrap=True,
+        )
+    passed = len(report.findings) - len(failures)
+    checks = f"{safe(report.source)}: {count(passed)}/{count(len(report.findings))} checks hold"
+    style = "green" if outcome.ok else "bold red"
+    console.print(f"[{style}]{safe(outcome.verdict)}[/{style}] ({checks})", soft_wrap=True)
 
 
 def verify_summary(report: VerifyReport) -> dict[str, Any]:
@@ -246,6 +245,12 @@ def verify_summary(report: VerifyReport) -> dict[str, Any]:
             "recordedFailuresAccepted": report.allow_recorded_failures,
             "verdict": verdicts["compliant"],
         },
+        "attestation": {
+            "present": bool(report.attestation),
+            "checked": report.attestation == "checked",
+            "verdict": report.unchecked[0] if report.unchecked else None,
+        },
+        "notChecked": report.unchecked,
         "hmacChecked": report.hmac_checked,
         "digestsOnly": report.digests_only,
         "applied": report.applied,

@@ -192,7 +192,13 @@ def summary_document(outcome: Outcome) -> dict[str, Any]:
                 "tests": len(cases),
                 "failures": sum(not c.ok for c in cases),
                 "cases": [
-                    {"name": c.name, "ok": c.ok, "message": c.message, **_items_json(c, JSON_ITEMS)}
+                    {
+                        "name": c.name,
+                        "ok": c.ok,
+                        "message": c.message,
+                        **({"skipped": True} if c.skipped else {}),
+                        **_items_json(c, JSON_ITEMS),
+                    }
                     for c in cases
                 ],
             }

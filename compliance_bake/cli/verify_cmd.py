@@ -108,7 +108,8 @@ def verify(
     COMPLIANT: every rule of the specification that follows from the content holds (coverage
     of the shadow matrix, licence rules, the 8 features and their expected values, geo
     profiles, the 90-day window, timestamps, runtime, the secret nowhere in a file) and every
-    check the snapshot records holds. Exit 0 only when both hold.
+    check the snapshot records holds. Exit 0 only when both hold. An attestation that is
+    there but not checked (no --public-key) is named, never called verified.
 
     For an out/ folder it also checks the byte layout, the registry copies, the portal page,
     and that out/ holds no file the tool does not write. JSON whitespace and key order do not

@@ -31,6 +31,7 @@ class SchemaViolation:
     path: str
     message: str
     keyword: str
+    instance: Any = None  # the value found there, for a message in plain words
 
 
 @lru_cache(maxsize=1)
@@ -78,7 +79,9 @@ def first_violation(name: str, document: Any) -> SchemaViolation | None:
     validator = _fast_validator(name)
     for error in validator.iter_errors(document):
         keyword = str(error.schema_path[-1]) if error.schema_path else ""
-        return SchemaViolation(_path_text(list(error.instance_path)), error.message, keyword)
+        return SchemaViolation(
+            _path_text(list(error.instance_path)), error.message, keyword, error.instance
+        )
     return None
 
 

@@ -42,6 +42,7 @@ from compliance_bake.signing.attestation import (
 )
 from compliance_bake.signing.signing_key import key_id, parse_public_key
 from compliance_bake.verify.document import read_document
+from compliance_bake.verify.findings import json_value
 
 # out/log/ holds the log's inclusion proof and checkpoint: they verify on their own.
 NOT_SUBJECTS = ("audit/zip-window.json", "log/inclusion.json", "log/checkpoint")
@@ -119,8 +120,9 @@ def _envelope(out_dir: Path, found: _Findings) -> dict[str, Any] | None:
     return doc
 
 
-def _signer(doc: dict[str, Any], keys: list[Ed25519PublicKey], found: _Findings) -> str | None:
-    """The key id of the given key that signed the envelope, or None (and why)."""
+def _payload(doc: dict[str, Any], found: _Findings) -> bytes | None:
+    """The envelope's payload bytes, once its signatures are a list of {keyid, sig}; None (and
+    why) when either is malformed."""
     payload = _b64(doc["payload"])
     signatures = doc["signatures"]
     shaped = (
@@ -131,6 +133,15 @@ def _signer(doc: dict[str, Any], keys: list[Ed25519PublicKey], found: _Findings)
     if payload is None or not shaped:
         found.fail(ATTESTATION_FILE, "payload is not base64, or signatures are not [{keyid, sig}]")
         return None
+    return payload
+
+
+def _signer(doc: dict[str, Any], keys: list[Ed25519PublicKey], found: _Findings) -> str | None:
+    """The key id of the given key that signed the envelope, or None (and why)."""
+    payload = _payload(doc, found)
+    if payload is None:
+        return None
+    signatures = doc["signatures"]
     message = pae(PAYLOAD_TYPE, payload)
     for signature in signatures:
         sig = _b64(signature["sig"])
@@ -143,13 +154,26 @@ def _signer(doc: dict[str, Any], keys: list[Ed25519PublicKey], found: _Findings)
             if signature["keyid"] != signer:
                 found.fail(ATTESTATION_FILE, f"keyid does not name the key that signed ({signer})")
             return signer
-    named = ", ".join(str(s["keyid"]) for s in signatures)
-    given = ", ".join(key_id(k) for k in keys)
-    found.fail(
-        ATTESTATION_FILE,
-        f"signature: no given public key verifies it (signed by {named}; given {given})",
-    )
+    found.fail(ATTESTATION_FILE, _unverified([s["keyid"] for s in signatures], keys))
     return None
+
+
+def _unverified(named: list[Any], keys: list[Ed25519PublicKey]) -> str:
+    """Why no signature verified, with every key id in full: a given key the envelope names
+    whose signature fails means the envelope changed after signing; a given key it does not
+    name means the wrong public key was given."""
+    given = [key_id(k) for k in keys]
+    same = [k for k in given if k in named]
+    if same:
+        return (
+            f"signature: does not verify with key {', '.join(same)}, the key the envelope "
+            "names: the envelope changed after signing"
+        )
+    shown = ", ".join(n if isinstance(n, str) else json_value(n) for n in named)
+    return (
+        f"signature: signed by key {shown}; the given key {', '.join(given)} is another key: "
+        "give the signer's public key"
+    )
 
 
 def _safe_name(name: Any) -> TypeGuard[str]:
@@ -248,6 +272,21 @@ def _check_predicate(out_dir: Path, claimed: Any, found: _Findings, snapshot: An
         return
     if summary != claimed:
         found.fail(ATTESTATION_FILE, f"predicate does not summarise {SNAPSHOT_FILE}")
+
+
+def parse_problems(out_dir: Path) -> list[tuple[str, str]]:
+    """Why `out_dir`'s attestation cannot be parsed (an envelope, its signatures' shape, its
+    Statement and subjects), without a key: an attestation nobody can read fails even when no
+    key is given to check its signature. Empty when it parses (or is absent)."""
+    found = _Findings()
+    if not (out_dir / ATTESTATION_FILE).is_symlink() and not (out_dir / ATTESTATION_FILE).exists():
+        return []
+    doc = _envelope(out_dir, found)
+    if doc is None:
+        return found.failures
+    if _payload(doc, found) is not None:
+        _subjects(doc, found)
+    return found.failures
 
 
 def check_attestation(

@@ -26,7 +26,12 @@ from compliance_bake.report.portal import Totals, read_facts, render_portal
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 from compliance_bake.verify.document import parse_snapshot_bytes
 from compliance_bake.verify.findings import RULE, VerifyReport
-from compliance_bake.verify.source import SchemaOutcome, SnapshotReading, schema_outcome
+from compliance_bake.verify.source import (
+    SchemaOutcome,
+    SnapshotReading,
+    plain_violation,
+    schema_outcome,
+)
 
 ATTESTATION_FILE = "attestation/compliance.intoto.json"
 AUDIT_FILE = "audit/zip-window.json"
@@ -90,7 +95,7 @@ def schema_finding(name: str, problem: SchemaOutcome, report: VerifyReport) -> b
     if isinstance(problem, str):
         return report.add(name, False, f"schema: cannot validate ({problem})", RULE)
     if problem is not None:
-        what = f"schema: {problem.path}: {problem.message}"
+        what = f"does not match the schema: {plain_violation(problem)}"
         return report.add(name, False, what, RULE, "schema")
     return report.add(name, True, "schema valid", RULE, "schema")
 
@@ -207,8 +212,8 @@ def registry_copies(docs: dict[str, Any], report: VerifyReport) -> None:
             original = snap.get(block)
             report.add(
                 copy_name,
-                copy is original or json_equals(copy, original),
-                f"registry copy equals the snapshot's {block}",
+                same := copy is original or json_equals(copy, original),
+                f"registry copy {'equals' if same else 'differs from'} the snapshot's {block}",
             )
 
 

@@ -5,15 +5,29 @@ A finding belongs to one of two verdicts:
   says who signed them (HMAC with REPORT_SIGNING_SECRET, or an Ed25519 key id);
 - *compliant* (kinds RULE, RECORDED): every rule of the specification that follows from the
   content holds, and every check the snapshot records holds.
+
+Besides the verdicts, what is present and was not checked (an attestation without a public key)
+is named, so that no pass, and never the word "verified", covers it.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from typing import Any
 
 FILE, DIGEST, HMAC, KEY, RULE, RECORDED = "file", "digest", "hmac", "key", "rule", "recorded"
+CHECKED, UNCHECKED = "checked", "present, not checked"
+UNCHECKED_LINE = "attestation: present, not checked: give --public-key"
 AUTHENTIC_KINDS = (FILE, DIGEST, HMAC, KEY)
 COMPLIANT_KINDS = (RULE, RECORDED)
+
+
+def json_value(value: Any, limit: int = 120) -> str:
+    """A value as the JSON text a reader of the snapshot sees (true, null, "x"), never a Python
+    repr; cut with … past `limit` characters, so one finding stays one readable line."""
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +51,9 @@ class VerifyReport:
     not_applied: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    # the folder's Ed25519 attestation: UNCHECKED when present and parsed but no --public-key
+    # was given, CHECKED when a key checked it, "" when there is none (or not a folder)
+    attestation: str = ""
 
     @property
     def out_dir(self) -> str:
@@ -77,16 +94,27 @@ class VerifyReport:
         return not self._failed(*COMPLIANT_KINDS)
 
     @property
+    def trusted(self) -> bool:
+        """Authentic (or, with --digests-only and no key, digests consistent)."""
+        if self.digests_only and not self.signers:
+            return self.digests_consistent and not self._failed(HMAC, KEY)
+        return self.authentic
+
+    @property
+    def accepted(self) -> bool:
+        """Compliant, or only recorded failures when they are explicitly accepted."""
+        return self.compliant or (self.allow_recorded_failures and not self.rule_failures)
+
+    @property
     def ok(self) -> bool:
-        """Exit 0: authentic (or, with --digests-only, digests consistent) and compliant (or
-        only recorded failures, when they are explicitly accepted)."""
-        trusted = (
-            self.digests_consistent and not self._failed(HMAC, KEY)
-            if self.digests_only and not self.signers
-            else self.authentic
-        )
-        accepted = self.compliant or (self.allow_recorded_failures and not self.rule_failures)
-        return trusted and accepted
+        """Exit 0: trusted and accepted."""
+        return self.trusted and self.accepted
+
+    @property
+    def unchecked(self) -> list[str]:
+        """What is there and was not checked, one line each: a verifier names it rather than
+        let a pass cover it."""
+        return [UNCHECKED_LINE] if self.attestation == UNCHECKED else []
 
     def verdicts(self) -> dict[str, str]:
         """One line each for `authentic` and `compliant`, the words the CLI prints."""
@@ -102,7 +130,7 @@ class VerifyReport:
             if not self.signers:
                 reason = "no key checked it"
             elif self._failed(HMAC, KEY):
-                reason = "the signature does not check with the given key"
+                reason = "a signature does not check (the failures below say which)"
             else:
                 reason = "the bytes differ from what was signed (digests or files)"
             authentic = f"authentic: NO, {reason}"

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from compliance_bake.report.deepequal import strict_equals
+from compliance_bake.verify.findings import json_value
 from compliance_bake.verify.rulebook import RuleContext, rule
 
 SPEC_EXPECTED: dict[str, dict[str, Any] | None] = {
@@ -30,7 +31,7 @@ _TIMESTAMP = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}
 
 @rule("snapshot-ok", "ok is true: the snapshot was produced (spec 2.1)")
 def _snapshot_ok(snap: dict[str, Any], _: RuleContext) -> list[str]:
-    return [] if snap["ok"] is True else [f"$.ok is {snap['ok']!r}"]
+    return [] if snap["ok"] is True else [f"$.ok is {json_value(snap['ok'])}"]
 
 
 @rule("timestamps", "every generatedAt is a real UTC calendar time with milliseconds (2.1, 9)")
@@ -49,7 +50,7 @@ def _timestamps(snap: dict[str, Any], _: RuleContext) -> list[str]:
                 raise ValueError(value)
             datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ")
         except ValueError:
-            bad.append(f"{where} {value!r}")
+            bad.append(f"{where} {json_value(value)}")
     return bad
 
 
@@ -70,7 +71,9 @@ def _board_features(snap: dict[str, Any], _: RuleContext) -> list[str]:
     counts = Counter(r["feature"] for r in snap["enhancements"]["rows"])
     bad = [f"{f} missing" for f in SPEC_EXPECTED if counts[f] == 0]
     bad += [f"{f} {n} times" for f, n in counts.items() if f in SPEC_EXPECTED and n > 1]
-    bad += [f"{f!r} is not a feature of spec 2.2" for f in counts if f not in SPEC_EXPECTED]
+    bad += [
+        f"{json_value(f)} is not a feature of spec 2.2" for f in counts if f not in SPEC_EXPECTED
+    ]
     return bad
 
 

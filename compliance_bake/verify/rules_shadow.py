@@ -19,6 +19,7 @@ from compliance_bake.signing.integrity import (
     zip_window_label,
 )
 from compliance_bake.verify import columns
+from compliance_bake.verify.findings import json_value
 from compliance_bake.verify.rulebook import (
     LICENCE_STATUSES,
     SECRET_NAME,
@@ -75,7 +76,7 @@ def _licence_status(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     if ctx.columns is not None and columns.statuses_within(ctx.columns, LICENCE_STATUSES):
         return []
     return [
-        f"$.shadow.rows[{i}].licenseStatus {r['licenseStatus']!r}"
+        f"$.shadow.rows[{i}].licenseStatus {json_value(r['licenseStatus'])}"
         for i, r in enumerate(snap["shadow"]["rows"])
         if r["licenseStatus"] not in LICENCE_STATUSES
     ]
@@ -106,7 +107,7 @@ def _shadow_reason(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     for i, r in enumerate(snap["shadow"]["rows"]):
         want = None if r["realAllowed"] else BLOCKED_REASON.format(r["state"])
         if r.get("reason") != want:
-            bad.append(f"$.shadow.rows[{i}].reason {r.get('reason')!r}")
+            bad.append(f"$.shadow.rows[{i}].reason {json_value(r.get('reason'))}")
     return bad
 
 
@@ -119,7 +120,11 @@ def _shadow_summary(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
         allow = sum(r["realAllowed"] is True for r in rows)
         matches = sum(r["match"] is True for r in rows)
     counted = {"allow": allow, "block": len(rows) - allow, "mismatches": len(rows) - matches}
-    return [] if counted == snap["shadow"]["summary"] else [f"counted {counted}"]
+    return (
+        []
+        if counted == snap["shadow"]["summary"]
+        else [f"counted {json_value(counted)}, recorded {json_value(snap['shadow']['summary'])}"]
+    )
 
 
 @rule("geo-profiles", "geo: one discrete profile per partner of the matrix, unique (spec 2.4)")
@@ -149,12 +154,12 @@ def _deep_audit_window(snap: dict[str, Any], _: RuleContext) -> list[str]:
     if "deepAudit" not in snap:
         return []
     window = snap["deepAudit"]["zipWindow"]
-    bad = [] if window["days"] == WINDOW_DAYS else [f"days {window['days']!r}"]
+    bad = [] if window["days"] == WINDOW_DAYS else [f"days {json_value(window['days'])}"]
     if not window["inWindowPlays"] <= window["totalPlays"]:
         bad.append("inWindowPlays > totalPlays")
     label = zip_window_label(window["days"], window["inWindowPlays"], window["totalPlays"])
     if window["label"] != label:
-        bad.append(f"label {window['label']!r}")
+        bad.append(f"label {json_value(window['label'])}")
     return bad
 
 

@@ -28,7 +28,7 @@ def _digest(report: VerifyReport, name: str, what: str, recorded: Any, compute: 
         ok = recorded() == compute()
     except FAILS:
         ok = False
-    report.add(name, ok, what, DIGEST)
+    report.add(name, ok, what if ok else f"{what} does not match the content it digests", DIGEST)
 
 
 def _computed(value: str | None) -> str:

@@ -23,6 +23,7 @@ same way by every command.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +50,7 @@ from compliance_bake.targets.fetch import (
 )
 from compliance_bake.verify.attestation import AttestationResult, check_attestation
 from compliance_bake.verify.document import parse_snapshot_bytes
+from compliance_bake.verify.findings import json_value
 
 NOT_SNAPSHOT_HINT = "pass a snapshot baked by compliance-bake (out/api/compliance.json)"
 SOURCE_HINT = (
@@ -114,7 +116,7 @@ class SnapshotReading:
         if isinstance(self.schema, str):
             return f"not a snapshot: the schema cannot validate it ({self.schema})"
         if self.schema is not None:
-            return f"not a snapshot: {self.schema.path}: {self.schema.message}"
+            return f"not a snapshot: {plain_violation(self.schema)}"
         return None
 
     def snapshot(self, label: str) -> Snapshot:
@@ -155,6 +157,38 @@ def _read(source: str, timeout: float, max_bytes: int) -> tuple[str, str, Path |
 
 class MissingSnapshot(InputError):
     """The source names no file: a folder without api/compliance.json, or nothing at all."""
+
+
+def plain_violation(violation: SchemaViolation) -> str:
+    """What is wrong where, in words and JSON values: the validator's own wording names schema
+    keywords (`not`, `const`) and prints the schema's internals, which a reader of the snapshot
+    cannot act on."""
+    where, value = violation.path, json_value(violation.instance, 80)
+    message, keyword = violation.message, violation.keyword
+    quoted = re.findall(r"'((?:[^'\\]|\\.)*)'", message)
+    if keyword == "not":
+        forbidden = re.match(r'\{"required":\[(.*?)\]\} is not allowed', message)
+        if forbidden:
+            absent = forbidden.group(1)
+            return f"{where}: {absent} is not allowed with the other values of this object"
+        return f"{where}: {value} is a value this place forbids"
+    if keyword == "additionalProperties" and quoted:
+        names = ", ".join(json_value(q) for q in quoted)
+        return f"{where}: {names} is not a property this object may have"
+    if keyword == "required":
+        missing = message.removesuffix(" is a required property")
+        return f"{where}: the required property {missing} is missing"
+    if keyword == "const":
+        return f"{where} is {value}; it must be {message.removesuffix(' was expected')}"
+    if keyword == "type":
+        wanted = message.rpartition(" is not of type ")[2]
+        return f"{where} is {value}; it must be of type {wanted}"
+    if keyword == "enum":
+        return f"{where} is {value}; it must be {message.partition(' is not ')[2]}"
+    if keyword == "pattern":
+        wanted = message.rpartition(" does not match ")[2]
+        return f"{where} is {value}; it must match the pattern {wanted}"
+    return f"{where} is {value}: {message}"
 
 
 def schema_outcome(schema: str, doc: Any) -> SchemaOutcome:

@@ -24,9 +24,13 @@ from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.fetch import DEFAULT_TIMEOUT, SNAPSHOT_MAX_BYTES, is_url, shown_url
 from compliance_bake.verify import files
-from compliance_bake.verify.attestation import AttestationResult, check_attestation
+from compliance_bake.verify.attestation import (
+    AttestationResult,
+    check_attestation,
+    parse_problems,
+)
 from compliance_bake.verify.columns import shadow_columns, state_totals
-from compliance_bake.verify.findings import KEY, VerifyReport
+from compliance_bake.verify.findings import CHECKED, KEY, UNCHECKED, VerifyReport
 from compliance_bake.verify.snapshot_checks import verify_snapshot
 from compliance_bake.verify.source import (
     KeyMaterial,
@@ -140,6 +144,8 @@ def _verify_folder(
         if attestation is None:  # no snapshot to authenticate: the files are checked still
             attestation = check_attestation(out_dir, keys.public_keys)
         attested = _attestation(attestation, report)
+    else:
+        _unchecked_attestation(out_dir, report)
     snap = docs[layout.API_FILE]
     if reading is None or not isinstance(snap, dict):
         report.add(layout.API_FILE, False, "snapshot unreadable: digests, HMACs, rules not checked")
@@ -165,10 +171,22 @@ def _verify_folder(
     )
 
 
+def _unchecked_attestation(out_dir: Path, report: VerifyReport) -> None:
+    """Without a public key the attestation's signature cannot be checked: it is named as not
+    checked, and one that cannot even be parsed fails."""
+    problems = parse_problems(out_dir)
+    for file, what in problems:
+        report.add(file, False, f"attestation: {what}", KEY)
+    if not problems and (out_dir / files.ATTESTATION_FILE).exists():
+        report.attestation = UNCHECKED
+
+
 def _attestation(result: AttestationResult, report: VerifyReport) -> bool:
+    report.attestation = CHECKED
     for file, what in result.failures:
         report.add(file, False, f"attestation: {what}", KEY)
-    report.add(files.ATTESTATION_FILE, result.ok, "Ed25519 attestation", KEY)
+    if result.ok or not result.failures:  # a failure is named once, by what failed
+        report.add(files.ATTESTATION_FILE, result.ok, "Ed25519 attestation", KEY)
     signer = f"Ed25519 key {result.key_id}" if result.key_id else "Ed25519 (no given key verified)"
     report.signers.append(signer)
     report.applied.append("Ed25519 attestation")

@@ -157,7 +157,7 @@ def test_a_registry_copy_with_one_value_changed_fails(baked: Path) -> None:
     path.write_bytes(dumps_pretty(copy_doc))  # in the layout: only the value differs
     found = _findings(baked)
     assert (layout.SHADOW_FILE, True, "bytes are in the baked layout") in found
-    assert (layout.SHADOW_FILE, False, "registry copy equals the snapshot's shadow") in found
+    assert (layout.SHADOW_FILE, False, "registry copy differs from the snapshot's shadow") in found
     result = invoke("verify", str(baked))
     assert result.exit_code == 1 and layout.SHADOW_FILE in result.output
 
