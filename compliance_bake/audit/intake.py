@@ -6,7 +6,7 @@ FIFO, a device, a socket or a folder. The one exception is `-`, standard input, 
 it is copied into a private temporary folder (mode 0700, removed afterwards) while its records
 are counted, because an engine reads its input more than once. `PlaysInput.readable` gives the
 file an engine may read: the file itself, or a copy with every record past the reader's limit
-blanked out (`long_records.without_oversized`).
+blanked out (`records.without_oversized`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,13 @@ from pathlib import Path
 from typing import BinaryIO
 
 from compliance_bake.audit import records
-from compliance_bake.audit.long_records import without_oversized
 from compliance_bake.audit.plays import PlaysFormat, plays_format
-from compliance_bake.audit.records import RecordCount, RecordScanner, count_records
+from compliance_bake.audit.records import (
+    RecordCount,
+    RecordScanner,
+    count_records,
+    without_oversized,
+)
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.files import file_kind
 

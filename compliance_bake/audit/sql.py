@@ -6,7 +6,7 @@ It names only the relations `plays(line, play_id, partner, state, zip, placed_at
 wager_type, stake, malformed, raw)`, `zips(zip, state)`, `states(state, regulated)` and
 `licences(partner, state)` (active licences only), in plain SQL but for the few spellings of
 `Dialect`; `audit_query` writes it for one engine. The listed spellings are all that differ:
-tests/test_audit_dialects.py parses both with sqlglot and compares the trees.
+tests/audit/test_audit_dialects.py parses both with sqlglot and compares the trees.
 
 Two behaviours of the engines differ and are made portable here:
 - the fast path is each engine's own (`Dialect.fast_shape` and `parse_fast`, above
@@ -87,7 +87,7 @@ INSTANT = (
 )
 # The common form exactly (`2026-11-20T10:00:01.250Z`): every text it matches, INSTANT matches.
 # Spark's fast path is this regex and the cast INSTANT's path makes too, so it gives what the
-# slow path gives, only sooner (tests/test_audit_fast_path.py holds the inclusion).
+# slow path gives, only sooner (tests/audit/test_audit_fast_path.py holds the inclusion).
 EXACT_FORM = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9][.][0-9]{3}Z"
 
 
@@ -109,7 +109,7 @@ def _timing(d: Dialect) -> str:
 
     One CASE on `enriched_us`: a separate `in_window` column and `nullif(enriched_at, '')` cost
     0.1 s of CPU more on 10,000,000 plays. `AND NOT malformed` keeps a NULL `malformed` out of
-    the window, as before (tests/test_audit_timing.py pins it to that spelling).
+    the window, as before (tests/audit/test_audit_timing.py pins it to that spelling).
     """
     t = TIMING
     return f"""CASE

@@ -24,7 +24,6 @@ from compliance_bake.audit.engines.interface import (
     violating_play,
 )
 from compliance_bake.audit.intake import STDIN, PlaysInput, counting, plays_input
-from compliance_bake.audit.long_records import has_long_line
 from compliance_bake.audit.plays import (
     PlaysFormat,
     PlaysSource,
@@ -35,7 +34,7 @@ from compliance_bake.audit.plays import (
     rejected_relation,
 )
 from compliance_bake.audit.reading import reporting
-from compliance_bake.audit.records import RecordCount
+from compliance_bake.audit.records import RecordCount, has_long_line
 from compliance_bake.audit.sources import is_glob, is_uri, resolve_plays
 from compliance_bake.audit.sql import (
     COUNTS_SQL,

@@ -10,9 +10,9 @@ at most VIOLATIONS_BOUND violating plays and the digest; `--violations-out` is w
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
+import shutil
 from contextlib import ExitStack
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -24,12 +24,6 @@ from compliance_bake.audit.engines.interface import (
     Window,
     digest_text,
     violating_play,
-)
-from compliance_bake.audit.engines.spark_jvm import (
-    DriverJvm,
-    driver_jvm,
-    drop_archive,
-    java_executable,
 )
 from compliance_bake.audit.engines.spark_progress import stage_progress
 from compliance_bake.audit.intake import STDIN, plays_input
@@ -56,6 +50,20 @@ SESSION_CONF = {
     "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
     "spark.sql.ansi.enabled": "true",
 }
+LOG_CONFIG = Path(__file__).with_name("spark-log4j2.properties")
+# The local driver's JVM: errors-only logging (Spark's INFO lines would reach the terminal), and
+# the optimising compiler (C2) waiting for ten times its default counts: the driver's own code
+# (SQL parser, planner, code generator) runs warm, not hot, and compiling it costs seconds of
+# CPU beside the tasks, while the scan's loops run millions of times and still reach C2 at once.
+DRIVER_JAVA_OPTIONS = " ".join(
+    (
+        f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}",
+        "-XX:Tier4InvocationThreshold=50000",
+        "-XX:Tier4MinInvocationThreshold=6000",
+        "-XX:Tier4CompileThreshold=60000",
+        "-XX:Tier4BackEdgeThreshold=400000",
+    )
+)
 LOCAL_CONF = {
     "spark.ui.showConsoleProgress": "false",  # our own progress goes to stderr
     "spark.driver.bindAddress": "127.0.0.1",
@@ -70,6 +78,14 @@ def _require_pyspark() -> None:
         raise InputError("--engine spark needs pyspark, which is not installed", INSTALL) from None
 
 
+def java_executable() -> str | None:
+    """The java pyspark launches: `$JAVA_HOME/bin/java`, else java on PATH."""
+    if "JAVA_HOME" in os.environ:
+        candidate = os.path.join(os.environ["JAVA_HOME"], "bin", "java")
+        return candidate if os.path.exists(candidate) else None
+    return shutil.which("java")
+
+
 def _require_java() -> None:
     java = java_executable()
     if not java or not os.path.exists(java):
@@ -80,15 +96,14 @@ def _require_java() -> None:
         )
 
 
-def _start(session: Any, master: str, wanted: dict[str, str], jvm: DriverJvm | None) -> Any:
-    """A session for the master with the settings (a local driver's JVM options first)."""
+def _start(session: Any, master: str, wanted: dict[str, str]) -> Any:
+    """A session for the master with the settings (a local driver's JVM options first; the
+    user's `spark.driver.extraJavaOptions`, if given, replaces them)."""
     if master.startswith("sc://"):
         builder = session.builder.remote(master)
     else:
         builder = session.builder.master(master).appName("compliance-bake audit")
-        local = dict(LOCAL_CONF)
-        if jvm is not None:
-            local["spark.driver.extraJavaOptions"] = jvm.options
+        local = {**LOCAL_CONF, "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS}
         for key, value in local.items():
             builder = builder.config(key, value)
     for key, value in wanted.items():  # static settings (memory, jars) take effect only here
@@ -122,28 +137,18 @@ class SparkEngine:
             )
         wanted = {**SESSION_CONF, **dict(options.spark_conf)}
         active = None if remote else SparkSession.getActiveSession()
-        jvm = None
         if not remote:
             _require_java()
             # local[N] needs no network: keep the driver on loopback.
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-            if active is None and "spark.driver.extraJavaOptions" not in wanted:
-                jvm = driver_jvm(class_archive=master.startswith("local"))
         try:
-            spark = _start(SparkSession, master, wanted, jvm)
+            spark = _start(SparkSession, master, wanted)
         except Exception as exc:  # Py4J, gRPC: whatever the cause, one line and exit 2
-            spark = None
-            if jvm is not None and jvm.archive is not None:
-                # A damaged class-data archive stops the JVM at start: once more without it.
-                drop_archive(jvm.archive)
-                with contextlib.suppress(Exception):
-                    spark = _start(SparkSession, master, wanted, driver_jvm(class_archive=False))
-            if spark is None:
-                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-                raise InputError(
-                    f"--spark-master {master}: cannot start a Spark session: {first}",
-                    "check the master URL (a Connect server listening there) and Java 17+",
-                ) from None
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            raise InputError(
+                f"--spark-master {master}: cannot start a Spark session: {first}",
+                "check the master URL (a Connect server listening there) and Java 17+",
+            ) from None
         for key, value in wanted.items():  # a session that was already running takes them here
             try:
                 spark.conf.set(key, value)

@@ -21,8 +21,8 @@ import pytest
 
 from tests._plays_helpers import audit, report, write_parquet
 from tests._spark_helpers import why_no_spark
+from tests.audit.test_audit_engines import _counts, _mixed
 from tests.conftest import NOW, run_cli
-from tests.test_audit_engines import _counts, _mixed
 
 pytestmark = pytest.mark.spark
 START_SECONDS = 180  # generous: a JVM start on a loaded two-core machine
