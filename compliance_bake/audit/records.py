@@ -78,13 +78,23 @@ class RecordCount:
 
 def line_feeds(data: Chunk, begin: int, end: int, block: int = FEED_BLOCK) -> int | None:
     """How many line feeds `data[begin:end]` holds, or None when a blank line (`\\n\\n` or
-    `\\n\\r\\n`) is in it: numpy over blocks of `block` bytes, each looking 2 bytes past its end."""
+    `\\n\\r\\n`) is in it: numpy over blocks of `block` bytes, each looking 2 bytes past its end.
+
+    A range of one block is searched with bytes methods instead: cheap on so few bytes, and a
+    small file then never pays numpy's import (about 0.07 s of CPU, a fifth of a small audit).
+    """
     if end <= begin:
         return 0
+    returns = data.find(b"\r", begin, end) >= 0
+    if end - begin <= block:
+        if data.find(b"\n\n", begin, end) >= 0:
+            return None
+        if returns and data.find(b"\n\r\n", begin, end) >= 0:
+            return None
+        return data.count(b"\n", begin, end)
     import numpy as np
 
     view = np.frombuffer(data, dtype=np.uint8, count=end - begin, offset=begin)
-    returns = data.find(b"\r", begin, end) >= 0
     feeds = 0
     for at in range(0, end - begin, block):
         part = view[at : at + block + 2]

@@ -69,4 +69,7 @@ class ViolatingPlay:
         """Reason, play id, line, then every field: a total order, so reports are stable."""
         fields = (self.play_id, self.partner, self.state, self.zip, self.enriched_at, self.raw)
         text = tuple("" if f is None else f for f in fields)
-        return (list(Violation).index(self.reason), text[0], self.line or 0, *text[1:])
+        return (_RANK[self.reason], text[0], self.line or 0, *text[1:])
+
+
+_RANK = {reason: i for i, reason in enumerate(Violation)}

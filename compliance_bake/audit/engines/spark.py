@@ -4,8 +4,10 @@
 talks to a Spark Connect server, which reads the plays where they are (s3a://, hdfs://,
 abfss://). The session runs in UTC with partition values kept as text; `--spark-conf` settings
 come last and win. The plays become the temporary view `plays`; the reference relations are
-small temporary views the joins broadcast. Rows come back to this process only for the counts,
-at most VIOLATIONS_BOUND violating plays and the digest; `--violations-out` is written by Spark.
+small temporary views the joins broadcast. The plays are read once: the audit's groups (the
+counts, and one per violating play) are cached in the session, and rows come back to this
+process only for the counts, at most VIOLATIONS_BOUND violating plays and the digest;
+`--violations-out` is written by Spark from the cache.
 """
 
 from __future__ import annotations
@@ -23,15 +25,18 @@ from compliance_bake.audit.engines.interface import (
     Relations,
     Window,
     digest_text,
-    violating_play,
+    violating_plays,
 )
 from compliance_bake.audit.engines.spark_progress import stage_progress
 from compliance_bake.audit.intake import STDIN, plays_input
 from compliance_bake.audit.plays import PlaysFormat, open_plays
 from compliance_bake.audit.sources import PlaysSpec, resolve_plays
 from compliance_bake.audit.sql import (
-    COUNTS_SQL,
+    COPIES,
+    GROUPS,
+    LARGEST_GROUP_SQL,
     SPARK,
+    TOTALS_SQL,
     VIOLATION_ORDER,
     VIOLATIONS_OUT_SQL,
     VIOLATIONS_SQL,
@@ -219,33 +224,40 @@ class SparkEngine:
             "check the path or URI, the format and the encoding (UTF-8)",
         )
 
-    def _run(self, final: str, window: Window) -> list[Any]:
-        query = audit_query(SPARK, f"SELECT * FROM {PLAYS_VIEW}", final)
+    def _run(self, query: str, window: Window | None = None) -> list[Any]:
         try:
-            rows: list[Any] = self.spark.sql(query, args=window.params).collect()
+            rows: list[Any] = self.spark.sql(query, args=window and window.params).collect()
         except Exception as exc:
             raise self._input_error(exc) from None
         return rows
 
     def counts(self, window: Window, progress: ProgressSink) -> list[int]:
+        """The one pass: the groups are cached where Spark runs, and the counts' query fills
+        the cache; the methods below read the cache, never the plays again."""
+        query = audit_query(SPARK, f"SELECT * FROM {PLAYS_VIEW}")
+        try:
+            self.spark.sql(query, args=window.params).cache().createOrReplaceTempView(GROUPS)
+        except Exception as exc:
+            raise self._input_error(exc) from None
         with stage_progress(self.spark, progress, self.remote):
-            row = self._run(COUNTS_SQL, window)[0]
+            row = self._run(TOTALS_SQL)[0]
         return [int(n) for n in row]
 
     def violations(self, window: Window, limit: int | None) -> list[ViolatingPlay]:
-        final = VIOLATIONS_SQL if limit is None else f"{VIOLATIONS_SQL}{VIOLATION_ORDER}"
-        if limit is not None:
-            final += f" LIMIT {int(limit)}"
-        return [violating_play(tuple(row)) for row in self._run(final, window)]
+        final = VIOLATIONS_SQL
+        if limit is not None:  # the first groups: at least as many plays
+            final += f"{VIOLATION_ORDER} LIMIT {int(limit)}"
+        return violating_plays([tuple(row) for row in self._run(final)])
 
     def digest(self, window: Window) -> str:
-        count, total = self._run(digest_sql(SPARK), window)[0]
+        count, total = self._run(digest_sql(SPARK))[0]
         return digest_text(int(count), int(total))
 
     def write_violations(self, window: Window, folder: str) -> None:
-        query = audit_query(SPARK, f"SELECT * FROM {PLAYS_VIEW}", VIOLATIONS_OUT_SQL)
+        largest = int(self._run(LARGEST_GROUP_SQL)[0][0])
+        self.spark.range(1, largest + 1).toDF("k").createOrReplaceTempView(COPIES)
         try:
-            self.spark.sql(query, args=window.params).write.mode("overwrite").parquet(folder)
+            self.spark.sql(VIOLATIONS_OUT_SQL).write.mode("overwrite").parquet(folder)
         except Exception as exc:
             raise InputError(
                 f"--violations-out {folder}: Spark cannot write there: "
@@ -255,7 +267,9 @@ class SparkEngine:
 
     def close(self) -> None:
         try:
-            for view in (PLAYS_VIEW, "zips", "states", "licences"):
+            if self.spark.catalog.tableExists(GROUPS):
+                self.spark.table(GROUPS).unpersist()
+            for view in (PLAYS_VIEW, GROUPS, COPIES, "zips", "states", "licences"):
                 self.spark.catalog.dropTempView(view)
             if self.owned:
                 self.spark.stop()
