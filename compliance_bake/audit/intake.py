@@ -63,12 +63,16 @@ class PlaysInput:
         return self.count
 
     def readable(self) -> Path:
-        """The file an engine reads: `path`, or a copy without the records past the limit."""
-        if self.format is PlaysFormat.PARQUET or not self.record_count().oversized:
+        """The file an engine reads: `path`, or a copy without the records past the limit (and
+        for a CSV with bytes that are not UTF-8, with those read as U+FFFD)."""
+        if self.format is PlaysFormat.PARQUET:
+            return self.path
+        count = self.record_count()
+        if not count.oversized and not count.not_utf8:
             return self.path
         if self._readable is None:
             target = self._workdir() / ("readable" + self.path.suffix)
-            without_oversized(self.path, target, self.record_count().oversized)
+            without_oversized(self.path, target, count.oversized, count.not_utf8)
             self._readable = target
         return self._readable
 

@@ -23,6 +23,7 @@ past its limit).
 
 from __future__ import annotations
 
+import codecs
 import mmap
 import os
 import re
@@ -74,6 +75,7 @@ class RecordCount:
     oversized: tuple[Oversized, ...]
     lines: int  # physical lines (line feeds, plus a last line without one)
     nul: bool  # a NUL byte anywhere in the file
+    not_utf8: bool = False  # bytes that are not UTF-8 somewhere in the file (CSV only)
 
 
 def line_feeds(data: Chunk, begin: int, end: int, block: int = FEED_BLOCK) -> int | None:
@@ -121,6 +123,9 @@ class RecordScanner:
         self.start_line = 1
         self.blank = True  # nothing but `\r` in the current record so far
         self.nul = False
+        # A CSV value's bytes that are not UTF-8 are read as U+FFFD (`without_oversized`).
+        self._utf8 = codecs.getincrementaldecoder("utf-8")() if quoting else None
+        self.not_utf8 = False
 
     def _end_record(self, end: int) -> None:
         """The current record ends just before `end` (past its line feed, if any)."""
@@ -238,6 +243,12 @@ class RecordScanner:
     def feed(self, data: Chunk) -> None:
         if not self.nul and data.find(b"\0") >= 0:
             self.nul = True
+        # ASCII, with no character left open by the last chunk, is UTF-8: the check is a scan.
+        if self._utf8 is not None and not (data.isascii() and not self._utf8.getstate()[0]):
+            try:
+                self._utf8.decode(data)
+            except UnicodeDecodeError:
+                self.not_utf8, self._utf8 = True, None
         first = data.find(b"\n")
         if first < 0:
             self._piece(data)
@@ -254,7 +265,13 @@ class RecordScanner:
         if self.offset > self.start:  # a last line without a line feed
             lines += 1
             self._end_record(self.offset)
-        return RecordCount(self.records, tuple(self.oversized), lines, self.nul)
+        if self._utf8 is not None:
+            try:
+                self._utf8.decode(b"", final=True)
+            except UnicodeDecodeError:
+                self.not_utf8 = True
+        records = tuple(self.oversized)
+        return RecordCount(self.records, records, lines, self.nul, self.not_utf8)
 
 
 def count_stream(
@@ -300,10 +317,16 @@ def has_long_line(path: Path, limit: int | None = None) -> bool:
     return False
 
 
-def without_oversized(source: Path, target: Path, oversized: Iterable[Oversized]) -> None:
+def without_oversized(
+    source: Path, target: Path, oversized: Iterable[Oversized], repair_utf8: bool = False
+) -> None:
     """Copy `source` to `target` with each oversized record replaced by as many line feeds as it
-    has lines: blank lines, which the readers skip, so the lines after keep their numbers."""
-    with source.open("rb") as src, target.open("wb") as dst:
+    has lines: blank lines, which the readers skip, so the lines after keep their numbers. With
+    `repair_utf8`, bytes that are not UTF-8 become U+FFFD, as Spark's CSV reader shows them:
+    DuckDB's reader refuses a row whose value it reads with such bytes, so whether the row
+    counted as a play would depend on the columns a query reads."""
+    with source.open("rb") as src, target.open("wb") as raw:
+        dst: BinaryIO | _Repairing = _Repairing(raw) if repair_utf8 else raw
         at = 0
         for record in oversized:
             _copy_range(src, dst, at, record.start)
@@ -311,9 +334,26 @@ def without_oversized(source: Path, target: Path, oversized: Iterable[Oversized]
             at = record.end
         src.seek(at)
         shutil.copyfileobj(src, dst, CHUNK)
+        if isinstance(dst, _Repairing):
+            dst.close()
 
 
-def _copy_range(src: BinaryIO, dst: BinaryIO, begin: int, end: int) -> None:
+class _Repairing:
+    """A binary writer that writes UTF-8, bytes that are not UTF-8 replaced by U+FFFD."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def write(self, data: bytes) -> int:
+        self.out.write(self.decoder.decode(data).encode("utf-8"))
+        return len(data)
+
+    def close(self) -> None:
+        self.out.write(self.decoder.decode(b"", final=True).encode("utf-8"))
+
+
+def _copy_range(src: BinaryIO, dst: BinaryIO | _Repairing, begin: int, end: int) -> None:
     src.seek(begin)
     left = end - begin
     while left > 0:

@@ -25,6 +25,7 @@ from compliance_bake.cli.options import (
 )
 from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.errors import EXIT_NOTHING_CHECKED
 
 
 @click.group(context_settings=CONTEXT)
@@ -37,7 +38,7 @@ def bake() -> None:
     """
 
 
-@bake.command(context_settings=CONTEXT, epilog=exit_codes(0, 1, 2, 3, 4))
+@bake.command(context_settings=CONTEXT, epilog=exit_codes(0, 1, 2, 3, 4, 5))
 @fixtures_option
 @out_option
 @now_option
@@ -57,7 +58,12 @@ def bake() -> None:
     default=None,
     help="Also run the 90-day ZIP-window audit over PLAYS (a .csv, .jsonl or .parquet file; - "
     "reads a CSV from standard input; with --engine spark also a folder, a glob or a URI) on the "
-    "bake's clock: adds deepAudit and the zip-window check.",
+    "bake's clock: adds deepAudit and the zip-window check. No play in the window: exit 5.",
+)
+@click.option(
+    "--allow-empty-window",
+    is_flag=True,
+    help="With --deep-audit: exit 0 when no play falls in the window (else exit 5).",
 )
 @click.option(
     "--signing-key",
@@ -105,6 +111,7 @@ def snapshot(
     secret_file: Path | None,
     console_depth: int,
     deep_audit: str | None,
+    allow_empty_window: bool,
     signing_key_file: Path | None,
     previous: str | None,
     previous_public_key: tuple[Path, ...],
@@ -214,4 +221,14 @@ def snapshot(
     else:
         render.bake_report(result, console_depth)
     reporters.write_reports(reports, outcome.of_bake(result))
+    window = (result.snapshot.get("deepAudit") or {}).get("zipWindow")
+    if result.exit_code == 0 and window and not window["inWindowPlays"] and not allow_empty_window:
+        # The snapshot keeps the honest counts; the run is no pass: nothing was audited.
+        click.echo(
+            f"compliance-bake: nothing audited: no play of {deep_audit} falls in the "
+            f"{window['days']}-day window before the bake's clock (fix: pass --now, or "
+            "--allow-empty-window to accept it)",
+            err=True,
+        )
+        sys.exit(EXIT_NOTHING_CHECKED)
     sys.exit(result.exit_code)
