@@ -49,6 +49,7 @@ class PlaysInput:
     workdir: Path | None = None  # the private temporary folder, once one is needed
     count: RecordCount | None = None
     _readable: Path | None = field(default=None, repr=False)
+    _line_feeds: bool = field(default=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -64,17 +65,33 @@ class PlaysInput:
 
     def readable(self) -> Path:
         """The file an engine reads: `path`, or a copy without the records past the limit (and
-        for a CSV with bytes that are not UTF-8, with those read as U+FFFD)."""
+        for a CSV with bytes that are not UTF-8, with those read as U+FFFD; after
+        `line_feeds_only`, with every line ending in a line feed)."""
         if self.format is PlaysFormat.PARQUET:
             return self.path
         count = self.record_count()
-        if not count.oversized and not count.not_utf8:
+        if not count.oversized and not count.not_utf8 and not self._line_feeds:
             return self.path
         if self._readable is None:
             target = self._workdir() / ("readable" + self.path.suffix)
-            without_oversized(self.path, target, count.oversized, count.not_utf8)
+            without_oversized(
+                self.path, target, count.oversized, count.not_utf8, self._line_feeds
+            )
             self._readable = target
         return self._readable
+
+    def line_feeds_only(self) -> bool:
+        """Make `readable` a copy whose lines all end in a line feed, when the file holds a
+        carriage return: DuckDB's reader stops at a file whose lines end both ways. Whether
+        anything changed."""
+        if self._line_feeds or self.format is PlaysFormat.PARQUET:
+            return False
+        with self.path.open("rb") as handle:
+            while chunk := handle.read(records.CHUNK):
+                if b"\r" in chunk:
+                    self._line_feeds, self._readable = True, None
+                    return True
+        return False
 
     def _workdir(self) -> Path:
         if self.workdir is None:

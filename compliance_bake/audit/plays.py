@@ -217,7 +217,9 @@ def _jsonl_relation(source: PlaysSource, nul_check: bool) -> str:
           SELECT text, CASE
                    WHEN text IS NULL OR {nul} OR NOT json_valid(text) THEN true
                    WHEN json_type(text) <> 'OBJECT' THEN true
+                   -- a key twice: readers disagree on which value is the play's
                    ELSE NOT list_has_all(json_keys(text), [{keys}])
+                        OR list_unique(json_keys(text)) < len(json_keys(text))
                  END AS bad
           FROM read_csv({_literal(str(source.path))}, header = false,
                         columns = {{'text': 'VARCHAR'}}, auto_detect = false, delim = '\x01',

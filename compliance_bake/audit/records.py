@@ -318,15 +318,22 @@ def has_long_line(path: Path, limit: int | None = None) -> bool:
 
 
 def without_oversized(
-    source: Path, target: Path, oversized: Iterable[Oversized], repair_utf8: bool = False
+    source: Path,
+    target: Path,
+    oversized: Iterable[Oversized],
+    repair_utf8: bool = False,
+    line_feeds: bool = False,
 ) -> None:
     """Copy `source` to `target` with each oversized record replaced by as many line feeds as it
     has lines: blank lines, which the readers skip, so the lines after keep their numbers. With
     `repair_utf8`, bytes that are not UTF-8 become U+FFFD, as Spark's CSV reader shows them:
     DuckDB's reader refuses a row whose value it reads with such bytes, so whether the row
-    counted as a play would depend on the columns a query reads."""
+    counted as a play would depend on the columns a query reads. With `line_feeds`, every line
+    ends in a line feed: `\\r\\n` becomes `\\n`, and so does a lone `\\r` (a line end to
+    some writers), for DuckDB's reader stops at a file whose lines end both ways."""
     with source.open("rb") as src, target.open("wb") as raw:
-        dst: BinaryIO | _Repairing = _Repairing(raw) if repair_utf8 else raw
+        rewrite = repair_utf8 or line_feeds
+        dst: BinaryIO | _Repairing = _Repairing(raw, repair_utf8, line_feeds) if rewrite else raw
         at = 0
         for record in oversized:
             _copy_range(src, dst, at, record.start)
@@ -339,18 +346,30 @@ def without_oversized(
 
 
 class _Repairing:
-    """A binary writer that writes UTF-8, bytes that are not UTF-8 replaced by U+FFFD."""
+    """A binary writer that writes UTF-8 (bytes that are not UTF-8 replaced by U+FFFD), and/or
+    lines that all end in a line feed (a `\\r` last in a piece waits for the next one)."""
 
-    def __init__(self, out: BinaryIO) -> None:
-        self.out = out
-        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    def __init__(self, out: BinaryIO, utf8: bool, line_feeds: bool) -> None:
+        self.out, self.line_feeds = out, line_feeds
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace") if utf8 else None
+        self.pending = b""
 
     def write(self, data: bytes) -> int:
-        self.out.write(self.decoder.decode(data).encode("utf-8"))
+        self._out(data)
         return len(data)
 
+    def _out(self, data: bytes, final: bool = False) -> None:
+        if self.decoder is not None:
+            data = self.decoder.decode(data, final).encode("utf-8")
+        if self.line_feeds:
+            data, self.pending = self.pending + data, b""
+            if data.endswith(b"\r") and not final:
+                data, self.pending = data[:-1], b"\r"
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        self.out.write(data)
+
     def close(self) -> None:
-        self.out.write(self.decoder.decode(b"", final=True).encode("utf-8"))
+        self._out(b"", final=True)
 
 
 def _copy_range(src: BinaryIO, dst: BinaryIO | _Repairing, begin: int, end: int) -> None:

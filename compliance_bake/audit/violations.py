@@ -27,7 +27,8 @@ class Violation(Enum):
 
 _EXPLANATIONS = {
     Violation.MALFORMED_ROW: "the row cannot be read as a play: wrong column count, a NUL byte, "
-    "an unterminated quote, a JSON line that is not an object with the eight keys, a record past "
+    "an unterminated quote, a JSON line that is not an object with the eight keys (each once), a "
+    "record past "
     "the reader's limit (64 MiB), or a record the reader did not return",
     Violation.MALFORMED_TIMESTAMP: "enriched_at is neither empty nor an ISO 8601 date-time with "
     "seconds and a UTC offset or Z",

@@ -179,6 +179,10 @@ class DuckDBEngine:
             ):
                 reader.reread(readable, nul_check=record.nul)  # past the limit, or a NUL byte
                 reader.groups(window)  # errors here are the file's own
+            elif failure is not None and plays.line_feeds_only():
+                # Lines ending both ways (CRLF and LF, or a lone CR): read them all as lines.
+                reader.reread(plays.readable(), nul_check=record is not None and record.nul)
+                reader.groups(window)
             elif failure is not None:
                 raise failure
             if record is None:  # Parquet: the footer's count
