@@ -15,23 +15,18 @@ searched: the count takes about 0.3 s of CPU per GB, where fresh 16 MiB chunks t
 and 0.8 s beside DuckDB's reader (each new chunk is new memory for the kernel to map, and each
 search of it went back to main memory); `bytes.count` and a regex for blank lines took 1.4 s.
 Records longer than `RECORD_LIMIT` are listed with their line and byte range:
-`without_oversized` copies the file with each of them blanked out, so that a reader never meets
-a record past its limit, and `has_long_line` is the quick look, before an engine reads a file,
-for a line past the limit (then the full count runs first: DuckDB holds a whole line in memory
-past its limit).
+`intake.without_oversized` copies the file with each of them blanked out, so that a reader never
+meets a record past its limit, and `intake.has_long_line` is the quick look, before an engine reads
+a file, for a line past the limit.
 """
 
 from __future__ import annotations
 
 import codecs
-import mmap
-import os
 import re
-import shutil
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import Protocol
 
 RECORD_LIMIT = 64 << 20  # bytes, line feed included; the reader takes records up to this size
 CHUNK = 1 << 20  # bytes read at a time (module docstring)
@@ -294,90 +289,3 @@ def count_records(
     """Count the records of a file: CSV (`quoting`, `header`) or JSON Lines (neither)."""
     with path.open("rb") as handle:
         return count_stream(handle, quoting=quoting, header=header, limit=limit)
-
-
-def has_long_line(path: Path, limit: int | None = None) -> bool:
-    """Whether some line of the file is longer than `limit` bytes: a quick look before an engine
-    reads it. From each line feed it looks back from `limit` bytes on for the next one, so it
-    touches a few bytes per `limit` bytes of file (the file is mapped, not read). A record past
-    the limit made of short lines (a quoted field with line feeds) escapes it; the full count
-    finds that one."""
-    limit = RECORD_LIMIT if limit is None else limit
-    with path.open("rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size <= limit:
-            return False
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            last = -1  # the line feed before the current line
-            while last + 1 + limit < size:
-                found = data.rfind(b"\n", last + 1, last + 1 + limit)
-                if found < 0:
-                    return True
-                last = found
-    return False
-
-
-def without_oversized(
-    source: Path,
-    target: Path,
-    oversized: Iterable[Oversized],
-    repair_utf8: bool = False,
-    line_feeds: bool = False,
-) -> None:
-    """Copy `source` to `target` with each oversized record replaced by as many line feeds as it
-    has lines: blank lines, which the readers skip, so the lines after keep their numbers. With
-    `repair_utf8`, bytes that are not UTF-8 become U+FFFD, as Spark's CSV reader shows them:
-    DuckDB's reader refuses a row whose value it reads with such bytes, so whether the row
-    counted as a play would depend on the columns a query reads. With `line_feeds`, every line
-    ends in a line feed: `\\r\\n` becomes `\\n`, and so does a lone `\\r` (a line end to
-    some writers), for DuckDB's reader stops at a file whose lines end both ways."""
-    with source.open("rb") as src, target.open("wb") as raw:
-        rewrite = repair_utf8 or line_feeds
-        dst: BinaryIO | _Repairing = _Repairing(raw, repair_utf8, line_feeds) if rewrite else raw
-        at = 0
-        for record in oversized:
-            _copy_range(src, dst, at, record.start)
-            dst.write(b"\n" * record.lines)
-            at = record.end
-        src.seek(at)
-        shutil.copyfileobj(src, dst, CHUNK)
-        if isinstance(dst, _Repairing):
-            dst.close()
-
-
-class _Repairing:
-    """A binary writer that writes UTF-8 (bytes that are not UTF-8 replaced by U+FFFD), and/or
-    lines that all end in a line feed (a `\\r` last in a piece waits for the next one)."""
-
-    def __init__(self, out: BinaryIO, utf8: bool, line_feeds: bool) -> None:
-        self.out, self.line_feeds = out, line_feeds
-        self.decoder = codecs.getincrementaldecoder("utf-8")("replace") if utf8 else None
-        self.pending = b""
-
-    def write(self, data: bytes) -> int:
-        self._out(data)
-        return len(data)
-
-    def _out(self, data: bytes, final: bool = False) -> None:
-        if self.decoder is not None:
-            data = self.decoder.decode(data, final).encode("utf-8")
-        if self.line_feeds:
-            data, self.pending = self.pending + data, b""
-            if data.endswith(b"\r") and not final:
-                data, self.pending = data[:-1], b"\r"
-            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        self.out.write(data)
-
-    def close(self) -> None:
-        self._out(b"", final=True)
-
-
-def _copy_range(src: BinaryIO, dst: BinaryIO | _Repairing, begin: int, end: int) -> None:
-    src.seek(begin)
-    left = end - begin
-    while left > 0:
-        chunk = src.read(min(CHUNK, left))
-        if not chunk:
-            break
-        dst.write(chunk)
-        left -= len(chunk)

@@ -10,13 +10,12 @@ import pytest
 
 from compliance_bake.audit import records
 from compliance_bake.audit.accounting import unread_plays
+from compliance_bake.audit.intake import has_long_line, without_oversized
 from compliance_bake.audit.plays import COLUMNS
 from compliance_bake.audit.records import (
     RecordCount,
     count_records,
     count_stream,
-    has_long_line,
-    without_oversized,
 )
 from tests._plays_helpers import audit, play, write_parquet
 

@@ -22,7 +22,7 @@ from compliance_bake.audit.engines.interface import (
     digest_text,
     violating_plays,
 )
-from compliance_bake.audit.intake import STDIN, PlaysInput, counting, plays_input
+from compliance_bake.audit.intake import STDIN, PlaysInput, counting, has_long_line, plays_input
 from compliance_bake.audit.plays import (
     PlaysFormat,
     PlaysSource,
@@ -33,7 +33,7 @@ from compliance_bake.audit.plays import (
     rejected_relation,
 )
 from compliance_bake.audit.reading import reporting
-from compliance_bake.audit.records import RecordCount, has_long_line
+from compliance_bake.audit.records import RecordCount
 from compliance_bake.audit.sources import is_glob, is_uri, resolve_plays
 from compliance_bake.audit.sql import (
     COPIES,
