@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests._plays_helpers import audit, play, write_csv
 
 LINE = b"pl-%d,node-bay-01,MA,02108,2026-11-20T10:00:00.000Z,2026-11-20T10:00:01.000Z,x,1.00"
@@ -84,3 +86,16 @@ def test_the_cr_fix_keeps_a_bad_line_bad(tmp_path: Path) -> None:
 def test_a_clean_file_still_passes(tmp_path: Path) -> None:
     result, summary = audit(write_csv(tmp_path / "plays.csv", [play("p-1")]), tmp_path / "out")
     assert result.exit_code == 0 and summary["violations"] == 0
+
+
+@pytest.mark.parametrize("commas", [7, 5_000_000], ids=["eight-empty-fields", "5-MB-of-commas"])
+def test_a_line_of_commas_is_a_malformed_row_not_a_malformed_zip(
+    tmp_path: Path, commas: int
+) -> None:
+    plays = tmp_path / "plays.csv"
+    plays.write_bytes(HEADER + b"\n" + b"," * commas + b"\n" + LINE % 1 + b"\n")
+    result, summary = audit(plays, tmp_path / "out")
+    assert result.exit_code == 1, result.output
+    assert summary["zipWindow"]["totalPlays"] == 2
+    assert summary["byReason"]["malformed-row"] == 1
+    assert summary["byReason"]["malformed-zip"] == 0
