@@ -105,6 +105,7 @@ def test_the_audit_through_spark_connect_matches_duckdb(
     result = run_cli(
         "audit", "deep", "--plays", str(plays), "--now", NOW, "--out", str(out), "--json",
         "--engine", "spark", "--spark-master", connect_server,
+        timeout=900,  # a bound for a hang, not a speed: a loaded machine may take minutes
     )  # fmt: skip
     assert result.returncode == 1, result.stderr
     summary = json.loads(result.stdout)

@@ -130,16 +130,17 @@ class SparkEngine:
 
     @classmethod
     def open(cls, options: EngineOptions) -> SparkEngine:
-        _require_pyspark()
-        from pyspark.sql import SparkSession
-
         master = options.spark_master
         remote = master.startswith("sc://")
+        # The URL first: it is wrong whether or not pyspark is installed here.
         if not remote and not master.startswith(("local", "spark://", "yarn", "k8s://")):
             raise InputError(
                 f"--spark-master {master}: not a Spark master URL",
                 "pass local[N], local[*], sc://HOST:PORT (Spark Connect), spark://, yarn or k8s://",
             )
+        _require_pyspark()
+        from pyspark.sql import SparkSession
+
         wanted = {**SESSION_CONF, **dict(options.spark_conf)}
         active = None if remote else SparkSession.getActiveSession()
         if not remote:
