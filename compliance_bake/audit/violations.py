@@ -26,7 +26,8 @@ class Violation(Enum):
 
 
 _EXPLANATIONS = {
-    Violation.MALFORMED_ROW: "the row cannot be read as a play: wrong column count, a NUL byte, "
+    Violation.MALFORMED_ROW: "the row cannot be read as a play: wrong column count, a row of "
+    "empty fields, a NUL byte, "
     "an unterminated quote, a JSON line that is not an object with the eight keys (each once), a "
     "record past "
     "the reader's limit (64 MiB), or a record the reader did not return",

@@ -24,8 +24,9 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 REASONS = """\b
 Violation reasons (a play counts under the first that applies):
-  malformed-row         wrong column count, NUL byte, unterminated
-                        quote, bad JSON line, a record over 64 MiB
+  malformed-row         wrong column count, a row of empty fields,
+                        NUL byte, unterminated quote, bad JSON line
+                        (a key twice), a record over 64 MiB
   malformed-timestamp   enriched_at not empty and not ISO 8601 with
                         seconds and Z/offset
   enriched-in-future    enriched_at after now
