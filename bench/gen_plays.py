@@ -44,6 +44,7 @@ def _format(path: Path) -> str:
     raise SystemExit(f"{path}: unknown format (use .csv, .jsonl, .ndjson or .parquet)")
 
 
+_COLUMNS = ("play_id", "partner", "state", "zip", "placed_at", "enriched_at", "wager_type", "stake")
 # The columns of a dirty play: `k` (1 to 4) picks the way it breaks the audit, 0 keeps it clean.
 _DIRTY = """
   play_id,
@@ -101,7 +102,7 @@ def generate(
                    ELSE {now_us} - (g % {window_us}) END AS enriched_us
             FROM r
           )
-          SELECT {_DIRTY if dirty else "*"} FROM (
+          SELECT {_DIRTY if dirty else ", ".join(_COLUMNS)} FROM (
           SELECT
             CASE WHEN {"(g >> 44) % 100 = 7" if dirty else "false"}
                  THEN 1 + ((g >> 52) % 4)::INT ELSE 0 END AS k, i,
