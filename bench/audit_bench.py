@@ -54,6 +54,7 @@ path, fmt, since, now = sys.argv[1:5]
 licences = json.loads((demo_fixtures_dir() / "licences.json").read_text())
 con = duckdb.connect()
 con.execute("SET TimeZone = 'UTC'")
+con.execute("SET enable_progress_bar = false")  # it would print on stdout, as the audit's would
 zips, states = zip_index().zip_states()
 con.execute("CREATE TABLE zips AS SELECT unnest($z) AS zip, unnest($s) AS state",
             {"z": zips, "s": states})
