@@ -7,9 +7,7 @@ with bench/audit_bench.py), each engine runs in a fresh child process:
 - `duckdb`: `run_zip_window` on DuckDB (the query and the report's data; no CLI start-up);
 - `local[N]`: the child first starts a SparkSession as `audit deep` does (`start`: the JVM and
   the session, timed apart), then runs the same `run_zip_window` on it (`query`: reading,
-  parsing, joins, counts). Local runs map a class-data archive of Spark's classes that the
-  first local run on a machine writes (README, "Audit engines"): an untimed run on 10,000 plays
-  makes it first when the cache has none, so every timed child maps it alike.
+  parsing, joins, counts).
 All must agree on the counts. With --repeat N the local[1] and local[2] children run in N
 interleaved pairs, and the speed-up is the median of the pairs' ratios (a pair shares the
 machine's load of the moment). Prints each figure, Spark's ratio to DuckDB, and the query's
@@ -27,7 +25,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
@@ -48,8 +45,8 @@ moment = parse_instant(now, source="bench")
 start = 0.0
 options = EngineOptions("duckdb") if master == "duckdb" else EngineOptions("spark", master)
 if master != "duckdb":
-    # The session as `audit deep` starts it (its JVM options, the class-data archive), with
-    # room for the driver; the audit below reuses it.
+    # The session as `audit deep` starts it (its JVM options), with room for the driver; the
+    # audit below reuses it.
     from compliance_bake.audit.engines.spark import SparkEngine
     t0 = time.perf_counter()
     SparkEngine.open(EngineOptions("spark", master, (("spark.driver.memory", "6g"),
@@ -82,23 +79,6 @@ def _child(path: Path, master: str, now: str) -> dict[str, float | list[int]]:
     return result
 
 
-def _class_archive(small: list[Path], now: str) -> None:
-    """Local runs map a class-data archive of Spark that the first local run on a machine
-    writes at exit (compliance_bake/audit/engines/spark_jvm.py). Make it before timing, with
-    one untimed run on small files of each format, so that every timed child maps it alike."""
-    from compliance_bake.audit.engines.spark_jvm import driver_jvm
-
-    if driver_jvm().archive is not None:
-        print("class-data archive: already in the cache, mapped by every Spark child")
-        return
-    t0 = time.perf_counter()
-    _child(Path(",".join(str(p) for p in small)), "local[2]", now)
-    made = driver_jvm().archive is not None
-    seconds = time.perf_counter() - t0
-    print(f"class-data archive: {'made' if made else 'NOT made'} by an untimed local[2] run on "
-          f"10,000 plays per format, {seconds:.1f} s with its writing")  # fmt: skip
-
-
 def main() -> None:
     sys.path.insert(0, str(ROOT))
     from bench.audit_bench import NOW, _data
@@ -111,7 +91,6 @@ def main() -> None:
     masters = ["local[1]", "local[2]"]
     print(f"{args.rows:,} plays, {os.cpu_count()} CPUs; Spark times: start (JVM and session) "
           "+ query")  # fmt: skip
-    _class_archive([_data(10_000, fmt) for fmt in args.formats.split(",")], NOW)
     missed = []
     for fmt in args.formats.split(","):
         path = _data(args.rows, fmt)

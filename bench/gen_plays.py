@@ -1,6 +1,7 @@
-"""Generate a plays file of any size (CSV, JSON Lines or Parquet) that audits clean.
+"""Generate a plays file of any size (CSV, JSON Lines or Parquet) that audits clean, or dirty.
 
     python bench/gen_plays.py --rows 10000000 --out bench/.data/plays-10m.csv [--now ISO] [--seed 0]
+        [--dirty]
 
 Every play is by a partner of the demo licences (`fixtures/licences.json`) in a state where it
 holds an active licence, from a real ZIP of that state (taken from `zip_index()`, the index the
@@ -8,6 +9,11 @@ audit joins against). `enriched_at` falls inside the 90 days before `--now` for 
 3 in 100 were enriched earlier (outside the window) and 1 in 100 never (empty). `placed_at` is a
 few seconds to a day before `enriched_at`. DuckDB writes the file: 10,000,000 rows take about
 a minute and a half on two cores. The output depends only on the arguments.
+
+With --dirty, about 1 play in 100 breaks the audit, a quarter each way: an unknown state (`XX`),
+a ZIP that lost its leading digit (malformed-zip), an `enriched_at` that is no time
+(malformed-timestamp), and a partner with no licence (partner-not-licensed when in the window);
+the other plays are those of the clean file.
 """
 
 from __future__ import annotations
@@ -38,7 +44,22 @@ def _format(path: Path) -> str:
     raise SystemExit(f"{path}: unknown format (use .csv, .jsonl, .ndjson or .parquet)")
 
 
-def generate(rows: int, out: Path, now: str = DEFAULT_NOW, seed: int = 0) -> Path:
+_COLUMNS = ("play_id", "partner", "state", "zip", "placed_at", "enriched_at", "wager_type", "stake")
+# The columns of a dirty play: `k` (1 to 4) picks the way it breaks the audit, 0 keeps it clean.
+_DIRTY = """
+  play_id,
+  CASE WHEN k = 1 THEN 'node-rogue-09' ELSE partner END AS partner,
+  CASE WHEN k = 2 THEN 'XX' ELSE state END AS state,
+  CASE WHEN k = 3 THEN substr(zip, 2) ELSE zip END AS zip,
+  placed_at,
+  CASE WHEN k = 4 THEN 'not a time' ELSE enriched_at END AS enriched_at,
+  wager_type, stake
+"""
+
+
+def generate(
+    rows: int, out: Path, now: str = DEFAULT_NOW, seed: int = 0, dirty: bool = False
+) -> Path:
     import duckdb
 
     from compliance_bake.inputs.zipindex import zip_index
@@ -81,7 +102,10 @@ def generate(rows: int, out: Path, now: str = DEFAULT_NOW, seed: int = 0) -> Pat
                    ELSE {now_us} - (g % {window_us}) END AS enriched_us
             FROM r
           )
+          SELECT {_DIRTY if dirty else ", ".join(_COLUMNS)} FROM (
           SELECT
+            CASE WHEN {"(g >> 44) % 100 = 7" if dirty else "false"}
+                 THEN 1 + ((g >> 52) % 4)::INT ELSE 0 END AS k, i,
             printf('p%010d', i) AS play_id,
             pairs.partner AS partner,
             pairs.state AS state,
@@ -97,7 +121,7 @@ def generate(rows: int, out: Path, now: str = DEFAULT_NOW, seed: int = 0) -> Pat
           FROM e
           JOIN pairs ON pairs.k = (h >> 4) % {len(DEMO_LICENSED)}
           JOIN zips USING (state)
-          ORDER BY i
+          ) ORDER BY i
         ) TO '{out}' {_format(out)}
         """
     )
@@ -110,8 +134,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--now", default=DEFAULT_NOW)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dirty", action="store_true", help="about 1 play in 100 violates")
     args = parser.parse_args()
-    generate(args.rows, args.out, args.now, args.seed)
+    generate(args.rows, args.out, args.now, args.seed, args.dirty)
 
 
 if __name__ == "__main__":

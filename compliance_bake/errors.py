@@ -11,6 +11,7 @@ EXIT_CHECK_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_TARGET_FAILED = 3
 EXIT_INTERNAL = 4
+EXIT_NOTHING_CHECKED = 5  # done, and nothing fell within the check (pytest's 5)
 
 
 class BakeError(Exception):

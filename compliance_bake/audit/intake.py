@@ -6,27 +6,35 @@ FIFO, a device, a socket or a folder. The one exception is `-`, standard input, 
 it is copied into a private temporary folder (mode 0700, removed afterwards) while its records
 are counted, because an engine reads its input more than once. `PlaysInput.readable` gives the
 file an engine may read: the file itself, or a copy with every record past the reader's limit
-blanked out (`long_records.without_oversized`).
+blanked out (`without_oversized`, below).
 """
 
 from __future__ import annotations
 
+import codecs
+import mmap
 import os
 import shutil
 import stat
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 from compliance_bake.audit import records
-from compliance_bake.audit.long_records import without_oversized
 from compliance_bake.audit.plays import PlaysFormat, plays_format
-from compliance_bake.audit.records import RecordCount, RecordScanner, count_records
+from compliance_bake.audit.records import (
+    CHUNK,
+    RECORD_LIMIT,
+    Oversized,
+    RecordCount,
+    RecordScanner,
+    count_records,
+)
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.files import file_kind
 
@@ -45,6 +53,7 @@ class PlaysInput:
     workdir: Path | None = None  # the private temporary folder, once one is needed
     count: RecordCount | None = None
     _readable: Path | None = field(default=None, repr=False)
+    _line_feeds: bool = field(default=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -59,14 +68,34 @@ class PlaysInput:
         return self.count
 
     def readable(self) -> Path:
-        """The file an engine reads: `path`, or a copy without the records past the limit."""
-        if self.format is PlaysFormat.PARQUET or not self.record_count().oversized:
+        """The file an engine reads: `path`, or a copy without the records past the limit (and
+        for a CSV with bytes that are not UTF-8, with those read as U+FFFD; after
+        `line_feeds_only`, with every line ending in a line feed)."""
+        if self.format is PlaysFormat.PARQUET:
+            return self.path
+        count = self.record_count()
+        if not count.oversized and not count.not_utf8 and not self._line_feeds:
             return self.path
         if self._readable is None:
             target = self._workdir() / ("readable" + self.path.suffix)
-            without_oversized(self.path, target, self.record_count().oversized)
+            without_oversized(
+                self.path, target, count.oversized, count.not_utf8, self._line_feeds
+            )
             self._readable = target
         return self._readable
+
+    def line_feeds_only(self) -> bool:
+        """Make `readable` a copy whose lines all end in a line feed, when the file holds a
+        carriage return: DuckDB's reader stops at a file whose lines end both ways. Whether
+        anything changed."""
+        if self._line_feeds or self.format is PlaysFormat.PARQUET:
+            return False
+        with self.path.open("rb") as handle:
+            while chunk := handle.read(records.CHUNK):
+                if b"\r" in chunk:
+                    self._line_feeds, self._readable = True, None
+                    return True
+        return False
 
     def _workdir(self) -> Path:
         if self.workdir is None:
@@ -189,3 +218,83 @@ def counting(plays: PlaysInput) -> Iterator[Callable[[], RecordCount | None]]:
         yield result
     finally:
         counter.join()
+
+
+def has_long_line(path: Path, limit: int | None = None) -> bool:
+    """Whether some line of the file is longer than `limit` bytes: a quick look before an engine
+    reads it. From each line feed it looks back from `limit` bytes on for the next one, so it
+    touches a few bytes per `limit` bytes of file (the file is mapped, not read). A record past
+    the limit made of short lines (a quoted field with line feeds) escapes it; the full count
+    finds that one."""
+    limit = RECORD_LIMIT if limit is None else limit
+    with path.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size <= limit:
+            return False
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            last = -1  # the line feed before the current line
+            while last + 1 + limit < size:
+                found = data.rfind(b"\n", last + 1, last + 1 + limit)
+                if found < 0:
+                    return True
+                last = found
+    return False
+
+
+def without_oversized(
+    source: Path,
+    target: Path,
+    oversized: Iterable[Oversized],
+    repair_utf8: bool = False,
+    line_feeds: bool = False,
+) -> None:
+    """Copy `source` to `target` with each oversized record replaced by as many line feeds as it
+    has lines: blank lines, which the readers skip, so the lines after keep their numbers. With
+    `repair_utf8`, bytes that are not UTF-8 become U+FFFD, as Spark's CSV reader shows them:
+    DuckDB's reader refuses a row whose value it reads with such bytes, so whether the row
+    counted as a play would depend on the columns a query reads. With `line_feeds`, every line
+    ends in a line feed: `\\r\\n` becomes `\\n`, and so does a lone `\\r` (a line end to
+    some writers), for DuckDB's reader stops at a file whose lines end both ways."""
+    with source.open("rb") as src, target.open("wb") as raw:
+        dst = _Repairing(raw, repair_utf8, line_feeds)
+        at = 0
+        for record in oversized:
+            _copy_range(src, dst, at, record.start)
+            dst.write(b"\n" * record.lines)
+            at = record.end
+        src.seek(at)
+        shutil.copyfileobj(src, dst, CHUNK)
+        dst.write(b"", final=True)
+
+
+class _Repairing:
+    """A binary writer that passes bytes on, or writes UTF-8 (bytes that are not UTF-8 replaced
+    by U+FFFD), and/or lines that all end in a line feed (a final `\\r` waits for the next)."""
+
+    def __init__(self, out: BinaryIO, utf8: bool, line_feeds: bool) -> None:
+        self.out, self.line_feeds = out, line_feeds
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace") if utf8 else None
+        self.pending = b""
+
+    def write(self, data: bytes, final: bool = False) -> int:
+        size = len(data)
+        if self.decoder is not None:
+            data = self.decoder.decode(data, final).encode("utf-8")
+        if self.line_feeds:
+            data, self.pending = self.pending + data, b""
+            if data.endswith(b"\r") and not final:
+                data, self.pending = data[:-1], b"\r"
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        self.out.write(data)
+        return size
+
+
+def _copy_range(src: BinaryIO, dst: _Repairing, begin: int, end: int) -> None:
+    src.seek(begin)
+    left = end - begin
+    while left > 0:
+        chunk = src.read(min(CHUNK, left))
+        if not chunk:
+            break
+        dst.write(chunk)
+        left -= len(chunk)

@@ -191,9 +191,12 @@ def _csv_relation(source: PlaysSource, nul_check: bool) -> str:
     nul = " OR ".join(f"contains({_ident(c)}, chr(0))" for c in COLUMNS)
     if not nul_check:
         nul = "false"
+    # A row of empty fields (a line of commas, however many) holds no play: the reader passes
+    # empty trailing fields, so it would otherwise be a play with no ZIP (malformed-zip).
+    empty = f"coalesce({', '.join(_ident(c) for c in COLUMNS)}) IS NULL"
     return f"""
         SELECT NULL::BIGINT AS line, {", ".join(_ident(c) for c in COLUMNS)},
-               coalesce({nul}, false) AS malformed, NULL::VARCHAR AS raw
+               coalesce({nul}, false) OR {empty} AS malformed, NULL::VARCHAR AS raw
         FROM read_csv({_literal(str(source.path))}, header = true, columns = {columns},
                       auto_detect = false, delim = ',', quote = '"', escape = '"',
                       store_rejects = true, rejects_table = '{REJECTS_TABLE}',
@@ -217,7 +220,9 @@ def _jsonl_relation(source: PlaysSource, nul_check: bool) -> str:
           SELECT text, CASE
                    WHEN text IS NULL OR {nul} OR NOT json_valid(text) THEN true
                    WHEN json_type(text) <> 'OBJECT' THEN true
+                   -- a key twice: readers disagree on which value is the play's
                    ELSE NOT list_has_all(json_keys(text), [{keys}])
+                        OR list_unique(json_keys(text)) < len(json_keys(text))
                  END AS bad
           FROM read_csv({_literal(str(source.path))}, header = false,
                         columns = {{'text': 'VARCHAR'}}, auto_detect = false, delim = '\x01',

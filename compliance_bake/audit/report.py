@@ -16,7 +16,7 @@ from compliance_bake.audit.plays import PlaysFormat
 from compliance_bake.audit.violations import Violation
 from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, ZipWindow
 from compliance_bake.clock import iso_millis
-from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
+from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_NOTHING_CHECKED, EXIT_OK
 from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.resources import is_demo_fixtures
 
@@ -60,8 +60,27 @@ def deep_audit_block(audit: ZipWindow, command: str) -> dict[str, Any]:
     return {"zipWindow": zip_window_block(audit), "command": command}
 
 
-def exit_code(audit: ZipWindow) -> int:
-    return EXIT_OK if audit.ok else EXIT_CHECK_FAILED
+def nothing_audited(audit: ZipWindow) -> bool:
+    """No violation, and no play in the window: the audit checked nothing, which is no pass."""
+    return audit.ok and audit.in_window_plays == 0
+
+
+def empty_window_message(audit: ZipWindow) -> str:
+    """What to tell the operator when `nothing_audited`: where the window was, and the fix."""
+    return (
+        f"nothing audited: none of the {audit.total_plays:,} plays of {audit.plays} was enriched "
+        f"in the {audit.days}-day window {iso_millis(audit.since)} .. {iso_millis(audit.now)} "
+        "(fix: pass the plays' own --now, more --days, or --allow-empty-window to accept it)"
+    )
+
+
+def exit_code(audit: ZipWindow, allow_empty_window: bool = False) -> int:
+    """0 a pass, 1 a violation, 5 nothing audited (unless the empty window is allowed)."""
+    if not audit.ok:
+        return EXIT_CHECK_FAILED
+    if nothing_audited(audit) and not allow_empty_window:
+        return EXIT_NOTHING_CHECKED
+    return EXIT_OK
 
 
 def _cut(audit: ZipWindow) -> dict[str, Any]:
@@ -71,10 +90,12 @@ def _cut(audit: ZipWindow) -> dict[str, Any]:
     return {"violationsListed": len(audit.violations), "violationsDigest": audit.digest}
 
 
-def summary(audit: ZipWindow, command: str, report: Path | None) -> dict[str, Any]:
+def summary(
+    audit: ZipWindow, command: str, report: Path | None, allow_empty_window: bool = False
+) -> dict[str, Any]:
     return {
         "ok": audit.ok,
-        "exitCode": exit_code(audit),
+        "exitCode": exit_code(audit, allow_empty_window),
         "plays": audit.plays,
         "format": audit.format,
         "window": {"from": iso_millis(audit.since), "to": iso_millis(audit.now)},

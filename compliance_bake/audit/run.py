@@ -2,7 +2,8 @@
 
 Bad input (the clock, the fixtures, the plays file's existence, kind, format or columns) raises
 InputError before anything is written; `-` reads the plays from standard input. The report is
-published atomically, alone, under `out/`.
+published atomically, alone, under `out/`, with the honest counts even when no play fell in the
+window: that run then ends with exit 5, not a pass, unless the empty window is allowed.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from compliance_bake.audit.engines.interface import EngineOptions
 from compliance_bake.audit.plays import PlaysFormat
 from compliance_bake.audit.zip_window import DEFAULT_DAYS, ZipWindow, run_zip_window
 from compliance_bake.clock import iso_millis, resolve_now
+from compliance_bake.errors import EXIT_NOTHING_CHECKED
 from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report.publish import publish
@@ -26,6 +28,7 @@ class AuditResult:
     audit: ZipWindow
     command: str
     report_path: Path
+    allow_empty_window: bool = False
 
     @property
     def ok(self) -> bool:
@@ -33,10 +36,17 @@ class AuditResult:
 
     @property
     def exit_code(self) -> int:
-        return report.exit_code(self.audit)
+        return report.exit_code(self.audit, self.allow_empty_window)
+
+    @property
+    def nothing_audited(self) -> str | None:
+        """The message when no play fell in the window and that is not allowed, else None."""
+        if self.exit_code != EXIT_NOTHING_CHECKED:
+            return None
+        return report.empty_window_message(self.audit)
 
     def summary(self) -> dict[str, Any]:
-        return report.summary(self.audit, self.command, self.report_path)
+        return report.summary(self.audit, self.command, self.report_path, self.allow_empty_window)
 
 
 def run_audit(
@@ -51,6 +61,7 @@ def run_audit(
     phases: Phases = no_phases,
     engine: EngineOptions | None = None,
     violations_out: str | None = None,
+    allow_empty_window: bool = False,
 ) -> AuditResult:
     """Phases: load (clock, licences), audit (the query over the plays), write."""
     phases("load")
@@ -64,4 +75,4 @@ def run_audit(
     command = report.audit_command(str(plays), days, iso_millis(moment), fixtures_dir, fmt)
     phases("write")
     written = publish(out_dir, {report.REPORT_FILE: report.report_bytes(audit, command)})
-    return AuditResult(audit=audit, command=command, report_path=written[0])
+    return AuditResult(audit, command, written[0], allow_empty_window)

@@ -1,12 +1,13 @@
 """The ZIP window's SQL, written once for every engine, and the dialect table of its spellings.
 
-`audit_query` classifies every play (`classified`; `counted` groups the plays first, for the
-counts); it ends in `COUNTS_SQL` (one row of counts) or `VIOLATIONS_SQL` (the violating plays).
+`audit_query` classifies every play (`classified`) and ends in `COUNTS_SQL`, the one pass over
+the plays: its rows (`GROUPS`) hold the counts and every violating play, and the other queries
+here (`TOTALS_SQL`, `VIOLATIONS_SQL`, `digest_sql`, `VIOLATIONS_OUT_SQL`) read only them.
 It names only the relations `plays(line, play_id, partner, state, zip, placed_at, enriched_at,
 wager_type, stake, malformed, raw)`, `zips(zip, state)`, `states(state, regulated)` and
 `licences(partner, state)` (active licences only), in plain SQL but for the few spellings of
 `Dialect`; `audit_query` writes it for one engine. The listed spellings are all that differ:
-tests/test_audit_dialects.py parses both with sqlglot and compares the trees.
+tests/audit/test_audit_dialects.py parses both with sqlglot and compares the trees.
 
 Two behaviours of the engines differ and are made portable here:
 - the fast path is each engine's own (`Dialect.fast_shape` and `parse_fast`, above
@@ -87,7 +88,7 @@ INSTANT = (
 )
 # The common form exactly (`2026-11-20T10:00:01.250Z`): every text it matches, INSTANT matches.
 # Spark's fast path is this regex and the cast INSTANT's path makes too, so it gives what the
-# slow path gives, only sooner (tests/test_audit_fast_path.py holds the inclusion).
+# slow path gives, only sooner (tests/audit/test_audit_fast_path.py holds the inclusion).
 EXACT_FORM = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9][.][0-9]{3}Z"
 
 
@@ -98,8 +99,7 @@ def code(name: str) -> int:
 
 # A play's reason is decided from two small numbers and two joins: `timing` (when it was
 # enriched) and `zip_check` (its ZIP against the ZIP database), each decided once per play, and
-# the `states` and `licences` rows of its state and partner. So the counts can group the plays by
-# partner, state, timing and ZIP check before those two joins (`counted`).
+# the `states` and `licences` rows of its state and partner.
 TIMING = {"malformed": 1, "malformed-timestamp": 2, "future": 3, "window": 4, "not-enriched": 5}
 ZIP_CHECK = {"malformed": 1, "not-real": 2, "other-state": 3}  # 0: a real ZIP of its state
 
@@ -109,7 +109,7 @@ def _timing(d: Dialect) -> str:
 
     One CASE on `enriched_us`: a separate `in_window` column and `nullif(enriched_at, '')` cost
     0.1 s of CPU more on 10,000,000 plays. `AND NOT malformed` keeps a NULL `malformed` out of
-    the window, as before (tests/test_audit_timing.py pins it to that spelling).
+    the window, as before (tests/audit/test_audit_timing.py pins it to that spelling).
     """
     t = TIMING
     return f"""CASE
@@ -200,38 +200,41 @@ parsed {m} (
          p.timing = {TIMING["not-enriched"]} AS not_enriched,
          {_reason_case()} AS reason
   FROM zoned p{_JOINS}
-), counted {m} (
-  SELECT p.n, p.timing = {TIMING["window"]} AS in_window,
-         p.timing = {TIMING["not-enriched"]} AS not_enriched,
-         {_reason_case()} AS reason
-  FROM (
-    SELECT partner, state, timing, zip_check, count(*) AS n
-    FROM zoned GROUP BY partner, state, timing, zip_check
-  ) p{_JOINS}
 )"""
 
 
-# The counts: one row (total, in window, not enriched, then one count per reason). From the
-# plays grouped by partner, state, timing and ZIP check (`counted`): the joins with `states` and
-# `licences` then meet a few groups instead of every play (on 10,000,000 plays, 0.3-0.7 s of CPU
-# less than joining every play). The groups are as many as the distinct (partner, state) pairs
-# of the plays, times the few timings and ZIP checks: 12 on the benchmark's plays; memory grows
-# with them, not with the plays (5,000,000 plays each of its own partner: a peak of 1,126 MiB
-# where joining every play took 720 MiB).
+# The one pass over the plays: every play classified once, and grouped. The plays that pass fall
+# into a few groups (in window or not, enriched or not); each violating play keeps its fields in
+# the group key, so it is a group of its own (identical rows share one, with their number in
+# `n`). The engine keeps the result as the relation `GROUPS`; the counts, the violating plays,
+# their digest and --violations-out are read from it, never from the plays again. A clean file
+# holds no play in it, and the groups are as many as the violating plays, plus three.
+GROUPS = "audit_groups"
+# `COPIES(k)`, k = 1 .. the largest `n`: joined on `k <= n`, it gives a group's plays one by one.
+COPIES = "audit_copies"
+_FIELDS = ("play_id", "line", "partner", "state", "zip", "enriched_at", "raw")
 COUNTS_SQL = f"""
+SELECT in_window, not_enriched, reason, {", ".join(_FIELDS)}, count(*) AS n
+FROM (
+  SELECT in_window, not_enriched, reason,
+         {", ".join(f"CASE WHEN reason IS NOT NULL THEN {c} END AS {c}" for c in _FIELDS)}
+  FROM classified
+) kept
+GROUP BY in_window, not_enriched, reason, {", ".join(_FIELDS)}
+"""
+# The counts from the groups: one row (total, in window, not enriched, then one per reason).
+TOTALS_SQL = f"""
 SELECT coalesce(sum(n), 0) AS total,
        coalesce(sum(n) FILTER (WHERE in_window), 0) AS in_window,
        coalesce(sum(n) FILTER (WHERE not_enriched), 0) AS not_enriched,
        {", ".join(f"coalesce(sum(n) FILTER (WHERE reason = {code(m.name)}), 0)" for m in Violation)}
-FROM counted
+FROM {GROUPS}
 """
-# Every violating play. Run only when the counts found one: a clean file is read once, and its
-# play ids are never materialised (on 10,000,000 plays that and the list cost about 0.6 s).
-VIOLATIONS_SQL = """
-SELECT reason, play_id, line, partner, state, zip, enriched_at, raw
-FROM classified WHERE reason IS NOT NULL
+# Every violating play, as a group and its number of plays.
+VIOLATIONS_SQL = f"""
+SELECT reason, play_id, line, partner, state, zip, enriched_at, raw, n
+FROM {GROUPS} WHERE reason IS NOT NULL
 """
-# The same order as ViolatingPlay.sort_key (both engines compare text by code point).
 _ORDER_KEYS = (
     "reason",
     "coalesce(play_id, '')",
@@ -242,12 +245,15 @@ _ORDER_KEYS = (
 # defaults for NULLs differ, so it is spelled out, though no key can be NULL).
 VIOLATION_ORDER = "\nORDER BY " + ", ".join(f"{k} ASC NULLS LAST" for k in _ORDER_KEYS) + "\n"
 
-# Every violating play with its reason named: what --violations-out writes.
+# Every violating play with its reason named, one row per play: what --violations-out writes.
 VIOLATIONS_OUT_SQL = f"""
 SELECT CASE reason {" ".join(f"WHEN {code(m.name)} THEN '{m.value}'" for m in Violation)} END
          AS reason, play_id, line, partner, state, zip, enriched_at, raw
-FROM classified WHERE reason IS NOT NULL
+FROM {GROUPS} g JOIN {COPIES} c ON c.k <= g.n
+WHERE reason IS NOT NULL
 """
+# The largest number of plays in one group: the size `COPIES` needs.
+LARGEST_GROUP_SQL = f"SELECT coalesce(max(n), 0) FROM {GROUPS} WHERE reason IS NOT NULL"
 # The fields of a violating play that every engine reads alike (not `line`, not `raw`).
 _ROW_TEXT = " || chr(31) || ".join(
     ["try_cast(reason AS STRING)"]
@@ -258,10 +264,13 @@ _ROW_TEXT = " || chr(31) || ".join(
 def digest_sql(dialect: Dialect) -> str:
     """The violations' digest: how many, and the sum of the first 32 bits of each one's MD5.
 
-    Order-free, so the engine computes it where the plays are, without sorting or collecting.
+    Order-free, so the engine computes it where the groups are, without sorting or collecting.
     """
     part = dialect.hex_to_int(f"substr(md5({_ROW_TEXT}), 1, 8)")
-    return f"SELECT count(*), coalesce(sum({part}), 0) FROM classified WHERE reason IS NOT NULL"
+    return (
+        f"SELECT coalesce(sum(n), 0), coalesce(sum({part} * n), 0) FROM {GROUPS} "
+        "WHERE reason IS NOT NULL"
+    )
 
 
 def audit_query(dialect: Dialect, plays: str, final: str = COUNTS_SQL) -> str:

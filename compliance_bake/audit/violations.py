@@ -26,8 +26,10 @@ class Violation(Enum):
 
 
 _EXPLANATIONS = {
-    Violation.MALFORMED_ROW: "the row cannot be read as a play: wrong column count, a NUL byte, "
-    "an unterminated quote, a JSON line that is not an object with the eight keys, a record past "
+    Violation.MALFORMED_ROW: "the row cannot be read as a play: wrong column count, a row of "
+    "empty fields, a NUL byte, "
+    "an unterminated quote, a JSON line that is not an object with the eight keys (each once), a "
+    "record past "
     "the reader's limit (64 MiB), or a record the reader did not return",
     Violation.MALFORMED_TIMESTAMP: "enriched_at is neither empty nor an ISO 8601 date-time with "
     "seconds and a UTC offset or Z",
@@ -69,4 +71,7 @@ class ViolatingPlay:
         """Reason, play id, line, then every field: a total order, so reports are stable."""
         fields = (self.play_id, self.partner, self.state, self.zip, self.enriched_at, self.raw)
         text = tuple("" if f is None else f for f in fields)
-        return (list(Violation).index(self.reason), text[0], self.line or 0, *text[1:])
+        return (_RANK[self.reason], text[0], self.line or 0, *text[1:])
+
+
+_RANK = {reason: i for i, reason in enumerate(Violation)}

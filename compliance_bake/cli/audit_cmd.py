@@ -24,8 +24,9 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 REASONS = """\b
 Violation reasons (a play counts under the first that applies):
-  malformed-row         wrong column count, NUL byte, unterminated
-                        quote, bad JSON line, a record over 64 MiB
+  malformed-row         wrong column count, a row of empty fields,
+                        NUL byte, unterminated quote, bad JSON line
+                        (a key twice), a record over 64 MiB
   malformed-timestamp   enriched_at not empty and not ISO 8601 with
                         seconds and Z/offset
   enriched-in-future    enriched_at after now
@@ -38,7 +39,7 @@ Violation reasons (a play counts under the first that applies):
                         partner in the state"""
 
 
-FOOTER = exit_codes(0, 1, 2, 4, one="done, and a play violates the window")
+FOOTER = exit_codes(0, 1, 2, 4, 5, one="done, and a play violates the window")
 
 
 @click.group(context_settings=CONTEXT)
@@ -93,6 +94,11 @@ def audit() -> None:
     help="Also write every violating play as a Parquet dataset into DIR, from the engine itself "
     "(a local folder, or with Spark any URI the cluster can write).",
 )
+@click.option(
+    "--allow-empty-window",
+    is_flag=True,
+    help="Exit 0 when no play falls in the window (else exit 5: nothing was audited).",
+)
 @json_option
 @quiet_option
 @report_option
@@ -107,6 +113,7 @@ def deep(
     spark_master: str,
     spark_conf: tuple[str, ...],
     violations_out: str | None,
+    allow_empty_window: bool,
     as_json: bool,
     quiet: bool,
     reports: tuple[tuple[str, str], ...],
@@ -122,6 +129,9 @@ def deep(
     Prints counts by reason and the first violations, and writes every violation to
     OUT/audit/zip-window.json (atomically). Past 100,000 violations the report lists the
     first 100,000 and a digest of all; --violations-out DIR writes them all as Parquet.
+
+    When no play falls in the window and none violates it, nothing was audited: the report
+    still records the counts, and the run ends with exit 5 unless --allow-empty-window.
 
     Every record of the file counts in totalPlays: a row the reader cannot take, a record over
     64 MiB included, is a malformed-row violation with its line. --plays - reads standard input
@@ -161,6 +171,7 @@ def deep(
             phases=phases,
             engine=options,
             violations_out=violations_out,
+            allow_empty_window=allow_empty_window,
         )
     if as_json:
         click.echo(json.dumps(result.summary(), indent=2, ensure_ascii=False))
@@ -168,4 +179,6 @@ def deep(
         with reporters.human_output(tables_to_stderr):
             render.audit_report(result)
     reporters.write_reports(reports, outcome.of_audit(result))
+    if result.nothing_audited is not None:
+        click.echo(f"compliance-bake: {result.nothing_audited}", err=True)
     sys.exit(result.exit_code)

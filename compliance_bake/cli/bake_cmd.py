@@ -26,6 +26,8 @@ from compliance_bake.cli.options import (
 )
 from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.terminal import plain
+from compliance_bake.errors import EXIT_NOTHING_CHECKED
 
 
 @click.group(context_settings=CONTEXT)
@@ -40,7 +42,7 @@ def bake() -> None:
 
 @bake.command(
     context_settings=CONTEXT,
-    epilog=exit_codes(0, 1, 2, 3, 4),
+    epilog=exit_codes(0, 1, 2, 3, 4, 5),
     short_help="Check the service, sign, and write out/.",
 )
 @fixtures_option
@@ -72,7 +74,12 @@ def bake() -> None:
     default=None,
     help="Also run the 90-day ZIP-window audit over PLAYS (a .csv, .jsonl or .parquet file; - "
     "reads a CSV from standard input; with --engine spark also a folder, a glob or a URI) on the "
-    "bake's clock: adds deepAudit and the zip-window check.",
+    "bake's clock: adds deepAudit and the zip-window check. No play in the window: exit 5.",
+)
+@click.option(
+    "--allow-empty-window",
+    is_flag=True,
+    help="With --deep-audit: exit 0 when no play falls in the window (else exit 5).",
 )
 @click.option(
     "--signing-key",
@@ -141,6 +148,7 @@ def snapshot(
     secret_file: Path | None,
     console_depth: int,
     deep_audit: str | None,
+    allow_empty_window: bool,
     signing_key_file: Path | None,
     previous: str | None,
     previous_public_key: tuple[Path, ...],
@@ -274,4 +282,15 @@ def snapshot(
             click.echo(f"logged: entry {result.log['index']} of {result.log['dir']} "
                        f"(size {result.log['size']}); proof in {out_dir}/log/", err=True)
     reporters.write_reports(reports, found)
+    audited = result.snapshot.deep_audit
+    window = None if audited is None else audited.zip_window
+    if result.exit_code == 0 and window and not window.in_window_plays and not allow_empty_window:
+        # The snapshot keeps the honest counts; the run is no pass: nothing was audited.
+        click.echo(
+            f"compliance-bake: nothing audited: no play of {plain(str(deep_audit))} falls in the "
+            f"{window.days}-day window before the bake's clock (fix: pass --now, or "
+            "--allow-empty-window to accept it)",
+            err=True,
+        )
+        sys.exit(EXIT_NOTHING_CHECKED)
     sys.exit(result.exit_code)

@@ -251,7 +251,9 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
 def of_audit(result: AuditResult) -> Outcome:
     audit = result.audit
     by_reason = {reason.value: n for reason, n in audit.by_reason.items()}
-    if audit.ok:
+    if result.nothing_audited is not None:
+        verdict = f"NOTHING AUDITED (exit 5): {audit.label}"
+    elif audit.ok:
         verdict = f"PASS: {audit.label}"
     else:
         verdict = f"FAIL: zip-window, {count(audit.violation_count)} violations"

@@ -23,6 +23,7 @@ _MEANINGS = {
     2: "bad usage or bad input: nothing written",
     3: "the target failed (unreachable, timed out, malformed): nothing written",
     4: "internal error (a bug: please report it with the -v output)",
+    5: "nothing audited: no play in the window (--allow-empty-window accepts it)",
 }
 
 

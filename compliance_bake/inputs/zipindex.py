@@ -1,23 +1,23 @@
-"""US ZIP codes and jurisdictions, from the `zipcodes` package's database.
+"""US ZIP codes and jurisdictions, from the ZIP index the package ships (`zip_index.tsv`).
 
-Loaded once per process on first use, as one dictionary of ZIP to state and city, so that a
-lookup is one dictionary access instead of a scan. The columns come from a compact copy of the
-database in the user's cache folder when there is one (`inputs/zipcache.py`: about 20 ms to read,
-where the package's own database costs about 0.5 s to load and list), else from the package,
-which then leaves such a copy for the next process. Every caller (the fixture checks, the audit,
-the generators) reads the one index, so nothing is built twice; the ZipPlace of every ZIP is
-built only when a caller asks for all of them (`places`, `by_state`); the audit asks for the
-ZIPs and their states alone (`zip_states`).
+The file holds four fields of the `zipcodes` package's database (ZIP, state, city, acceptable
+cities) as one tab-separated line per column, in the database's order; the repository's
+scripts/build_zip_index.py writes it from that database, and a test holds the two equal. Reading
+it takes a few milliseconds, where loading and listing the database takes over a second of CPU.
+
+It is read once per process, on first use. The audit asks only for the ZIPs and their states
+(`zip_states`) and the fixture checks for the jurisdictions and a few lookups, so the dictionary
+of ZIP to state and city is built on the first lookup, and the ZipPlace of every ZIP only when a
+caller asks for all of them (`places`, `by_state`: the generators).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from pathlib import Path
 
-from compliance_bake.inputs.zipcache import ZipColumns, read_cached, read_database
-from compliance_bake.memory import gc_paused
-
+INDEX_FILE = Path(__file__).with_name("zip_index.tsv")
 # Present in the ZIP database but not jurisdictions that license wagers: military post offices
 # and the freely associated states.
 _NOT_JURISDICTIONS = frozenset({"AA", "AE", "AP", "FM", "MH", "PW"})
@@ -38,37 +38,40 @@ class ZipPlace:
 
 
 class ZipIndex:
-    """Lookups by ZIP, and the jurisdictions, straight from the columns (one C-level dict of
-    ZIP to state and city); the ZipPlace of every ZIP (`places`, in the database's order) and
-    those grouped by state (`by_state`) are built on first use, by the audit and the
-    generators: the fixture checks only look up their profiles' ZIPs."""
+    """The index's columns, and lookups built from them on first use."""
 
-    def __init__(self, columns: ZipColumns) -> None:
-        self._acceptable = columns.acceptable
-        self._where = dict(
-            zip(columns.zips, zip(columns.states, columns.cities, strict=True), strict=True)
-        )
-        self.jurisdictions = frozenset(columns.states) - _NOT_JURISDICTIONS
+    def __init__(
+        self, zips: list[str], states: list[str], cities: list[str], acceptable: list[str]
+    ) -> None:
+        if not len(zips) == len(states) == len(cities) == len(acceptable):
+            raise ValueError("the ZIP index's columns differ in length")
+        self._zips, self._states, self._cities, self._acceptable = zips, states, cities, acceptable
+        self.jurisdictions = frozenset(states) - _NOT_JURISDICTIONS
+
+    @classmethod
+    def read(cls, path: Path = INDEX_FILE) -> ZipIndex:
+        zips, states, cities, acceptable = path.read_text(encoding="utf-8").split("\n")[:4]
+        return cls(zips.split("\t"), states.split("\t"), cities.split("\t"), acceptable.split("\t"))
+
+    @cached_property
+    def _where(self) -> dict[str, int]:
+        return {zip_code: i for i, zip_code in enumerate(self._zips)}
+
+    def _place(self, i: int) -> ZipPlace:
+        others = tuple(self._acceptable[i].split("|")) if self._acceptable[i] else ()
+        return ZipPlace(self._zips[i], self._states[i], self._cities[i], others)
 
     def lookup(self, zip_code: str) -> ZipPlace | None:
         found = self._where.get(zip_code)
-        if found is None:
-            return None
-        return ZipPlace(zip_code, *found, tuple(self._acceptable.get(zip_code, ())))
+        return None if found is None else self._place(found)
 
     def zip_states(self) -> tuple[list[str], list[str]]:
-        """Every ZIP and its state, in the order of `places`, without building a ZipPlace for
-        each: the audit's `zips` relation (about 5 ms, where `places` takes about 50 ms)."""
-        return list(self._where), [state for state, _ in self._where.values()]
+        """Every ZIP and its state, in the order of `places`: the audit's `zips` relation."""
+        return list(self._zips), list(self._states)
 
     @cached_property
     def places(self) -> dict[str, ZipPlace]:
-        with gc_paused(keep=True):  # the ZipPlace records are all kept
-            acceptable = self._acceptable
-            return {
-                zip_code: ZipPlace(zip_code, state, city, tuple(acceptable.get(zip_code, ())))
-                for zip_code, (state, city) in self._where.items()
-            }
+        return {self._zips[i]: self._place(i) for i in range(len(self._zips))}
 
     @cached_property
     def by_state(self) -> dict[str, dict[str, ZipPlace]]:
@@ -80,9 +83,8 @@ class ZipIndex:
 
 @lru_cache(maxsize=1)
 def zip_index() -> ZipIndex:
-    """The whole index: from the cached copy of the database, else from the database."""
-    with gc_paused(keep=True):
-        return ZipIndex(read_cached() or read_database())
+    """The whole index, read from the shipped file once per process."""
+    return ZipIndex.read()
 
 
 def state_places(code: str) -> dict[str, ZipPlace]:

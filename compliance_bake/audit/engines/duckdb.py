@@ -10,7 +10,6 @@ byte is counted again with every value searched for one.
 
 from __future__ import annotations
 
-import hashlib
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -21,10 +20,9 @@ from compliance_bake.audit.engines.interface import (
     Relations,
     Window,
     digest_text,
-    violating_play,
+    violating_plays,
 )
-from compliance_bake.audit.intake import STDIN, PlaysInput, counting, plays_input
-from compliance_bake.audit.long_records import has_long_line
+from compliance_bake.audit.intake import STDIN, PlaysInput, counting, has_long_line, plays_input
 from compliance_bake.audit.plays import (
     PlaysFormat,
     PlaysSource,
@@ -38,8 +36,11 @@ from compliance_bake.audit.reading import reporting
 from compliance_bake.audit.records import RecordCount
 from compliance_bake.audit.sources import is_glob, is_uri, resolve_plays
 from compliance_bake.audit.sql import (
-    COUNTS_SQL,
+    COPIES,
     DUCKDB,
+    GROUPS,
+    LARGEST_GROUP_SQL,
+    TOTALS_SQL,
     VIOLATION_ORDER,
     VIOLATIONS_OUT_SQL,
     VIOLATIONS_SQL,
@@ -49,8 +50,6 @@ from compliance_bake.audit.sql import (
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.errors import InputError
 from compliance_bake.progress import ProgressSink
-
-UNREAD_TABLE = "unread_plays"
 
 
 class _Reader:
@@ -73,27 +72,14 @@ class _Reader:
         # Lines the reader rejected (CSV, JSON Lines): the same query classifies them.
         return [main, rejected_relation()]
 
-    def run(self, relation: str, final: str, window: Window) -> list[tuple[Any, ...]]:
-        # fetchall, not fetchone: the reader's rejects table exists only once it is consumed.
-        rows: list[tuple[Any, ...]] = self.con.execute(
-            audit_query(DUCKDB, relation, final), window.params
-        ).fetchall()
-        return rows
-
-    def counts(self, window: Window) -> list[int]:
-        counts = [0] * (3 + len(Violation))
-        for relation in self.relations():
-            row = self.run(relation, COUNTS_SQL, window)[0]
-            counts = [a + int(b) for a, b in zip(counts, row, strict=True)]
-        return counts
-
-
-def _row_hash(play: ViolatingPlay) -> int:
-    """A play's part of the digest, as sql.digest_sql computes it in the engine."""
-    code = list(Violation).index(play.reason) + 1
-    fields = (play.play_id, play.partner, play.state, play.zip, play.enriched_at)
-    text = "\x1f".join([str(code), *("" if f is None else f for f in fields)])
-    return int(hashlib.md5(text.encode(), usedforsecurity=False).hexdigest()[:8], 16)
+    def groups(self, window: Window) -> None:
+        """The one pass: every play classified into `GROUPS` (sql.COUNTS_SQL), the plays first,
+        then the lines the reader rejected (their table exists once the plays were read)."""
+        main, *rest = self.relations()
+        query = audit_query(DUCKDB, main)
+        self.con.execute(f"CREATE OR REPLACE TEMP TABLE {GROUPS} AS {query}", window.params)
+        for relation in rest:
+            self.con.execute(f"INSERT INTO {GROUPS} {audit_query(DUCKDB, relation)}", window.params)
 
 
 class DuckDBEngine:
@@ -117,7 +103,6 @@ class DuckDBEngine:
         self._stack = ExitStack()
         self._input: PlaysInput | None = None
         self._reader: _Reader | None = None
-        self._unread: list[ViolatingPlay] = []
 
     def load_relations(self, relations: Relations) -> None:
         con = self.con
@@ -173,7 +158,8 @@ class DuckDBEngine:
             ) from None
 
     def counts(self, window: Window, progress: ProgressSink) -> list[int]:
-        """The counts, with every record of the input accounted for."""
+        """The one pass over the plays, with every record of the input accounted for: the
+        counts, and the violating plays kept for what follows."""
         plays, reader = self._parts
         with self._reading():
             if plays.format is not PlaysFormat.PARQUET and has_long_line(plays.path, plays.limit):
@@ -181,10 +167,9 @@ class DuckDBEngine:
             if plays.count is not None:
                 reader.reread(plays.readable(), nul_check=plays.count.nul)
             failure: Exception | None = None
-            counts: list[int] = []
             with reporting(self.con, plays.path, progress), counting(plays) as counted:
                 try:
-                    counts = reader.counts(window)
+                    reader.groups(window)
                 except self._error as exc:
                     failure = exc  # perhaps a record past the limit: the count below says
             record = counted()
@@ -193,64 +178,56 @@ class DuckDBEngine:
                 readable != reader.source.path or record.nul and not reader.nul_check
             ):
                 reader.reread(readable, nul_check=record.nul)  # past the limit, or a NUL byte
-                counts = reader.counts(window)  # errors here are the file's own
+                reader.groups(window)  # errors here are the file's own
+            elif failure is not None and plays.line_feeds_only():
+                # Lines ending both ways (CRLF and LF, or a lone CR): read them all as lines.
+                reader.reread(plays.readable(), nul_check=record is not None and record.nul)
+                reader.groups(window)
             elif failure is not None:
                 raise failure
             if record is None:  # Parquet: the footer's count
                 record = RecordCount(parquet_rows(self.con, readable), (), 0, False)
-        self._unread = unread_plays(plays.path, record, counts[0], plays.limit)
-        counts[0] += len(self._unread)
-        counts[3 + list(Violation).index(Violation.MALFORMED_ROW)] += len(self._unread)
-        return counts
+        self._add(unread_plays(plays.path, record, self._totals()[0], plays.limit))
+        return self._totals()
+
+    def _totals(self) -> list[int]:
+        row = self.con.execute(TOTALS_SQL).fetchone()
+        return [int(n) for n in row]
+
+    def _add(self, plays: list[ViolatingPlay]) -> None:
+        """Records DuckDB did not read, each a group of one violating play."""
+        if not plays:
+            return
+        codes = {reason: i + 1 for i, reason in enumerate(Violation)}
+        self.con.executemany(
+            f"INSERT INTO {GROUPS} (in_window, not_enriched, reason, play_id, line, partner, "
+            "state, zip, enriched_at, raw, n) VALUES (false, false, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+            [
+                (codes[p.reason], p.play_id, p.line, p.partner, p.state, p.zip)
+                + (p.enriched_at, p.raw)
+                for p in plays
+            ],
+        )
 
     def violations(self, window: Window, limit: int | None) -> list[ViolatingPlay]:
-        _, reader = self._parts
-        final = VIOLATIONS_SQL if limit is None else f"{VIOLATIONS_SQL}{VIOLATION_ORDER}"
-        if limit is not None:
-            final += f" LIMIT {int(limit)}"
-        found: list[ViolatingPlay] = []
-        with self._reading():
-            # A second scan rejects the same lines again; the rejected relation groups them.
-            for relation in reader.relations():
-                found += [violating_play(row) for row in reader.run(relation, final, window)]
-        return found + self._unread
+        final = VIOLATIONS_SQL
+        if limit is not None:  # the first groups: at least as many plays
+            final += f"{VIOLATION_ORDER} LIMIT {int(limit)}"
+        return violating_plays(self.con.execute(final).fetchall())
 
     def digest(self, window: Window) -> str:
-        _, reader = self._parts
-        count, total = len(self._unread), sum(_row_hash(p) for p in self._unread)
-        with self._reading():
-            for relation in reader.relations():
-                n, s = reader.run(relation, digest_sql(DUCKDB), window)[0]
-                count, total = count + int(n), total + int(s)
-        return digest_text(count, total)
+        count, total = self.con.execute(digest_sql(DUCKDB)).fetchone()
+        return digest_text(int(count), int(total))
 
     def write_violations(self, window: Window, folder: str) -> None:
-        _, reader = self._parts
-        reasons = list(Violation)
-        rows = [
-            [reasons.index(p.reason) + 1, p.play_id, p.line, p.partner, p.state, p.zip]
-            + [p.enriched_at, p.raw]
-            for p in self._unread
-        ]
+        largest = int(self.con.execute(LARGEST_GROUP_SQL).fetchone()[0])
         self.con.execute(
-            f"CREATE OR REPLACE TEMP TABLE {UNREAD_TABLE} (reason INTEGER, play_id VARCHAR, "
-            "line BIGINT, partner VARCHAR, state VARCHAR, zip VARCHAR, enriched_at VARCHAR, "
-            "raw VARCHAR)"
+            f"CREATE OR REPLACE TEMP TABLE {COPIES} AS SELECT range + 1 AS k FROM range($n)",
+            {"n": largest},
         )
-        if rows:
-            self.con.executemany(
-                f"INSERT INTO {UNREAD_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows
-            )
-        unread = VIOLATIONS_OUT_SQL.replace("FROM classified", f"FROM {UNREAD_TABLE}")
-        parts = [f"({audit_query(DUCKDB, r, VIOLATIONS_OUT_SQL)})" for r in reader.relations()]
         Path(folder).mkdir(parents=True, exist_ok=True)
         target = str(Path(folder) / "violations.parquet").replace("'", "''")
-        with self._reading():
-            self.con.execute(
-                f"COPY ({' UNION ALL '.join([*parts, f'({unread})'])}) TO '{target}' "
-                "(FORMAT parquet)",
-                window.params,
-            )
+        self.con.execute(f"COPY ({VIOLATIONS_OUT_SQL}) TO '{target}' (FORMAT parquet)")
 
     def close(self) -> None:
         try:

@@ -66,13 +66,14 @@ class AuditEngine(Protocol):
         `fmt` overrides the name's suffix; `-` is standard input."""
 
     def counts(self, window: Window, progress: ProgressSink) -> list[int]:
-        """COUNTS_SQL over every play: total, in window, not enriched, then one per reason."""
+        """The one pass over the plays (COUNTS_SQL into `GROUPS`), and from it the counts:
+        total, in window, not enriched, then one per reason. The methods below read `GROUPS`."""
 
     def violations(self, window: Window, limit: int | None) -> list[ViolatingPlay]:
-        """The violating plays; with a limit, the first `limit` in the report's order."""
+        """The violating plays; with a limit, at least the first `limit` in the report's order."""
 
     def digest(self, window: Window) -> str:
-        """A digest of every violating play, the same on every engine (zip_window.DIGEST)."""
+        """A digest of every violating play, the same on every engine (sql.digest_sql)."""
 
     def write_violations(self, window: Window, folder: str) -> None:
         """Write every violating play as a Parquet dataset into `folder`, from the engine."""
@@ -84,19 +85,23 @@ class AuditEngine(Protocol):
 REASONS = list(Violation)
 
 
-def violating_play(row: tuple[Any, ...]) -> ViolatingPlay:
-    """A row of VIOLATIONS_SQL (reason code first) as a ViolatingPlay."""
-    code, play_id, line, partner, state, zip_code, enriched_at, raw = row
-    return ViolatingPlay(
-        reason=REASONS[int(code) - 1],
-        play_id=play_id,
-        line=None if line is None else int(line),
-        partner=partner,
-        state=state,
-        zip=zip_code,
-        enriched_at=enriched_at,
-        raw=raw,
-    )
+def violating_plays(rows: list[tuple[Any, ...]]) -> list[ViolatingPlay]:
+    """Rows of VIOLATIONS_SQL (reason code first, the group's number of plays last) as the
+    violating plays, each group as many times as it holds plays."""
+    plays: list[ViolatingPlay] = []
+    for code, play_id, line, partner, state, zip_code, enriched_at, raw, n in rows:
+        play = ViolatingPlay(
+            reason=REASONS[int(code) - 1],
+            play_id=play_id,
+            line=None if line is None else int(line),
+            partner=partner,
+            state=state,
+            zip=zip_code,
+            enriched_at=enriched_at,
+            raw=raw,
+        )
+        plays += [play] * int(n)
+    return plays
 
 
 def digest_text(count: int, total: int) -> str:

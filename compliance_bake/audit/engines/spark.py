@@ -4,15 +4,17 @@
 talks to a Spark Connect server, which reads the plays where they are (s3a://, hdfs://,
 abfss://). The session runs in UTC with partition values kept as text; `--spark-conf` settings
 come last and win. The plays become the temporary view `plays`; the reference relations are
-small temporary views the joins broadcast. Rows come back to this process only for the counts,
-at most VIOLATIONS_BOUND violating plays and the digest; `--violations-out` is written by Spark.
+small temporary views the joins broadcast. The plays are read once: the audit's groups (the
+counts, and one per violating play) are cached in the session, and rows come back to this
+process only for the counts, at most VIOLATIONS_BOUND violating plays and the digest;
+`--violations-out` is written by Spark from the cache.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
+import shutil
 from contextlib import ExitStack
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -23,21 +25,18 @@ from compliance_bake.audit.engines.interface import (
     Relations,
     Window,
     digest_text,
-    violating_play,
-)
-from compliance_bake.audit.engines.spark_jvm import (
-    DriverJvm,
-    driver_jvm,
-    drop_archive,
-    java_executable,
+    violating_plays,
 )
 from compliance_bake.audit.engines.spark_progress import stage_progress
 from compliance_bake.audit.intake import STDIN, plays_input
 from compliance_bake.audit.plays import PlaysFormat, open_plays
 from compliance_bake.audit.sources import PlaysSpec, resolve_plays
 from compliance_bake.audit.sql import (
-    COUNTS_SQL,
+    COPIES,
+    GROUPS,
+    LARGEST_GROUP_SQL,
     SPARK,
+    TOTALS_SQL,
     VIOLATION_ORDER,
     VIOLATIONS_OUT_SQL,
     VIOLATIONS_SQL,
@@ -56,6 +55,20 @@ SESSION_CONF = {
     "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
     "spark.sql.ansi.enabled": "true",
 }
+LOG_CONFIG = Path(__file__).with_name("spark-log4j2.properties")
+# The local driver's JVM: errors-only logging (Spark's INFO lines would reach the terminal), and
+# the optimising compiler (C2) waiting for ten times its default counts: the driver's own code
+# (SQL parser, planner, code generator) runs warm, not hot, and compiling it costs seconds of
+# CPU beside the tasks, while the scan's loops run millions of times and still reach C2 at once.
+DRIVER_JAVA_OPTIONS = " ".join(
+    (
+        f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}",
+        "-XX:Tier4InvocationThreshold=50000",
+        "-XX:Tier4MinInvocationThreshold=6000",
+        "-XX:Tier4CompileThreshold=60000",
+        "-XX:Tier4BackEdgeThreshold=400000",
+    )
+)
 LOCAL_CONF = {
     "spark.ui.showConsoleProgress": "false",  # our own progress goes to stderr
     "spark.driver.bindAddress": "127.0.0.1",
@@ -70,6 +83,14 @@ def _require_pyspark() -> None:
         raise InputError("--engine spark needs pyspark, which is not installed", INSTALL) from None
 
 
+def java_executable() -> str | None:
+    """The java pyspark launches: `$JAVA_HOME/bin/java`, else java on PATH."""
+    if "JAVA_HOME" in os.environ:
+        candidate = os.path.join(os.environ["JAVA_HOME"], "bin", "java")
+        return candidate if os.path.exists(candidate) else None
+    return shutil.which("java")
+
+
 def _require_java() -> None:
     java = java_executable()
     if not java or not os.path.exists(java):
@@ -80,15 +101,14 @@ def _require_java() -> None:
         )
 
 
-def _start(session: Any, master: str, wanted: dict[str, str], jvm: DriverJvm | None) -> Any:
-    """A session for the master with the settings (a local driver's JVM options first)."""
+def _start(session: Any, master: str, wanted: dict[str, str]) -> Any:
+    """A session for the master with the settings (a local driver's JVM options first; the
+    user's `spark.driver.extraJavaOptions`, if given, replaces them)."""
     if master.startswith("sc://"):
         builder = session.builder.remote(master)
     else:
         builder = session.builder.master(master).appName("compliance-bake audit")
-        local = dict(LOCAL_CONF)
-        if jvm is not None:
-            local["spark.driver.extraJavaOptions"] = jvm.options
+        local = {**LOCAL_CONF, "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS}
         for key, value in local.items():
             builder = builder.config(key, value)
     for key, value in wanted.items():  # static settings (memory, jars) take effect only here
@@ -110,40 +130,31 @@ class SparkEngine:
 
     @classmethod
     def open(cls, options: EngineOptions) -> SparkEngine:
-        _require_pyspark()
-        from pyspark.sql import SparkSession
-
         master = options.spark_master
         remote = master.startswith("sc://")
+        # The URL first: it is wrong whether or not pyspark is installed here.
         if not remote and not master.startswith(("local", "spark://", "yarn", "k8s://")):
             raise InputError(
                 f"--spark-master {master}: not a Spark master URL",
                 "pass local[N], local[*], sc://HOST:PORT (Spark Connect), spark://, yarn or k8s://",
             )
+        _require_pyspark()
+        from pyspark.sql import SparkSession
+
         wanted = {**SESSION_CONF, **dict(options.spark_conf)}
         active = None if remote else SparkSession.getActiveSession()
-        jvm = None
         if not remote:
             _require_java()
             # local[N] needs no network: keep the driver on loopback.
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-            if active is None and "spark.driver.extraJavaOptions" not in wanted:
-                jvm = driver_jvm(class_archive=master.startswith("local"))
         try:
-            spark = _start(SparkSession, master, wanted, jvm)
+            spark = _start(SparkSession, master, wanted)
         except Exception as exc:  # Py4J, gRPC: whatever the cause, one line and exit 2
-            spark = None
-            if jvm is not None and jvm.archive is not None:
-                # A damaged class-data archive stops the JVM at start: once more without it.
-                drop_archive(jvm.archive)
-                with contextlib.suppress(Exception):
-                    spark = _start(SparkSession, master, wanted, driver_jvm(class_archive=False))
-            if spark is None:
-                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-                raise InputError(
-                    f"--spark-master {master}: cannot start a Spark session: {first}",
-                    "check the master URL (a Connect server listening there) and Java 17+",
-                ) from None
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+            raise InputError(
+                f"--spark-master {master}: cannot start a Spark session: {first}",
+                "check the master URL (a Connect server listening there) and Java 17+",
+            ) from None
         for key, value in wanted.items():  # a session that was already running takes them here
             try:
                 spark.conf.set(key, value)
@@ -214,33 +225,40 @@ class SparkEngine:
             "check the path or URI, the format and the encoding (UTF-8)",
         )
 
-    def _run(self, final: str, window: Window) -> list[Any]:
-        query = audit_query(SPARK, f"SELECT * FROM {PLAYS_VIEW}", final)
+    def _run(self, query: str, window: Window | None = None) -> list[Any]:
         try:
-            rows: list[Any] = self.spark.sql(query, args=window.params).collect()
+            rows: list[Any] = self.spark.sql(query, args=window and window.params).collect()
         except Exception as exc:
             raise self._input_error(exc) from None
         return rows
 
     def counts(self, window: Window, progress: ProgressSink) -> list[int]:
+        """The one pass: the groups are cached where Spark runs, and the counts' query fills
+        the cache; the methods below read the cache, never the plays again."""
+        query = audit_query(SPARK, f"SELECT * FROM {PLAYS_VIEW}")
+        try:
+            self.spark.sql(query, args=window.params).cache().createOrReplaceTempView(GROUPS)
+        except Exception as exc:
+            raise self._input_error(exc) from None
         with stage_progress(self.spark, progress, self.remote):
-            row = self._run(COUNTS_SQL, window)[0]
+            row = self._run(TOTALS_SQL)[0]
         return [int(n) for n in row]
 
     def violations(self, window: Window, limit: int | None) -> list[ViolatingPlay]:
-        final = VIOLATIONS_SQL if limit is None else f"{VIOLATIONS_SQL}{VIOLATION_ORDER}"
-        if limit is not None:
-            final += f" LIMIT {int(limit)}"
-        return [violating_play(tuple(row)) for row in self._run(final, window)]
+        final = VIOLATIONS_SQL
+        if limit is not None:  # the first groups: at least as many plays
+            final += f"{VIOLATION_ORDER} LIMIT {int(limit)}"
+        return violating_plays([tuple(row) for row in self._run(final)])
 
     def digest(self, window: Window) -> str:
-        count, total = self._run(digest_sql(SPARK), window)[0]
+        count, total = self._run(digest_sql(SPARK))[0]
         return digest_text(int(count), int(total))
 
     def write_violations(self, window: Window, folder: str) -> None:
-        query = audit_query(SPARK, f"SELECT * FROM {PLAYS_VIEW}", VIOLATIONS_OUT_SQL)
+        largest = int(self._run(LARGEST_GROUP_SQL)[0][0])
+        self.spark.range(1, largest + 1).toDF("k").createOrReplaceTempView(COPIES)
         try:
-            self.spark.sql(query, args=window.params).write.mode("overwrite").parquet(folder)
+            self.spark.sql(VIOLATIONS_OUT_SQL).write.mode("overwrite").parquet(folder)
         except Exception as exc:
             raise InputError(
                 f"--violations-out {folder}: Spark cannot write there: "
@@ -250,7 +268,9 @@ class SparkEngine:
 
     def close(self) -> None:
         try:
-            for view in (PLAYS_VIEW, "zips", "states", "licences"):
+            if self.spark.catalog.tableExists(GROUPS):
+                self.spark.table(GROUPS).unpersist()
+            for view in (PLAYS_VIEW, GROUPS, COPIES, "zips", "states", "licences"):
                 self.spark.catalog.dropTempView(view)
             if self.owned:
                 self.spark.stop()

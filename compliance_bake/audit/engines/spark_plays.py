@@ -86,7 +86,10 @@ def _csv(spark: Any, spec: PlaysSpec) -> Any:
     return frame.select(
         F.lit(None).cast("bigint").alias("line"),
         *[F.when(~bad, F.col(c)).alias(c) for c in COLUMNS],
-        (bad | _holding(NUL)).alias("malformed"),
+        # A row of empty fields holds no play, as on DuckDB.
+        (bad | _holding(NUL) | F.coalesce(*[F.col(c) for c in COLUMNS]).isNull()).alias(
+            "malformed"
+        ),
         F.when(bad, F.coalesce(F.col(CORRUPT), F.concat_ws(",", *COLUMNS))).alias("raw"),
     )
 

@@ -10,9 +10,13 @@ import pytest
 
 from compliance_bake.audit import records
 from compliance_bake.audit.accounting import unread_plays
-from compliance_bake.audit.long_records import has_long_line, without_oversized
+from compliance_bake.audit.intake import has_long_line, without_oversized
 from compliance_bake.audit.plays import COLUMNS
-from compliance_bake.audit.records import RecordCount, count_records, count_stream
+from compliance_bake.audit.records import (
+    RecordCount,
+    count_records,
+    count_stream,
+)
 from tests._plays_helpers import audit, play, write_parquet
 
 HEADER = ",".join(COLUMNS)
@@ -157,3 +161,19 @@ def test_line_feeds_counts_and_finds_blank_lines_across_blocks(block: int) -> No
         end = rng.randint(begin, len(data))
         expected = None if blank_line.search(data, begin, end) else data.count(b"\n", begin, end)
         assert records.line_feeds(data, begin, end, block) == expected, (data, begin, end)
+
+
+def test_bytes_that_are_not_utf8_are_found_and_repaired_in_the_copy(tmp_path: Path) -> None:
+    """A character split across two chunks is UTF-8; a stray byte is not, and the copy an engine
+    reads holds U+FFFD in its place (CSV only: a JSON line with one is malformed)."""
+    split = "h\n" + "a" * (records.CHUNK - 3) + "é,x\n"
+    whole = count_stream(io.BytesIO(split.encode()), quoting=True, header=True)
+    assert whole.records == 1 and not whole.not_utf8
+    bad = b"h\nbad\xffutf,x\n"
+    found = count_stream(io.BytesIO(bad), quoting=True, header=True)
+    assert found.not_utf8
+    assert not count_stream(io.BytesIO(bad), quoting=False, header=False).not_utf8
+    source, copy = tmp_path / "plays.csv", tmp_path / "copy.csv"
+    source.write_bytes(bad)
+    without_oversized(source, copy, (), repair_utf8=True)
+    assert copy.read_text(encoding="utf-8") == "h\nbad\ufffdutf,x\n"

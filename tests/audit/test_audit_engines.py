@@ -25,8 +25,8 @@ from tests._plays_helpers import (
     write_csv,
     write_plays,
 )
+from tests.audit.test_audit_window import BOUNDARIES, VIOLATIONS
 from tests.conftest import NOW, invoke, run_cli
-from tests.test_audit_window import BOUNDARIES, VIOLATIONS
 
 SPARK = pytest.mark.spark
 

@@ -21,8 +21,8 @@ import pytest
 
 from tests._plays_helpers import audit, report, write_parquet
 from tests._spark_helpers import why_no_spark
+from tests.audit.test_audit_engines import _counts, _mixed
 from tests.conftest import NOW, run_cli
-from tests.test_audit_engines import _counts, _mixed
 
 pytestmark = pytest.mark.spark
 START_SECONDS = 180  # generous: a JVM start on a loaded two-core machine
@@ -105,6 +105,7 @@ def test_the_audit_through_spark_connect_matches_duckdb(
     result = run_cli(
         "audit", "deep", "--plays", str(plays), "--now", NOW, "--out", str(out), "--json",
         "--engine", "spark", "--spark-master", connect_server,
+        timeout=900,  # a bound for a hang, not a speed: a loaded machine may take minutes
     )  # fmt: skip
     assert result.returncode == 1, result.stderr
     summary = json.loads(result.stdout)
