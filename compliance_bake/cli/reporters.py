@@ -37,6 +37,7 @@ import click
 
 from compliance_bake import __version__
 from compliance_bake.cli.outcome import Case, Outcome
+from compliance_bake.inputs.whole_file import write_whole
 from compliance_bake.report.escape import INVISIBLE
 
 FORMATS = ("json", "junit", "github", "markdown")
@@ -244,22 +245,6 @@ def _render(kind: str, outcome: Outcome) -> bytes:
     return markdown_bytes(outcome) if kind == "markdown" else github_bytes(outcome)
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
 def _write_stream(path: str, data: bytes) -> None:
     # No O_CREAT: the node exists; O_NOFOLLOW is not set because a symlink here was checked to
     # end at a FIFO or a character device, which cannot be renamed over by accident.
@@ -284,7 +269,9 @@ def write_reports(reports: tuple[tuple[str, str], ...], outcome: Outcome) -> Non
             if _kind_of(where) == _STREAM:
                 _write_stream(where, data)
             else:
-                _write_atomically(Path(where), data)
+                path = Path(where)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_whole(path, data)
         except ValueError as exc:
             raise InputError(
                 f"--report: {exc}", "pass a regular file path, or - for stdout"

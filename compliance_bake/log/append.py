@@ -21,7 +21,6 @@ import contextlib
 import fcntl
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.jsonio import dumps_pretty
+from compliance_bake.inputs.whole_file import write_whole
 from compliance_bake.log import merkle, note
 from compliance_bake.log.entry import entry_bytes
 from compliance_bake.log.source import folder_source
@@ -138,20 +138,7 @@ class Writer:
         make_folders(dest.parent)
         for stale in dest.parent.glob(f"{TEMP_PREFIX}*.tmp"):  # a killed append's leftovers
             stale.unlink(missing_ok=True)
-        fd, tmp = tempfile.mkstemp(
-            dir=dest.parent, prefix=f"{TEMP_PREFIX}{dest.name}.", suffix=".tmp"
-        )
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, 0o644)
-            self.step()
-            os.replace(tmp, dest)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_whole(dest, data, prefix=TEMP_PREFIX, before_rename=self.step)
         self.step()
 
 

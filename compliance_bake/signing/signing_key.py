@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.files import CREDENTIAL_MAX_BYTES, read_regular_file
 from compliance_bake.inputs.private_file import read_private_text, write_private_bytes
+from compliance_bake.inputs.whole_file import write_whole
 
 ENV_FILE = "COMPLIANCE_SIGNING_KEY_FILE"
 ENV_PUBLIC_FILE = "COMPLIANCE_PUBLIC_KEY_FILE"
@@ -155,21 +155,6 @@ def resolve_signing_key(
     return None
 
 
-def _write_public(path: Path, data: bytes) -> None:
-    """0644, through a temporary file in the same folder renamed into place."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def mint_signing_key(path: Path, *, force: bool = False) -> tuple[Path, str]:
     """Write a fresh key pair (private 0600, public 0644 beside it); (public path, key id).
 
@@ -193,7 +178,7 @@ def mint_signing_key(path: Path, *, force: bool = False) -> tuple[Path, str]:
     public = private.public_key()
     try:
         write_private_bytes(path, pem)
-        _write_public(
+        write_whole(
             public_path,
             public.public_bytes(
                 serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
