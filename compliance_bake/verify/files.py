@@ -22,6 +22,7 @@ from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals
+from compliance_bake.report.models import Snapshot
 from compliance_bake.report.portal import Totals, read_facts, render_portal
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 from compliance_bake.verify.document import parse_snapshot_bytes
@@ -219,7 +220,7 @@ def registry_copies(docs: dict[str, Any], report: VerifyReport) -> None:
 
 def portal_page(
     out_dir: Path,
-    snap: dict[str, Any],
+    snap: Snapshot | dict[str, Any],
     report: VerifyReport,
     previous: Any = None,
     totals: Totals | None = None,

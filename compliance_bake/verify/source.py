@@ -129,6 +129,17 @@ class SnapshotReading:
         assert isinstance(self.document, dict)
         return Snapshot.from_json(self.document)
 
+    def typed(self) -> Snapshot | None:
+        """The typed snapshot, or None when the document is not one (`refusal` says why, or
+        the schema let through what the models cannot hold: then every check reads the JSON)."""
+        if self.refusal is not None:
+            return None
+        assert isinstance(self.document, dict)
+        try:
+            return Snapshot.from_json(self.document)
+        except (KeyError, TypeError, ValueError):  # msgspec.ValidationError is a ValueError
+            return None
+
     @property
     def authenticity(self) -> Authenticity:
         if self.authentication is None:

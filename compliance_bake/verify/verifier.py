@@ -151,9 +151,10 @@ def _verify_folder(
         report.add(layout.API_FILE, False, "snapshot unreadable: digests, HMACs, rules not checked")
         return
     record = _previous_record(out_dir, reading, keys, attested, report)  # bake --previous
-    columns = shadow_columns(snap)  # the rules' reading of the rows; the portal's totals too
+    typed = reading.typed()  # built once: its rows are the rules' columns, the portal its page
+    columns = shadow_columns(snap, None if typed is None else typed.shadow.rows)
     totals = None if columns is None else state_totals(columns)
-    portal = files.portal_page(out_dir, snap, report, record, totals)
+    portal = files.portal_page(out_dir, snap if typed is None else typed, report, record, totals)
     raws.append((layout.PORTAL_FILE, portal))
     present = [x for x in (files.ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
     raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
