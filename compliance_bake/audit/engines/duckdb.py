@@ -173,15 +173,17 @@ class DuckDBEngine:
                 except self._error as exc:
                     failure = exc  # perhaps a record past the limit: the count below says
             record = counted()
+            if failure is not None:
+                # Perhaps lines ending both ways (CRLF and LF, or a lone CR): the copy read next
+                # ends them all in a line feed.
+                plays.line_feeds_only()
             readable = plays.readable()
             if record is not None and (
                 readable != reader.source.path or record.nul and not reader.nul_check
             ):
-                reader.reread(readable, nul_check=record.nul)  # past the limit, or a NUL byte
-                reader.groups(window)  # errors here are the file's own
-            elif failure is not None and plays.line_feeds_only():
-                # Lines ending both ways (CRLF and LF, or a lone CR): read them all as lines.
-                reader.reread(plays.readable(), nul_check=record is not None and record.nul)
+                # Records set aside (past the limit, the wrong count of fields), line ends made
+                # one, or a NUL byte: errors here are the file's own.
+                reader.reread(readable, nul_check=record.nul)
                 reader.groups(window)
             elif failure is not None:
                 raise failure
