@@ -201,14 +201,23 @@ class DuckDBEngine:
         if not plays:
             return
         codes = {reason: i + 1 for i, reason in enumerate(Violation)}
-        self.con.executemany(
+        # One statement over lists: a row at a time (executemany) took 0.4 ms a play.
+        self.con.execute(
             f"INSERT INTO {GROUPS} (in_window, not_enriched, reason, play_id, line, partner, "
-            "state, zip, enriched_at, raw, n) VALUES (false, false, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
-            [
-                (codes[p.reason], p.play_id, p.line, p.partner, p.state, p.zip)
-                + (p.enriched_at, p.raw)
-                for p in plays
-            ],
+            "state, zip, enriched_at, raw, n) SELECT false, false, unnest($reason::INTEGER[]), "
+            "unnest($play_id::VARCHAR[]), unnest($line::BIGINT[]), unnest($partner::VARCHAR[]), "
+            "unnest($state::VARCHAR[]), unnest($zip::VARCHAR[]), "
+            "unnest($enriched_at::VARCHAR[]), unnest($raw::VARCHAR[]), 1",
+            {
+                "reason": [codes[p.reason] for p in plays],
+                "play_id": [p.play_id for p in plays],
+                "line": [p.line for p in plays],
+                "partner": [p.partner for p in plays],
+                "state": [p.state for p in plays],
+                "zip": [p.zip for p in plays],
+                "enriched_at": [p.enriched_at for p in plays],
+                "raw": [p.raw for p in plays],
+            },
         )
 
     def violations(self, window: Window, limit: int | None) -> list[ViolatingPlay]:
