@@ -3,7 +3,8 @@
 Engine-neutral. An engine reports how many plays it read (rows, and lines its reader rejected);
 the independent count (`records`) says how many records the file holds. Each record past the
 reader's limit, which the engine never saw, is a `malformed-row` with its line and the size that
-put it out of reach. Should the engine still come short of the count, each missing record is a
+put it out of reach; so is each CSV record with another count of fields than the header's, with
+its line and its text. Should the engine still come short of the count, each missing record is a
 `malformed-row` too, without a line (the engine cannot say which it lost): no play hides. An
 engine that finds more than the count (the count reads only line feeds as line ends, some readers
 take a lone `\\r` too) keeps its own figure: the count is a floor.
@@ -13,17 +14,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compliance_bake.audit.records import Oversized, RecordCount
+from compliance_bake.audit.records import Misfit, Oversized, RecordCount
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 
 _SHOWN = 200  # bytes of an oversized record shown in the report
+_RAW = 500  # bytes of a misfit record kept, as the report keeps of a row's text
 
 
-def _head(path: Path, record: Oversized) -> str:
+def _head(path: Path, record: Oversized, size: int = _SHOWN) -> str:
     try:
         with path.open("rb") as handle:
             handle.seek(record.start)
-            return handle.read(_SHOWN).decode("utf-8", "replace")
+            return handle.read(min(size, record.size)).decode("utf-8", "replace")
     except OSError:
         return ""
 
@@ -33,6 +35,13 @@ def oversized_play(path: Path, record: Oversized, limit: int) -> ViolatingPlay:
         f"[a record of {record.size:,} bytes, over the reader's limit of {limit:,} bytes; "
         f"it starts:] {_head(path, record)}"
     )
+    return ViolatingPlay(Violation.MALFORMED_ROW, None, record.line, None, None, None, None, raw)
+
+
+def misfit_play(path: Path, record: Misfit) -> ViolatingPlay:
+    raw = _head(path, record, _RAW)
+    if record.size <= _RAW:
+        raw = raw.rstrip("\r\n")  # the text without its line end, as the reader shows a row
     return ViolatingPlay(Violation.MALFORMED_ROW, None, record.line, None, None, None, None, raw)
 
 
@@ -46,8 +55,10 @@ def missing_play(count: RecordCount, read: int) -> ViolatingPlay:
 
 def unread_plays(path: Path, count: RecordCount, read: int, limit: int) -> list[ViolatingPlay]:
     """The plays the engine did not read: `read` is what it accounted for (rows and rejected
-    lines) in the file `path` whose records `count` holds; records past `limit` it never saw."""
+    lines) in the file `path` whose records `count` holds; records past `limit` and misfits it
+    never saw."""
     plays = [oversized_play(path, record, limit) for record in count.oversized]
+    plays += [misfit_play(path, record) for record in count.misfits]
     missing = count.records - read - len(plays)
     plays += [missing_play(count, read + len(plays))] * max(missing, 0)
     return plays

@@ -5,8 +5,9 @@ Engine-neutral. A plays path must name a regular file: it is opened without bloc
 FIFO, a device, a socket or a folder. The one exception is `-`, standard input, whatever it is:
 it is copied into a private temporary folder (mode 0700, removed afterwards) while its records
 are counted, because an engine reads its input more than once. `PlaysInput.readable` gives the
-file an engine may read: the file itself, or a copy with every record past the reader's limit
-blanked out (`without_oversized`, below).
+file an engine may read: the file itself, or a copy with every record past the reader's limit,
+and every CSV record with another count of fields than the header's, blanked out
+(`without_oversized`, below).
 """
 
 from __future__ import annotations
@@ -68,19 +69,19 @@ class PlaysInput:
         return self.count
 
     def readable(self) -> Path:
-        """The file an engine reads: `path`, or a copy without the records past the limit (and
+        """The file an engine reads: `path`, or a copy without the records past the limit or
+        with the wrong count of fields (and
         for a CSV with bytes that are not UTF-8, with those read as U+FFFD; after
         `line_feeds_only`, with every line ending in a line feed)."""
         if self.format is PlaysFormat.PARQUET:
             return self.path
         count = self.record_count()
-        if not count.oversized and not count.not_utf8 and not self._line_feeds:
+        set_aside = count.set_aside()
+        if not set_aside and not count.not_utf8 and not self._line_feeds:
             return self.path
         if self._readable is None:
             target = self._workdir() / ("readable" + self.path.suffix)
-            without_oversized(
-                self.path, target, count.oversized, count.not_utf8, self._line_feeds
-            )
+            without_oversized(self.path, target, set_aside, count.not_utf8, self._line_feeds)
             self._readable = target
         return self._readable
 

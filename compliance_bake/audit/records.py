@@ -17,7 +17,15 @@ search of it went back to main memory); `bytes.count` and a regex for blank line
 Records longer than `RECORD_LIMIT` are listed with their line and byte range:
 `intake.without_oversized` copies the file with each of them blanked out, so that a reader never
 meets a record past its limit, and `intake.has_long_line` is the quick look, before an engine reads
-a file, for a line past the limit.
+a file, for a line past the limit. So are CSV records whose count of fields (commas outside quotes,
+plus one) differs from the header's (`misfits`): DuckDB's reader rejects a row with too few fields
+or a value too many, but passes one whose extra fields are empty (`...,25.00,,,`) as a clean play,
+and none of its options flags that one without losing the lines of the others. Lines with a
+quote, or beside a blank line, are checked as they are walked. Plain lines in bulk are checked
+only where one ends in a comma (`comma_ends`, about 0.01 s of CPU per 100 MB), for only such a
+line can hold empty fields too many; there `fields_match` checks each (numpy, 0.05 s per 100 MB).
+A plain line with too few fields, or a value too many, is left to the reader, which rejects it
+with its line.
 """
 
 from __future__ import annotations
@@ -31,9 +39,9 @@ from typing import Protocol
 RECORD_LIMIT = 64 << 20  # bytes, line feed included; the reader takes records up to this size
 CHUNK = 1 << 20  # bytes read at a time (module docstring)
 _QUOTE = 0x22
-# A line that is one whole record from the start of a field (quotes balanced, none left open).
+# One field from its start, quotes balanced: a line of the header's count of them is one whole
+# record with the right fields (`RecordScanner._exact`).
 _FIELD = rb'(?:"(?:[^"]|"")*+"(?:[^,"][^,]*)?|[^,"][^,]*|)'
-_WHOLE_LINE = re.compile(_FIELD + rb"(?:," + _FIELD + rb")*")
 FEED_BLOCK = 1 << 18  # bytes `line_feeds` looks at in one step (numpy arrays stay in cache)
 # Where a line's record may start or end in quotes: then it is walked quote by quote.
 _FIELD_START, _UNQUOTED, _QUOTED, _QUOTE_PENDING = range(4)
@@ -63,6 +71,13 @@ class Oversized:
 
 
 @dataclass(frozen=True, slots=True)
+class Misfit(Oversized):
+    """A CSV record whose count of fields differs from the header's."""
+
+    fields: int
+
+
+@dataclass(frozen=True, slots=True)
 class RecordCount:
     """The plays a file holds, as records: the CSV header and blank lines are not plays."""
 
@@ -71,6 +86,11 @@ class RecordCount:
     lines: int  # physical lines (line feeds, plus a last line without one)
     nul: bool  # a NUL byte anywhere in the file
     not_utf8: bool = False  # bytes that are not UTF-8 somewhere in the file (CSV only)
+    misfits: tuple[Misfit, ...] = ()  # CSV records with another count of fields than the header
+
+    def set_aside(self) -> list[Oversized]:
+        """The records no reader is given (past the limit, or misfits), in the file's order."""
+        return sorted(self.oversized + self.misfits, key=lambda record: record.start)
 
 
 def line_feeds(data: Chunk, begin: int, end: int, block: int = FEED_BLOCK) -> int | None:
@@ -104,6 +124,47 @@ def line_feeds(data: Chunk, begin: int, end: int, block: int = FEED_BLOCK) -> in
     return feeds
 
 
+def comma_ends(data: Chunk, begin: int, end: int, block: int = FEED_BLOCK) -> bool:
+    """Whether some line of `data[begin:end]` ends in a comma (before its `\n` or `\r`)."""
+    returns = data.find(b"\r", begin, end) >= 0
+    if end - begin <= block:
+        return data.find(b",\n", begin, end) >= 0 or returns and data.find(b",\r", begin, end) >= 0
+    import numpy as np
+
+    view = np.frombuffer(data, dtype=np.uint8, count=end - begin, offset=begin)
+    for at in range(0, end - begin, block):
+        part = view[at : at + block + 1]
+        ending = part[1:] == 0x0A
+        if returns:
+            ending |= part[1:] == 0x0D
+        if np.any(ending & (part[:-1] == 0x2C)):
+            return True
+    return False
+
+
+def fields_match(data: Chunk, begin: int, end: int, commas: int) -> bool:
+    """Whether each of the whole lines `data[begin:end]` (the last ends in a line feed, none
+    holds a quote) holds exactly `commas` commas. A range of one block or less is searched with
+    bytes methods (no numpy import for a small file, as in `line_feeds`)."""
+    if end <= begin:
+        return True
+    if end - begin <= FEED_BLOCK:
+        lines = bytes(data[begin : end - 1]).split(b"\n")
+        return all(line.count(b",") == commas for line in lines)
+    import numpy as np
+
+    view = np.frombuffer(data, dtype=np.uint8, count=end - begin, offset=begin)
+    feeds, found = np.flatnonzero(view == 0x0A), np.flatnonzero(view == 0x2C)
+    if len(found) != commas * len(feeds):
+        return False
+    if commas == 0:
+        return True
+    # Line i holds `commas` commas when its last comma comes before its line feed and the
+    # next line's first comes after it; with the total right, that is every line's count.
+    last, first = found[commas - 1 :: commas], found[commas::commas]
+    return bool(np.all(last < feeds) and np.all(first > feeds[:-1]))
+
+
 class RecordScanner:
     """Counts records fed to it chunk by chunk; `finish` gives the count."""
 
@@ -111,6 +172,13 @@ class RecordScanner:
         self.quoting, self.header, self.limit = quoting, header, limit
         self.records = 0
         self.oversized: list[Oversized] = []
+        self.misfits: list[Misfit] = []
+        self.commas = 0  # outside quotes, in the current record (CSV)
+        self.fields = 0  # the header's, once read (CSV)
+        self._exact: re.Pattern[bytes] | None = None  # a whole line of `fields` fields
+        # A `\r` not ending its line: some writers end a line there, and the reader is given a
+        # copy where it does (`intake.PlaysInput.line_feeds_only`), so the reader counts fields.
+        self.lone_cr = False
         self.offset = 0  # of the next byte
         self.line = 1  # physical line of the next byte
         self.state = _FIELD_START
@@ -125,15 +193,24 @@ class RecordScanner:
     def _end_record(self, end: int) -> None:
         """The current record ends just before `end` (past its line feed, if any)."""
         if not self.blank:
+            lines = self.line - self.start_line + 1
             if self.header:
                 self.header = False
+                self._header_fields(self.commas + 1)
             else:
                 self.records += 1
             if end - self.start > self.limit:
-                lines = self.line - self.start_line + 1
                 self.oversized.append(Oversized(self.start_line, self.start, end, lines))
+            elif self.fields and self.commas + 1 != self.fields and not self.lone_cr:
+                found = self.commas + 1
+                self.misfits.append(Misfit(self.start_line, self.start, end, lines, found))
         self.start, self.start_line, self.blank = end, self.line + 1, True
-        self.state = _FIELD_START
+        self.state, self.commas, self.lone_cr = _FIELD_START, 0, False
+
+    def _header_fields(self, fields: int) -> None:
+        if self.quoting:
+            self.fields = fields
+            self._exact = re.compile(_FIELD + (rb"," + _FIELD) * (fields - 1))
 
     def _walk(self, text: Chunk) -> None:
         """Carry the quoting state over `text` (part of one physical line, no line feed)."""
@@ -165,12 +242,15 @@ class RecordScanner:
                 state = _UNQUOTED
                 break
             state, i = _FIELD_START, j + 1
+            self.commas += 1
         self.state = state
 
     def _piece(self, text: Chunk) -> None:
         """Bytes of the current physical line, without its line feed."""
         if self.blank and text.strip(b"\r"):
             self.blank = False
+        if 0 <= text.find(b"\r") < len(text) - 1:
+            self.lone_cr = True
         self._walk(text)
         self.offset += len(text)
 
@@ -188,7 +268,13 @@ class RecordScanner:
         """Whole lines `data[begin:end]` (ending in a line feed, `feeds` of them), each one
         record: no quote, no blank line, and the first starts a record."""
         skip = 1 if self.header else 0
-        self.header = False
+        if self.header:
+            self.header = False
+            first = data.find(b"\n", begin, end) + 1
+            self._header_fields(data.count(b",", begin, first) + 1)
+            self._fields(data, first, end, self.line + 1, self.offset - begin)
+        else:
+            self._fields(data, begin, end, self.line, self.offset - begin)
         self.records += feeds - skip
         # A record past the limit leaves a stretch of `limit` bytes with no line feed.
         last = begin - 1  # the line feed before this record
@@ -205,6 +291,23 @@ class RecordScanner:
         self.offset += end - begin
         self.line += feeds
         self.start, self.start_line, self.blank = self.offset, self.line, True
+
+    def _fields(self, data: Chunk, begin: int, end: int, line: int, base: int) -> None:
+        """List the plain lines `data[begin:end]` (the first is physical line `line`; `base` is
+        the file offset of `data[0]`) whose count of fields is not the header's; one past the
+        limit is listed as oversized instead."""
+        if not self.fields or not comma_ends(data, begin, end):
+            return
+        if fields_match(data, begin, end, self.fields - 1):
+            return
+        i = begin
+        while i < end:
+            j = data.find(b"\n", i, end)
+            found = data.count(b",", i, j) + 1
+            lone_cr = data.find(b"\r", i, j - 1) >= 0
+            if found != self.fields and j + 1 - i <= self.limit and not lone_cr:
+                self.misfits.append(Misfit(line, base + i, base + j + 1, 1, found))
+            line, i = line + 1, j + 1
 
     def _lines(self, data: Chunk, begin: int, end: int) -> None:
         """Whole lines `data[begin:end]`, in bulk where they are plain."""
@@ -225,10 +328,11 @@ class RecordScanner:
             if (
                 self.state == _FIELD_START
                 and self.blank
-                and self.quoting
-                and _WHOLE_LINE.fullmatch(data, i, j)
+                and self._exact is not None
+                and self._exact.fullmatch(data, i, j)
             ):
                 self.blank = j == i or data[i:j] == b"\r"
+                self.commas = self.fields - 1
                 self.offset += j - i
             else:
                 self._piece(data[i:j])
@@ -266,7 +370,8 @@ class RecordScanner:
             except UnicodeDecodeError:
                 self.not_utf8 = True
         records = tuple(self.oversized)
-        return RecordCount(self.records, records, lines, self.nul, self.not_utf8)
+        misfits = tuple(self.misfits)
+        return RecordCount(self.records, records, lines, self.nul, self.not_utf8, misfits)
 
 
 def count_stream(

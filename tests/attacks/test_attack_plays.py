@@ -99,3 +99,33 @@ def test_a_line_of_commas_is_a_malformed_row_not_a_malformed_zip(
     assert summary["zipWindow"]["totalPlays"] == 2
     assert summary["byReason"]["malformed-row"] == 1
     assert summary["byReason"]["malformed-zip"] == 0
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        LINE % 2 + b"," * 40,  # the eight values and 40 empty fields
+        LINE % 2 + b',""',  # an empty quoted field too many
+        b'"pl-2",node-bay-01,MA,"02108\n",x,2026-11-20T10:00:01.000Z,x,1.00,,',  # spans 2 lines
+        b"pl-2,node-bay-01,MA,02108,x,2026-11-20T10:00:01.000Z,x",  # a field short
+    ],
+    ids=["forty-empty-fields", "empty-quoted-field", "quoted-line-feed", "one-field-short"],
+)
+def test_a_row_with_the_wrong_number_of_fields_is_a_malformed_row_with_its_line(
+    tmp_path: Path, row: bytes, engine: str
+) -> None:
+    """DuckDB's reader passes extra empty fields as a clean play: each such row is refused, on
+    both engines, with its physical line on DuckDB (Spark's readers give no line)."""
+    plays = tmp_path / "plays.csv"
+    plays.write_bytes(
+        HEADER + b"\n" + LINE % 1 + b"\n" + row + b"\n" + LINE % 3 + b"\n"
+        + b'"pl-4","node-bay-01",MA,"02108","a,b\nc",2026-11-20T10:00:01.000Z,x,1.00\n'
+    )  # fmt: skip
+    result, summary = audit(plays, tmp_path / "out", engine=engine)
+    assert result.exit_code == 1, result.output
+    assert summary["zipWindow"]["totalPlays"] == 4
+    assert summary["byReason"]["malformed-row"] == 1 and summary["violations"] == 1
+    (bad,) = summary["firstViolations"]
+    assert bad["reason"] == "malformed-row"
+    if engine == "duckdb":
+        assert bad["line"] == 3 and bad["raw"] == row.decode()

@@ -177,3 +177,55 @@ def test_bytes_that_are_not_utf8_are_found_and_repaired_in_the_copy(tmp_path: Pa
     source.write_bytes(bad)
     without_oversized(source, copy, (), repair_utf8=True)
     assert copy.read_text(encoding="utf-8") == "h\nbad\ufffdutf,x\n"
+
+
+@pytest.mark.parametrize("size", [40, records.FEED_BLOCK * 3])
+def test_fields_match_finds_any_line_with_another_count_of_commas(size: int) -> None:
+    """Against a count line by line, in the bytes path and the numpy path (a line one comma
+    over beside one comma under keeps the total: still found)."""
+    import random
+
+    rng = random.Random(size)
+    for _ in range(10):
+        lines, total = [], 0
+        while total < size:
+            commas = 3 if rng.random() < 0.9999 else rng.choice([2, 4])
+            lines.append(b",".join(b"x" * rng.randint(0, 5) for _ in range(commas + 1)) + b"\n")
+            total += len(lines[-1])
+        data = b"".join(lines)
+        expected = all(line.count(b",") == 3 for line in lines)
+        assert records.fields_match(data, 0, len(data), 3) == expected
+    assert not records.fields_match(b"a,b\n,a,b,\na,b\n" * 30_000, 0, 30_000 * 14, 1)
+
+
+def test_records_with_another_count_of_fields_are_listed_in_every_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plain lines (in bulk), a quoted field, a quoted line feed: each record whose count of
+    fields is not the header's is listed with its line and byte range, but for a plain line
+    that ends in no comma (too few fields, or a value too many), which the reader rejects."""
+    monkeypatch.setattr(records, "CHUNK", 4096)
+    rows = [ROW] * 3000
+    bad = {
+        10: ROW + ",,",
+        700: ROW[:-2],  # left to the reader
+        1500: '"q,1",' + ROW[2:] + ',""',
+        2200: '"q\n2",' + ROW[2:] + ",",
+        2900: '"q,3",' + ROW[2:],  # quoted, and right
+    }
+    for at, row in bad.items():
+        rows[at] = row
+    text = HEADER + "\n" + "".join(row + "\n" for row in rows)
+    path = tmp_path / "plays.csv"
+    path.write_text(text)
+    counted = count_records(path, quoting=True, header=True)
+    assert counted.records == 3000
+    assert [m.line for m in counted.misfits] == [2 + at for at in (10, 1500, 2200)]
+    assert [m.fields for m in counted.misfits] == [10, 9, 9]
+    data = path.read_bytes()
+    for misfit, at in zip(counted.misfits, (10, 1500, 2200), strict=True):
+        assert data[misfit.start : misfit.end] == (bad[at] + "\n").encode()
+    # Beside a line that ends in a comma, a line a field short is listed too.
+    rows[11] = ROW[:-2]
+    path.write_text(HEADER + "\n" + "".join(row + "\n" for row in rows))
+    assert [m.line for m in count_records(path, quoting=True, header=True).misfits][:2] == [12, 13]

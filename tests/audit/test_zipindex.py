@@ -29,9 +29,7 @@ def test_the_shipped_file_is_the_script_s_rendering_of_the_installed_database(
 
 def test_the_index_reads_every_record_back_in_the_database_s_order(database: Rows) -> None:
     index = ZipIndex.read()
-    places = [
-        (p.zip_code, p.state, p.city, p.acceptable_cities) for p in index.places.values()
-    ]
+    places = [(p.zip_code, p.state, p.city, p.acceptable_cities) for p in index.places.values()]
     assert places == database
     assert index.lookup("02108") == index.places["02108"]
     assert index.lookup("00000") is None

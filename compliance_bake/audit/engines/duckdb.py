@@ -173,15 +173,17 @@ class DuckDBEngine:
                 except self._error as exc:
                     failure = exc  # perhaps a record past the limit: the count below says
             record = counted()
+            if failure is not None:
+                # Perhaps lines ending both ways (CRLF and LF, or a lone CR): the copy read next
+                # ends them all in a line feed.
+                plays.line_feeds_only()
             readable = plays.readable()
             if record is not None and (
                 readable != reader.source.path or record.nul and not reader.nul_check
             ):
-                reader.reread(readable, nul_check=record.nul)  # past the limit, or a NUL byte
-                reader.groups(window)  # errors here are the file's own
-            elif failure is not None and plays.line_feeds_only():
-                # Lines ending both ways (CRLF and LF, or a lone CR): read them all as lines.
-                reader.reread(plays.readable(), nul_check=record is not None and record.nul)
+                # Records set aside (past the limit, the wrong count of fields), line ends made
+                # one, or a NUL byte: errors here are the file's own.
+                reader.reread(readable, nul_check=record.nul)
                 reader.groups(window)
             elif failure is not None:
                 raise failure
@@ -199,14 +201,23 @@ class DuckDBEngine:
         if not plays:
             return
         codes = {reason: i + 1 for i, reason in enumerate(Violation)}
-        self.con.executemany(
+        # One statement over lists: a row at a time (executemany) took 0.4 ms a play.
+        self.con.execute(
             f"INSERT INTO {GROUPS} (in_window, not_enriched, reason, play_id, line, partner, "
-            "state, zip, enriched_at, raw, n) VALUES (false, false, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
-            [
-                (codes[p.reason], p.play_id, p.line, p.partner, p.state, p.zip)
-                + (p.enriched_at, p.raw)
-                for p in plays
-            ],
+            "state, zip, enriched_at, raw, n) SELECT false, false, unnest($reason::INTEGER[]), "
+            "unnest($play_id::VARCHAR[]), unnest($line::BIGINT[]), unnest($partner::VARCHAR[]), "
+            "unnest($state::VARCHAR[]), unnest($zip::VARCHAR[]), "
+            "unnest($enriched_at::VARCHAR[]), unnest($raw::VARCHAR[]), 1",
+            {
+                "reason": [codes[p.reason] for p in plays],
+                "play_id": [p.play_id for p in plays],
+                "line": [p.line for p in plays],
+                "partner": [p.partner for p in plays],
+                "state": [p.state for p in plays],
+                "zip": [p.zip for p in plays],
+                "enriched_at": [p.enriched_at for p in plays],
+                "raw": [p.raw for p in plays],
+            },
         )
 
     def violations(self, window: Window, limit: int | None) -> list[ViolatingPlay]:
