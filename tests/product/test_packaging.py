@@ -10,7 +10,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 README_MAX_LINES = 400
 # "issue 14", "issue-12", "issues #3": tracker numbers a reader of the repository cannot follow.

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _inputs_helpers import (
+
+from compliance_bake.inputs.fixtures import LICENCES_FILE
+from tests._inputs_helpers import (
     CASES,
     DEMO,
     assert_one_line_refusal,
@@ -24,9 +26,7 @@ from _inputs_helpers import (
     tree_state,
 )
 
-from compliance_bake.inputs.fixtures import LICENCES_FILE
-
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DRIFTED = ROOT / "fixtures" / "drifted"
 
 # The bad fixture cases whose fault is in licences.json (line 1 of expected.txt names the file).
