@@ -2,7 +2,8 @@
 the shadow reads --fixtures, so drift between a service's database and the registry fails the
 bake as it would live; DIR is checked like --fixtures; with --target it is refused.
 
-fixtures/drifted/ is the rehearsal README shows: the bundled licences with two drifts.
+fixtures/drifted/ is the rehearsal `make demo-fail` runs and docs/fixtures.md shows: the bundled
+licences with two drifts.
 """
 
 from __future__ import annotations
