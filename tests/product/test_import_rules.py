@@ -1,5 +1,4 @@
-"""The house's rules hold: layered parts, only the CLI imports click or rich, no circle, and
-modules small enough to read in one sitting.
+"""The house's rules hold: layered parts, only the CLI imports click or rich, no circle.
 
 The rules are import-linter contracts in pyproject.toml (`[tool.importlinter]`); these tests run
 them on the package and on copies broken on purpose, so a rule that could never fail is caught.
