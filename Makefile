@@ -97,7 +97,7 @@ test: $(STAMP) tools
 
 ## test-fuzz: the property tests with fresh random cases (make test runs them derandomised)
 test-fuzz: $(STAMP)
-	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q tests/service/test_service_api.py tests/test_properties.py tests/signing/test_canon.py
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q tests/service/test_service_api.py tests/inputs/test_jsonio.py tests/report/test_shadow.py tests/signing/test_canon.py
 
 ## test-stress: make test 10 times in a row with four CPU hogs beside it
 test-stress: $(STAMP) tools

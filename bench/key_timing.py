@@ -1,5 +1,5 @@
-"""Benchmark (issue 15's timing attack): does the service answer a wrong agent key faster when its
-prefix is unknown than when only its secret part is wrong?
+"""Benchmark (a timing attack on agent keys): does the service answer a wrong agent key faster
+when its prefix is unknown than when only its secret part is wrong?
 
     python bench/key_timing.py [--requests 1500]
 

@@ -112,9 +112,9 @@ def validate_documents(document: JsonObject) -> None:
     """Validate what will be written, before anything is.
 
     The registry files hold the snapshot's own `enhancements` and `shadow` objects, and their
-    schemas are the snapshot schema's `$defs` by reference (tests/test_schemas.py holds them to
-    that), so validating the snapshot validates all three documents; validating the 500,000-row
-    shadow block twice would cost about 0.4 s for nothing. `verify` validates each file.
+    schemas are the snapshot schema's `$defs` by reference (tests/inputs/test_schemas.py holds
+    them to that), so validating the snapshot validates all three documents, and the large shadow
+    block is validated once, not twice. `verify` validates each file.
     """
     problem = schemas.first_violation(schemas.SNAPSHOT, document)
     if problem is not None:

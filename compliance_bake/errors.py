@@ -1,7 +1,8 @@
 """One error family for the whole core.
 
 Every error a user can cause or meet carries a one-line message, a hint that says how to fix it,
-and the exit code documented in README. The CLI catches `BakeError` in one place.
+and the exit code documented in docs/commands.md (Exit codes). The CLI catches `BakeError` in
+one place.
 """
 
 from __future__ import annotations

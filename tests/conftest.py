@@ -54,7 +54,7 @@ def run_cli(
     *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     """Run the real CLI as a separate process (a generous timeout: a local Spark run starts a
-    JVM, and the first one also writes its class-data archive before the pipes close)."""
+    JVM, and a loaded machine may take minutes)."""
     full_env = dict(os.environ) if env is None else env
     return subprocess.run(
         [sys.executable, "-m", "compliance_bake", *args],

@@ -180,8 +180,8 @@ def snapshot(
     OUT/portal/compliance/index.html, atomically. With an Ed25519 signing key (`signing-key
     mint`) it also writes OUT/attestation/compliance.intoto.json: a DSSE envelope holding an
     in-toto Statement whose subjects are those files with their SHA-256, which anyone holding
-    the public key can check (README: Attestation). A target that fails (unreachable, too slow,
-    malformed answers after the retries) exits 3 and writes nothing; a missing or bad key file
+    the public key can check (docs/signing.md#attestation). A target that fails (unreachable, too
+    slow, malformed answers after the retries) exits 3 and writes nothing; a missing or bad key file
     exits 2 and writes nothing. A service that answers with only the spec's fields is a valid
     target (without a runtime on /health, bunVersion reads "unknown (the service did not report
     its runtime)"); the key-store self-check is always measured in this process. A service with

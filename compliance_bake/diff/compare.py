@@ -1,4 +1,4 @@
-"""Two snapshots compared by meaning: every change, classified (see README "diff").
+"""Two snapshots compared by meaning: every change, classified (docs/commands.md, `diff OLD NEW`).
 
 Keys: shadow pairs by (state, partner) (pairs.py), board rows by feature, integrity checks by
 id, geo profiles by nodeId, the deepAudit block by its fields. Positions never matter.

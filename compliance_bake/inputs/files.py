@@ -18,7 +18,7 @@ from pathlib import Path
 from compliance_bake.errors import InputError
 
 MIB = 1024 * 1024
-FIXTURE_MAX_BYTES = 64 * MIB  # licences.json, geo.json, the agent-key file (README, Limits)
+FIXTURE_MAX_BYTES = 64 * MIB  # licences.json, geo.json, the agent-key file (docs/limits.md)
 CREDENTIAL_MAX_BYTES = 64 * 1024  # a signing secret file, an agent key file
 _CHUNK = 1024 * 1024
 
@@ -79,7 +79,7 @@ def read_regular_file(
             raise error(
                 f"{path}: the {what} is {size_text(info.st_size)}, over the "
                 f"{size_text(max_bytes)} limit",
-                "see README, Limits",
+                "see docs/limits.md",
             )
         os.set_blocking(fd, True)
         chunks: list[bytes] = []
@@ -94,7 +94,7 @@ def read_regular_file(
         if total > max_bytes:
             raise error(
                 f"{path}: the {what} grew past the {size_text(max_bytes)} limit while read",
-                "see README, Limits",
+                "see docs/limits.md",
             )
         return b"".join(chunks)
     except OSError as exc:

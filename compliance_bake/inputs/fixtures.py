@@ -1,4 +1,4 @@
-"""Load and check the fixture folder: `licences.json` and `geo.json` (formats in README).
+"""Load and check the fixture folder: `licences.json` and `geo.json` (formats in docs/fixtures.md).
 
 Each file is read as a regular file of at most FIXTURE_MAX_BYTES (64 MiB), checked before a byte
 is read (`inputs/files.py`). Every problem becomes one FixtureError naming the file, the place
@@ -58,7 +58,7 @@ def _read(folder: Path, name: str, option: str = "--fixtures") -> Any:
         ) from None
     if not raw.strip():
         raise FixtureError(
-            f"{path}: the file is empty", f"write the {name} document (README, Fixtures)"
+            f"{path}: the file is empty", f"write the {name} document (docs/fixtures.md)"
         )
     try:
         return loads_strict(raw)

@@ -2,7 +2,7 @@
 
 In: duplicate keys, NaN/Infinity, fractions and lone surrogates are refused at the door, because
 a signed document that two parsers read differently is not a signed document. The parser's limits
-are refusals too, never crashes (README, Limits): nesting deeper than MAX_DEPTH, an integer
+are refusals too, never crashes (docs/limits.md): nesting deeper than MAX_DEPTH, an integer
 outside the 64-bit range (one of more than Python's int digit limit, 4,300 digits by default,
 is refused by the parser itself), a document too large for memory. Every refusal is a
 StrictJSONError; each caller turns it into its own exit code and names its file or route.

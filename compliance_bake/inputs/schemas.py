@@ -2,8 +2,8 @@
 
 Reports are validated with jsonschema-rs (a 500,000-row snapshot in about 0.1 s, where the
 pure-Python `jsonschema` takes about 26 s); fixtures, which are small and where the quality of the
-message matters most, with `jsonschema` and its best-match error. tests/test_schemas.py checks
-that both validators agree on good and broken reports.
+message matters most, with `jsonschema` and its best-match error.
+tests/inputs/test_schemas.py checks that both validators agree on good and broken reports.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The real decision is whatever the target answers. The shadow decision is computed here, straight
 from the licence registry, without the engine: the control of a control-vs-candidate experiment.
-Each pair is checked with the state's first permitted wager type (README, Fixtures). A target
+Each pair is checked with the state's first permitted wager type (docs/fixtures.md). A target
 that answers fewer or more decisions than asked is a target failure.
 
 Speed (50 states x 10,000 partners is 500,000 rows): the requests are a `CheckMatrix` (the

@@ -29,7 +29,7 @@ ATTESTATION_FILE = "attestation/compliance.intoto.json"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 # The project publishes no web site, so the predicate type is a URN: it names the type without
-# pretending to be a page one could fetch. README's Attestation section documents its fields.
+# pretending to be a page one could fetch. docs/signing.md (Attestation) documents its fields.
 PREDICATE_TYPE = "urn:compliance-bake:predicate:snapshot-summary:v1"
 MAX_ENVELOPE_BYTES = 1 << 20  # the envelope of four subjects takes about 1 KiB
 

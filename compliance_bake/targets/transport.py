@@ -4,9 +4,10 @@ A GET, and a POST whose profile operation says `retry = true`, may be retried: a
 reset connection, a timeout, a body cut short, a 429 or a 5xx is retried up to `retries` times by
 tenacity, with exponential backoff and full jitter (a `Retry-After` replaces the wait, up to
 `retry_after_cap`). Any other POST is sent once: the service may not take it twice.
-The first attempt runs outside tenacity, which costs about 150 us per call even when nothing
-fails (measured: README, "The HTTP target"); tenacity takes over from the first failure, which it
-sees as its own first attempt, so the policy is tenacity's whole. Redirects are never followed.
+The first attempt runs outside tenacity, which costs about 50-70 us of client CPU per call even
+when nothing fails (`make bench-retry`, docs/benchmarks.md); tenacity takes over from the first
+failure, which it sees as its own first attempt, so the policy is tenacity's whole. Redirects
+are never followed.
 Each aiohttp or asyncio failure becomes a `TargetError` here, at the edge.
 """
 

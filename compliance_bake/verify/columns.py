@@ -2,7 +2,7 @@
 
 A rule over 500,000 rows walked in Python takes about a second; the same question asked of
 columns (`map`, `set`, `list.count`) takes a few milliseconds. Each fast check only ever says
-"the rule holds": when it cannot show that, the rule walks the rows as before and names the
+"the rule holds": when it cannot show that, the rule walks the rows one by one and names the
 places, so the findings are the row-by-row ones in every case. `shadow_columns` is None unless
 every row converts to a typed row (report/models.py `ShadowRow`: every field the rules read, of
 its type); a rule then walks, and fails closed.

@@ -125,7 +125,7 @@ def test_an_oversized_fixture_is_refused_from_its_size_before_reading(
     line = _one_line(result)
     assert result.exit_code == 2
     assert f"{target}: the fixture file is 200 MiB, over the 64 MiB limit" in line
-    assert FIXTURE_MAX_BYTES == 64 * 1024 * 1024  # README, Limits says so
+    assert FIXTURE_MAX_BYTES == 64 * 1024 * 1024  # docs/limits.md says so
 
 
 @pytest.mark.parametrize("kind", ["fifo", "deep", "huge-int"])

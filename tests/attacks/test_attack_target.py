@@ -1,4 +1,4 @@
-"""Attacks by the service under test (issue 15): a target that redirects, hangs, or answers JSON
+"""Attacks by the service under test: a target that redirects, hangs, or answers JSON
 past the strict reader's limits. Each is exit 3, one line naming the route, `out/` untouched.
 
 The target is tests/targets/fault_server.py, a real HTTP server on 127.0.0.1 that misbehaves

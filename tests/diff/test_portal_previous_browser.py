@@ -11,8 +11,8 @@ from compliance_bake.report.portal_previous import seal
 from tests.conftest import SECRET
 from tests.diff.test_portal_previous import EXTRA, PORTAL, _predicate
 from tests.diff.test_portal_previous import pair as pair  # noqa: F401 - the fixture
-from tests.test_portal_browser import ARTIFACTS, HOSTILE, _page, fits_and_shot
-from tests.test_portal_browser import browser as browser  # noqa: F401 - the fixture
+from tests.report.test_portal_browser import ARTIFACTS, HOSTILE, _page, fits_and_shot
+from tests.report.test_portal_browser import browser as browser  # noqa: F401 - the fixture
 
 
 def test_the_section_shows_the_decision_at_1280_and_390(browser: Any, pair: Any) -> None:

@@ -3,8 +3,8 @@
 The page's layout is a design choice, so a change to it is expected now and then: regenerate the
 file with `COMPLIANCE_BAKE_UPDATE_GOLDEN=1 pytest tests/report/test_portal_golden.py`, then
 review `git diff` of the golden file before committing it. Without the variable, any byte that
-moves fails here. The JSON documents are held by tests/test_golden_bytes.py, which has no such
-variable: they are the contract.
+moves fails here. The JSON documents are held by tests/product/test_golden_bytes.py, which has
+no such variable: they are the contract.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 no user name or password of the URL in any output.
 
 The dripping server is a real loopback socket that sends its answer a byte at a time, slowly
-enough that the whole answer takes far longer than the fetch's limit; before the one deadline,
-every such answer was read to its end (each byte came before the per-read timeout).
+enough that the whole answer takes far longer than the fetch's limit, while each byte comes well
+before any per-read timeout: only one deadline over the whole exchange stops it.
 """
 
 from __future__ import annotations
@@ -33,13 +33,15 @@ DRIP_SECONDS = 0.25  # per byte: any of these answers takes over 15 s to send wh
 
 class _Server:
     """Answers each connection with `answer`: the first `fast` bytes at once, the rest one
-    byte every DRIP_SECONDS; then closes. Stops when the client hangs up or `stop()`."""
+    byte every DRIP_SECONDS; then closes. Stops when the client hangs up or `stop()`.
+    `finished` is set once a whole answer has been sent."""
 
     def __init__(self, answer: bytes, fast: int) -> None:
         self.answer, self.fast = answer, fast
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.stopped = threading.Event()
+        self.finished = threading.Event()
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
 
@@ -59,6 +61,7 @@ class _Server:
                         if self.stopped.wait(DRIP_SECONDS):
                             return
                         conn.sendall(self.answer[at : at + 1])
+                    self.finished.set()
                 except OSError:
                     continue  # the client hung up
 
@@ -102,8 +105,8 @@ def test_a_dripping_peer_cannot_stretch_the_deadline(
     assert caught.value.exit_code == 3 and url in message, message
     found = re.search(r"timed out after ([0-9.]+) s \(the limit is 1 s\)", message)
     assert found is not None, message
-    elapsed = float(found.group(1))  # the real elapsed time, not the limit repeated
-    assert 1.0 <= elapsed < (len(answer) - fast) * DRIP_SECONDS  # ended before the answer did
+    assert float(found.group(1)) >= 1.0  # the real elapsed time, never less than the limit
+    assert not serve[0].finished.is_set()  # the fetch gave up before the answer was whole
 
 
 def test_the_whole_answer_at_once_is_read(serve: list[_Server]) -> None:

@@ -18,7 +18,7 @@ from compliance_bake.signing.canon import canon
 from tests._attest_helpers import KeyPair, bake, mint
 from tests.conftest import NOW, invoke
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SIGNING_DOC = ROOT / "docs" / "signing.md"
 SUBJECTS = [
     "api/compliance.json",

@@ -1,5 +1,4 @@
-"""The house's rules hold: layered parts, only the CLI imports click or rich, no circle, and
-modules small enough to read in one sitting.
+"""The house's rules hold: layered parts, only the CLI imports click or rich, no circle.
 
 The rules are import-linter contracts in pyproject.toml (`[tool.importlinter]`); these tests run
 them on the package and on copies broken on purpose, so a rule that could never fail is caught.
@@ -16,7 +15,7 @@ from pathlib import Path
 import grimp
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 

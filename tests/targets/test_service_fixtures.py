@@ -2,7 +2,8 @@
 the shadow reads --fixtures, so drift between a service's database and the registry fails the
 bake as it would live; DIR is checked like --fixtures; with --target it is refused.
 
-fixtures/drifted/ is the rehearsal README shows: the bundled licences with two drifts.
+fixtures/drifted/ is the rehearsal `make demo-fail` runs and docs/fixtures.md shows: the bundled
+licences with two drifts.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _inputs_helpers import (
+
+from compliance_bake.inputs.fixtures import LICENCES_FILE
+from tests._inputs_helpers import (
     CASES,
     DEMO,
     assert_one_line_refusal,
@@ -24,9 +27,7 @@ from _inputs_helpers import (
     tree_state,
 )
 
-from compliance_bake.inputs.fixtures import LICENCES_FILE
-
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DRIFTED = ROOT / "fixtures" / "drifted"
 
 # The bad fixture cases whose fault is in licences.json (line 1 of expected.txt names the file).

@@ -2,8 +2,8 @@
 
 The README block is the command, one elision line (`… (...)`), then the last lines of stdout at
 80 columns, verbatim (stdout holds no timings; the phase lines go to stderr). When the output
-changes on purpose, `REGENERATE_README=1 pytest tests/test_readme_failing_run.py` rewrites those
-lines from the CLI's output, from the same first line on; review the diff.
+changes on purpose, `REGENERATE_README=1 pytest tests/product/test_readme_failing_run.py`
+rewrites those lines from the CLI's output, from the same first line on; review the diff.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tests.conftest import SECRET
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 HEADING = "### A failing run"
 SCREEN_LINES = 24  # a terminal's last screen

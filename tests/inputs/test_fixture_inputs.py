@@ -26,7 +26,9 @@ import stat
 from pathlib import Path
 
 import pytest
-from _inputs_helpers import (
+
+from compliance_bake.inputs.fixtures import load_fixtures
+from tests._inputs_helpers import (
     CASES,
     DEMO,
     ERROR_PREFIX,
@@ -40,8 +42,6 @@ from _inputs_helpers import (
     stray_files,
     tree_state,
 )
-
-from compliance_bake.inputs.fixtures import load_fixtures
 
 GOOD = sorted(p for p in (CASES / "good").iterdir() if p.is_dir())
 BAD = sorted(p for p in (CASES / "bad").iterdir() if p.is_dir())

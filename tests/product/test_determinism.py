@@ -57,8 +57,8 @@ def test_another_secret_changes_only_the_hmacs(tmp_path: Path) -> None:
         changed[name] = {path for path in a if a[path] != b[path]}
     assert changed["registry/compliance-enhancements.json"] == set()
     assert changed["registry/compliance-shadow.json"] == {"$.proof.hmac"}
-    # The integrity digest covers the whole snapshot, shadow.proof.hmac included (DESIGN.md's
-    # scheme), so it moves with the secret too; no other field does.
+    # The integrity digest covers the whole snapshot, shadow.proof.hmac included (docs/spec.md,
+    # 2.6), so it moves with the secret too; no other field does.
     assert changed["api/compliance.json"] == {
         "$.shadow.proof.hmac",
         "$.integrity.proof.hmac",

@@ -21,7 +21,7 @@ from compliance_bake.resources import demo_fixtures_dir
 from tests.conftest import NOW, invoke
 
 CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 ARGS = [
     "--headless",
     "--no-sandbox",

@@ -65,7 +65,7 @@ def test_the_statement_names_every_other_file_with_its_sha256(attested: Path) ->
 
 
 def test_the_predicate_summarises_the_snapshot(tmp_path: Path, key: KeyPair) -> None:
-    plays = Path(__file__).resolve().parent.parent / "fixtures" / "plays.csv"
+    plays = Path(__file__).resolve().parents[2] / "fixtures" / "plays.csv"
     out = bake(tmp_path / "out", key, "--deep-audit", str(plays))
     snap = json.loads((out / "api/compliance.json").read_text())
     assert _statement(out)["predicate"] == {
@@ -192,7 +192,7 @@ def test_a_subject_replaced_by_a_link_to_the_same_bytes_fails(attested: Path, ke
 def test_the_audit_report_and_an_empty_gitkeep_are_not_subjects(
     attested: Path, key: KeyPair
 ) -> None:
-    plays = Path(__file__).resolve().parent.parent / "fixtures" / "plays.csv"
+    plays = Path(__file__).resolve().parents[2] / "fixtures" / "plays.csv"
     audit = invoke("audit", "deep", "--plays", str(plays), "--now", NOW, "--out", str(attested))
     assert audit.exit_code == 0, audit.output
     assert (attested / "audit/zip-window.json").is_file()

@@ -18,7 +18,7 @@ from compliance_bake.resources import schemas_dir
 from compliance_bake.targets.engine import Engine
 from tests.conftest import NOW, invoke, run_cli
 
-DEMO_PLAYS = Path(__file__).resolve().parent.parent / "fixtures" / "plays.csv"
+DEMO_PLAYS = Path(__file__).resolve().parents[2] / "fixtures" / "plays.csv"
 PYTHON_REPRS = re.compile(r"\b(True|False|None)\b")
 
 

@@ -16,7 +16,7 @@ from compliance_bake.signing.attestation import ATTESTATION_FILE
 from tests._attest_helpers import bake, mint
 from tests.conftest import NOW, invoke, snapshot_tree
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_mint_writes_a_private_and_a_public_key_and_prints_the_key_id(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """The demo bake's bytes, held: same fixtures, clock and test secret => these exact sha256s.
 
-The digests were computed on main before the speed work (issue 14) and must not move: a change
-that alters a single byte of the three JSON documents fails here. The portal page is held on its own
+The digests are the contract's bytes and must not move: a change that alters a single byte of
+the three JSON documents fails here. The portal page is held on its own
 (tests/report/test_portal_golden.py, regenerated on request); the JSON documents are the contract.
 
 The deep-audit run names its plays file by a relative path from the project root, so the

@@ -15,7 +15,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _inputs_helpers import (
+
+from compliance_bake.errors import SecretError
+from compliance_bake.signing.secret import (
+    ENV_FILE,
+    ENV_VALUE,
+    LOCAL_FILE,
+    MIN_LENGTH,
+    Secret,
+    require_secret,
+    resolve_secret,
+)
+from tests._inputs_helpers import (
     CASES,
     DEMO,
     GOOD_SECRET,
@@ -30,17 +41,6 @@ from _inputs_helpers import (
     run_processes,
     stray_files,
     tree_state,
-)
-
-from compliance_bake.errors import SecretError
-from compliance_bake.signing.secret import (
-    ENV_FILE,
-    ENV_VALUE,
-    LOCAL_FILE,
-    MIN_LENGTH,
-    Secret,
-    require_secret,
-    resolve_secret,
 )
 
 
