@@ -15,7 +15,7 @@ from compliance_bake.report.snapshot import DEEP_AUDIT_COMMAND
 from compliance_bake.resources import demo_fixtures_dir
 from tests._plays_helpers import play, write_csv, write_jsonl, write_parquet
 from tests.conftest import NOW, SECRET, diagnostics, invoke, run_cli, snapshot_tree
-from tests.test_recipe import run_recipe
+from tests.signing.test_recipe import run_recipe
 
 DEMO_PLAYS = demo_fixtures_dir() / "plays.csv"
 DEMO_LABEL = "ZIP 90d window via enriched_at (16/20 plays)"

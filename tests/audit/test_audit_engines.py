@@ -1,7 +1,7 @@
 """The audit on Spark against the audit on DuckDB: the same counts, deepAudit block, reasons.
 
 Each test runs the real CLI on both engines over the same files (Spark on the run's shared
-local[1] session) and compares; the row-level differences README lists are pinned here. The
+local[1] session) and compares; the row-level differences docs/engines.md lists are pinned here. The
 engine-independent parts (options, the missing extra) run without a JVM.
 """
 
@@ -284,7 +284,7 @@ def test_spark_progress_reaches_the_sink(tmp_path: Path, spark_session: object) 
 def test_bytes_not_utf8_count_alike_and_only_their_text_differs(
     tmp_path: Path, fmt: str, spark_session: object
 ) -> None:
-    """Pinned (README, "Differences that remain"): the counts and reasons agree. A JSON line
+    """Pinned (docs/engines.md): the counts and reasons agree. A JSON line
     with bytes that are not UTF-8 is malformed on both; a CSV value with them is read on both
     (its text then differs: Spark shows U+FFFD). A valid U+FFFD is a plain character on both."""
     good = play("good")

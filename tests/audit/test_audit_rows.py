@@ -1,5 +1,5 @@
 """No play hides from the audit: every record of a plays file counts in totalPlays, an oversized
-one included (issue 15), read from a file or from standard input; a FIFO is refused, not waited on.
+one included, read from a file or from standard input; a FIFO is refused, not waited on.
 
 Real CLI, real DuckDB, real files: the 50 MB rows are written in 1 MiB chunks into tmp_path.
 """

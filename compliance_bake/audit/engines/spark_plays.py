@@ -9,8 +9,8 @@
 - Parquet: every column cast to text; an instant written as `2026-11-20T10:00:01.000000Z`.
 - Every format: a value holding a NUL byte makes its row malformed, as on DuckDB. Bytes that
   are not UTF-8 make a JSON line malformed (as DuckDB's reader rejects it); in a CSV value they
-  are read, as DuckDB reads them, but Spark's reader shows them as U+FFFD (README, "Audit
-  engines", lists what still differs: that text, and line numbers).
+  are read, as DuckDB reads them, but Spark's reader shows them as U+FFFD (docs/engines.md
+  lists what still differs: that text, and line numbers).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.conftest import OTHER_SECRET, SECRET
 
-SIGNING_DOC = Path(__file__).resolve().parent.parent / "docs" / "signing.md"
+SIGNING_DOC = Path(__file__).resolve().parents[2] / "docs" / "signing.md"
 
 
 def test_auditor_tools_are_installed() -> None:
