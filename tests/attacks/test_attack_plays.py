@@ -22,14 +22,15 @@ def _play_json(play_id: str, **extra: str) -> str:
     return json.dumps(play(play_id))[:-1] + "".join(f', "{k}": "{v}"' for k, v in extra.items())
 
 
-def test_a_json_line_with_a_duplicate_key_is_a_malformed_row(tmp_path: Path) -> None:
-    """First-wins would audit `MA`; Python and jq read the last value, `XX`: refused instead."""
+def test_a_json_line_with_a_duplicate_key_is_a_malformed_row(tmp_path: Path, engine: str) -> None:
+    """First-wins would audit `MA`; Python and jq read the last value, `XX`: refused instead,
+    on both engines."""
     plays = tmp_path / "plays.jsonl"
     plays.write_text(
         json.dumps(play("pl-1")) + "\n" + _play_json("pl-2", state="XX") + "}\n",
         encoding="utf-8",
     )
-    result, summary = audit(plays, tmp_path / "out")
+    result, summary = audit(plays, tmp_path / "out", engine=engine)
     assert result.exit_code == 1, result.output
     assert summary["zipWindow"]["totalPlays"] == 2
     assert summary["byReason"]["malformed-row"] == 1 and summary["violations"] == 1

@@ -5,7 +5,8 @@
   column), as DuckDB's rejects table keeps it. A file whose quotes do not pair up ends in an
   unterminated quote, which Spark's reader accepts: its last row is made malformed here.
 - JSON Lines: each line read whole and parsed strictly (no single quotes, no NaN); a blank line
-  is no row; a line that is not an object with the eight keys is malformed.
+  is no row; a line that is not an object with the eight keys, or names a key twice, is
+  malformed.
 - Parquet: every column cast to text; an instant written as `2026-11-20T10:00:01.000000Z`.
 - Every format: a value holding a NUL byte makes its row malformed, as on DuckDB. Bytes that
   are not UTF-8 make a JSON line malformed (as DuckDB's reader rejects it); in a CSV value they
@@ -120,6 +121,10 @@ def _jsonl(spark: Any, spec: PlaysSpec) -> Any:
     has_all = " AND ".join(f"map_contains_key(m, '{c}')" for c in COLUMNS)
     bad = F.expr(f"m IS NULL OR NOT ({has_all})") | _holding(NUL, ("value",))
     bad = bad | ~F.expr("is_valid_utf8(value)")  # the text reader keeps the bytes as they are
+    # a key twice: readers disagree on which value is the play's (the map keeps one of them)
+    bad = bad | F.expr(
+        "size(json_object_keys(value)) <> size(array_distinct(json_object_keys(value)))"
+    )
     return parsed.select(
         F.lit(None).cast("bigint").alias("line"),
         *[F.when(~bad, F.col("m").getItem(c)).alias(c) for c in COLUMNS],
