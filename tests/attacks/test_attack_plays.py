@@ -38,6 +38,22 @@ def test_a_json_line_with_a_duplicate_key_is_a_malformed_row(tmp_path: Path, eng
     assert bad["reason"] == "malformed-row" and '"XX"' in bad["raw"]
 
 
+def test_a_first_json_line_with_a_duplicate_key_is_a_play_not_a_refused_file(
+    tmp_path: Path,
+) -> None:
+    """Line 1 plays the header's part, but it is a play too: a key twice there is that play's
+    malformed-row, not "not a JSON object"."""
+    plays = tmp_path / "plays.jsonl"
+    plays.write_text(
+        _play_json("pl-1", state="XX") + "}\n" + json.dumps(play("pl-2")) + "\n",
+        encoding="utf-8",
+    )
+    result, summary = audit(plays, tmp_path / "out")
+    assert result.exit_code == 1, result.output
+    assert summary["zipWindow"]["totalPlays"] == 2
+    assert summary["byReason"]["malformed-row"] == 1 and summary["violations"] == 1
+
+
 def _lines_ending(tmp_path: Path, ends: list[bytes]) -> Path:
     plays = tmp_path / "plays.csv"
     body = HEADER + ends[0]
