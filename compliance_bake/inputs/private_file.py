@@ -6,12 +6,12 @@ and the agent key (`--agent-key-file`) follow one rule; messages name the file, 
 
 from __future__ import annotations
 
-import os
 import stat
 from pathlib import Path
 
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.files import CREDENTIAL_MAX_BYTES, file_kind, read_regular_file
+from compliance_bake.inputs.whole_file import write_whole
 
 
 def read_private_text(
@@ -53,14 +53,7 @@ def read_private_text(
 
 
 def write_private_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` with mode 0600 (its folder 0700 when created), through a temporary
-    file in the same folder renamed into place: a crash leaves the old file whole."""
+    """Write `data` to `path` with mode 0600 (its folder 0700 when created), whole or not at
+    all: a crash leaves the old file whole."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        os.fchmod(fd, 0o600)  # O_CREAT's mode does not apply to a leftover temporary file
-        handle.write(data)
-        handle.flush()
-        os.fsync(fd)
-    os.replace(tmp, path)
+    write_whole(path, data, mode=0o600)

@@ -1,9 +1,10 @@
 """Writing a file whole or not at all: a temporary file in the same folder, synced, renamed over.
 
-Every file the tool publishes outside `out/`'s swap (the attestation key's public half, the
-transparency log's tiles and checkpoint, a report) is written this way, so a crash or a kill
-leaves the old file or the new one, never a torn one, and a leftover temporary file is the only
-trace. `before_rename` lets the log's crash tests stop between the write and the rename.
+Every file the tool writes outside `out/`'s swap (the secret and the private keys at 0600, the
+attestation key's public half, the transparency log's tiles and checkpoint, a report) is written
+this way, so a crash or a kill leaves the old file or the new one, never a torn one, and a
+leftover temporary file is the only trace. `before_rename` lets the log's crash tests stop
+between the write and the rename.
 """
 
 from __future__ import annotations
