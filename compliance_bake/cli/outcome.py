@@ -186,25 +186,17 @@ def _shadow_cases(rows: Iterable[ShadowRow], fixtures: Path | None) -> list[Case
     return cases
 
 
-def _clip(text: str) -> str:
-    """A play's field as a summary shows it: a field can be megabytes, and the JSON report and
-    --violations-out keep it whole."""
-    from compliance_bake.cli.terminal import CELL_CHARS
-
-    if len(text) <= CELL_CHARS:
-        return text
-    return f"{text[:CELL_CHARS]}… ({len(text):,} characters)"
-
-
 def play_text(play: ViolatingPlay) -> str:
     """A violating play as the operator looks it up: its id (or its raw text when it has
     none), then who, where and which ZIP."""
+    from compliance_bake.cli.terminal import cut
+
     if play.play_id is None:
-        return f"row {json_text(_clip(play.raw or ''))}"
-    facts = [f"{name} {_clip(str(value))}" for name, value in (
+        return f"row {json_text(cut(play.raw or ''))}"
+    facts = [f"{name} {cut(value)}" for name, value in (
         ("partner", play.partner), ("state", play.state), ("zip", play.zip)
     ) if value is not None]  # fmt: skip
-    return f"play {_clip(str(play.play_id))}" + (f" ({', '.join(facts)})" if facts else "")
+    return f"play {cut(play.play_id)}" + (f" ({', '.join(facts)})" if facts else "")
 
 
 def _plays_file(plays: str) -> str | None:

@@ -31,13 +31,18 @@ def safe(value: object) -> str:
 CELL_CHARS = 64  # of one value in a table row: a play's field can be megabytes
 
 
-def clipped(value: object, limit: int = CELL_CHARS) -> str:
-    """safe(value), cut after `limit` characters with how many it has (the report file keeps
-    the value whole): a 50 MB play id must not fill the operator's terminal."""
+def cut(value: object, limit: int = CELL_CHARS) -> str:
+    """The value cut after `limit` characters with how many it has (the report file keeps the
+    value whole): a 50 MB play id must not fill the operator's terminal."""
     text = "" if value is None else str(value)
     if len(text) <= limit:
-        return safe(text)
-    return safe(f"{text[:limit]}… ({len(text):,} characters; whole in the report)")
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters; whole in the report)"
+
+
+def clipped(value: object, limit: int = CELL_CHARS) -> str:
+    """cut(value), made safe for a rich table."""
+    return safe(cut(value, limit))
 
 
 def count(n: int) -> str:

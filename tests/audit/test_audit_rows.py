@@ -235,7 +235,7 @@ def test_a_long_play_id_is_clipped_on_the_terminal_and_whole_in_the_report(
     )
     assert result.exit_code == 1
     cells = "".join(ch for ch in result.output if not ch.isspace() and ch != "│")
-    assert "…(300,000characters)" in cells  # the short summary says how long it is
+    assert "…(300,000characters;wholeinthereport)" in cells  # the summary gives its length
     assert len(result.output) < 5_000  # not 300,000 characters folded over 3,750 lines
     (found,) = report(tmp_path / "out")["violations"]
     assert found["playId"] == long_id
