@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from compliance_bake.clock import iso_millis, resolve_now
 from compliance_bake.errors import (
@@ -31,7 +31,11 @@ from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
 from compliance_bake.report.models import DeepAudit, JsonObject, Snapshot
 from compliance_bake.report.portal import SAMPLE_LIMIT, bake_facts
-from compliance_bake.report.portal_previous import PreviousComparison, require_attestation, seal
+from compliance_bake.report.portal_previous import (
+    PreviousComparison,
+    PreviousRecord,
+    require_attestation,
+)
 from compliance_bake.report.publish import publish
 from compliance_bake.report.snapshot import BakeSettings, build_snapshot
 from compliance_bake.signing.attestation import ATTESTATION_FILE, render_attestation
@@ -53,6 +57,21 @@ class ReportInvalid(BakeError):
 
 
 @dataclass(frozen=True, slots=True)
+class Logged:
+    """Where `--log` appended the snapshot: the log folder, the entry's index, the new size."""
+
+    directory: Path
+    index: int
+
+    @property
+    def size(self) -> int:
+        return self.index + 1
+
+    def to_json(self) -> JsonObject:
+        return {"dir": str(self.directory), "index": self.index, "size": self.size}
+
+
+@dataclass(frozen=True, slots=True)
 class BakeResult:
     snapshot: Snapshot
     written: list[Path]
@@ -61,9 +80,9 @@ class BakeResult:
     # With --deep-audit: violations by reason (every reason, zeros included), for the summaries.
     violations_by_reason: dict[str, int] | None = None
     # With --previous: the record of the comparison that the attestation's predicate holds.
-    previous: dict[str, Any] | None = None
-    # With --log: the entry's index and the log's new size.
-    log: dict[str, Any] | None = None
+    previous: PreviousRecord | None = None
+    # With --log: where the entry went.
+    log: Logged | None = None
     # With --deep-audit: the audit itself, whose violating plays the failure reports name.
     deep_audit: ZipWindow | None = None
 
@@ -75,7 +94,8 @@ class BakeResult:
     def exit_code(self) -> int:
         return EXIT_OK if self.ok else EXIT_CHECK_FAILED
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> JsonObject:
+        """What `bake snapshot --json` prints (and the JSON report's details)."""
         snap = self.snapshot
         board, shadow = snap.enhancements, snap.shadow
         return {
@@ -97,15 +117,21 @@ class BakeResult:
                 else {"file": ATTESTATION_FILE, "keyId": self.attestation_key_id}
             ),
             "previous": None if self.previous is None else previous_summary(self.previous),
-            "log": self.log,
+            "log": None if self.log is None else self.log.to_json(),
         }
 
 
-def previous_summary(record: dict[str, Any]) -> dict[str, Any]:
+def previous_summary(record: PreviousRecord) -> JsonObject:
     """What `--previous` compared against and the changes per class (the decisions themselves
     are on the portal page and in the attestation; `compliance-bake diff` lists them all)."""
-    keys = ("source", "generatedAt", "authenticated", "checked", "counts", "decisionsTotal")
-    return {key: record[key] for key in keys}
+    return {
+        "source": record.source,
+        "generatedAt": record.generated_at,
+        "authenticated": record.authenticated,
+        "checked": record.checked,
+        "counts": dict(record.counts),
+        "decisionsTotal": record.decisions_total,
+    }
 
 
 def validate_documents(document: JsonObject) -> None:
@@ -184,7 +210,7 @@ def run_bake(
     if service_fixtures_dir is not None:
         engine_licences = load_service_licences(service_fixtures_dir)
     block = by_reason = audit = None
-    sample: list[dict[str, Any]] = []
+    sample: list[JsonObject] = []  # the first violating plays, as the page carries them
     if deep_audit is not None:
         block, by_reason, audit = _deep_audit(deep_audit, fixtures, moment, fixtures_dir, engine)
         sample = [play.as_json() for play in audit.violations[:SAMPLE_LIMIT]]
@@ -198,7 +224,7 @@ def run_bake(
     phases("validate")
     validate_documents(document)
     phases("write")
-    record = None if previous is None else seal(previous.record(snapshot), secret.value)
+    record = None if previous is None else previous.record(snapshot).sealed(secret.value)
     key_id = None if signing_key is None else signing_key.key_id
     facts = bake_facts(key_id, by_reason, sample)
     files = layout.render_files(snapshot, record, document=document, facts=facts)
@@ -206,7 +232,8 @@ def run_bake(
         written = publish(out_dir, files, stale=[ATTESTATION_FILE, *OUT_FILES])
         return BakeResult(snapshot, written, out_dir, None, by_reason, record, deep_audit=audit)
     # Last in the dict, so renamed into place after the files it names.
-    files[ATTESTATION_FILE] = render_attestation(files, document, signing_key, record)
+    record_json = None if record is None else record.to_json()
+    files[ATTESTATION_FILE] = render_attestation(files, document, signing_key, record_json)
     written = publish(out_dir, files, stale=OUT_FILES)  # an earlier bake's proof: not this one's
     logged = None
     if log is not None and origin is not None:  # after the publish: a failed bake logs nothing
@@ -214,7 +241,7 @@ def run_bake(
             log, origin, snapshot, files[ATTESTATION_FILE], signing_key, out_dir
         )
         written += proof_files
-        logged = {"dir": str(log.directory), "index": appended.index, "size": appended.index + 1}
+        logged = Logged(log.directory, appended.index)
     return BakeResult(
         snapshot=snapshot,
         written=written,

@@ -8,9 +8,12 @@ escape, `report.escape.visible`) or `safe`, which also escapes rich markup.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compliance_bake.report.escape import visible
+
+if TYPE_CHECKING:
+    from compliance_bake.report.portal_previous import PreviousRecord
 
 plain = visible  # the one escape, under the name the CLI's modules use
 
@@ -68,20 +71,20 @@ def width() -> int:
     return max(40, columns)
 
 
-def previous_lines(record: dict[str, Any]) -> list[str]:
+def previous_lines(record: PreviousRecord) -> list[str]:
     """`--previous`: the changes per class (decisions in red when any), then what was compared
     against and whether it was authenticated."""
-    counts = record["counts"]
+    counts = record.counts
     decisions = f"{count(counts['decision'])} decision"
     if counts["decision"]:
         decisions = f"[bold red]{decisions}[/bold red]"
     rest = ", ".join(f"{count(counts[c])} {c}" for c in ("coverage", "self-check"))
     trust = (
-        f"authenticated by {safe(record['checked'])}"
-        if record["authenticated"]
+        f"authenticated by {safe(record.checked)}"
+        if record.authenticated
         else "[bold red]NOT AUTHENTICATED[/bold red]"
     )
     return [
         f"Since the previous snapshot: {decisions}, {rest} changes",
-        f"  (listed on the portal page) previous of {safe(record['generatedAt'])}, {trust}",
+        f"  (listed on the portal page) previous of {safe(record.generated_at)}, {trust}",
     ]

@@ -12,11 +12,18 @@ so the diff reports the two stated counts and their deltas, and derives nothing 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from compliance_bake.diff.model import Change, ChangeClass
 from compliance_bake.diff.pairs import pair_changes
-from compliance_bake.report.models import BoardRow, DeepAudit, IntegrityCheck, Snapshot
+from compliance_bake.report.models import (
+    BoardRow,
+    DeepAudit,
+    IntegrityCheck,
+    JsonObject,
+    JsonValue,
+    Snapshot,
+)
 
 COVERAGE, SELF_CHECK, COSMETIC = ChangeClass.COVERAGE, ChangeClass.SELF_CHECK, ChangeClass.COSMETIC
 _COUNTS = ("days", "mode", "totalPlays", "inWindowPlays")
@@ -25,7 +32,7 @@ _BOARD_MOVES = ("match", "actualState", "expectedState")
 T = TypeVar("T")
 
 
-def _field(cls: ChangeClass, name: str, before: Any, after: Any) -> list[Change]:
+def _field(cls: ChangeClass, name: str, before: JsonValue, after: JsonValue) -> list[Change]:
     if before == after and type(before) is type(after):
         return []
     return [Change(cls, "field", {"field": name}, before, after)]
@@ -44,7 +51,7 @@ def _keyed(items: Iterable[T], key: Callable[[T], str]) -> dict[str, T]:
     return out
 
 
-def _row_view(row: BoardRow) -> dict[str, Any]:
+def _row_view(row: BoardRow) -> JsonObject:
     return {"match": row.match, "actualState": row.actual_state}
 
 
@@ -79,7 +86,7 @@ def _board(old: Snapshot, new: Snapshot) -> list[Change]:
     return changes
 
 
-def _check_view(check: IntegrityCheck) -> dict[str, Any]:
+def _check_view(check: IntegrityCheck) -> JsonObject:
     return {"ok": check.ok, "label": check.label}
 
 
@@ -164,7 +171,7 @@ def _deep_audit(old: DeepAudit | None, new: DeepAudit | None) -> list[Change]:
     changes: list[Change] = []
     if any(was[k] != now[k] for k in _COUNTS):
         before = {k: was[k] for k in _COUNTS}
-        after: dict[str, Any] = {k: now[k] for k in _COUNTS}
+        after: JsonObject = {k: now[k] for k in _COUNTS}
         after["delta"] = {
             "totalPlays": new.zip_window.total_plays - old.zip_window.total_plays,
             "inWindowPlays": new.zip_window.in_window_plays - old.zip_window.in_window_plays,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
+from compliance_bake.report.models import JsonObject, JsonValue
 
 SCHEMA_VERSION = 1
 DIFF_SCHEMA = "compliance-diff.schema.json"
@@ -51,17 +51,18 @@ class Change:
     cls: ChangeClass
     kind: str
     concerns: dict[str, str]
-    before: Any
-    after: Any
+    before: JsonValue
+    after: JsonValue
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "class": self.cls.value,
-            "kind": self.kind,
-            "concerns": self.concerns,
-            "before": self.before,
-            "after": self.after,
-        }
+    def as_json(self, *, with_class: bool = True) -> JsonObject:
+        """The change as `diff --json` lists it; without `class` as the `--previous` record
+        lists its decision changes (all of one class)."""
+        out: JsonObject = {"class": self.cls.value} if with_class else {}
+        out["kind"] = self.kind
+        out["concerns"] = self.concerns
+        out["before"] = self.before
+        out["after"] = self.after
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +75,7 @@ class SideInfo:
     checked: str
     pairs: int
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         return {
             "source": self.source,
             "generatedAt": self.generated_at,
@@ -113,8 +114,8 @@ class DiffResult:
     def of_class(self, cls: ChangeClass) -> list[Change]:
         return [c for c in self.changes if c.cls is cls]
 
-    def as_json(self) -> dict[str, Any]:
-        document: dict[str, Any] = {
+    def as_json(self) -> JsonObject:
+        document: JsonObject = {
             "schemaVersion": SCHEMA_VERSION,
             "authenticated": self.authenticated,
             "old": self.old.as_json(),

@@ -20,18 +20,17 @@ from __future__ import annotations
 from collections.abc import Container, Sequence
 from itertools import chain, compress, groupby, repeat
 from operator import attrgetter, ne, not_
-from typing import Any
 
 from compliance_bake.diff.model import Change, ChangeClass
 from compliance_bake.errors import InputError
-from compliance_bake.report.models import ShadowRow
+from compliance_bake.report.models import JsonObject, ShadowRow
 
 _KEY = attrgetter("state", "partner")
 _STATE = attrgetter("state")
 _PARTNER = attrgetter("partner")
 
 
-def _view(row: ShadowRow) -> dict[str, Any]:
+def _view(row: ShadowRow) -> JsonObject:
     """The fields a pair change shows, by their JSON names."""
     return {
         "licenseStatus": row.license_status,
@@ -53,18 +52,18 @@ def _pair_class(old: ShadowRow, new: ShadowRow) -> ChangeClass | None:
     return None
 
 
-def pair_change(kind: str, key: tuple[str, str], before: Any, after: Any) -> Change:
-    cls = ChangeClass.COVERAGE
-    if before is not None and after is not None:
-        cls = _pair_class(before, after) or ChangeClass.COSMETIC
-        if cls is ChangeClass.COSMETIC:
-            before, after = {"reason": before.reason}, {"reason": after.reason}
-        else:
-            before, after = _view(before), _view(after)
-    else:
-        before = None if before is None else _view(before)
-        after = None if after is None else _view(after)
-    return Change(cls, kind, {"state": key[0], "partner": key[1]}, before, after)
+def pair_change(
+    kind: str, key: tuple[str, str], old: ShadowRow | None, new: ShadowRow | None
+) -> Change:
+    concerns = {"state": key[0], "partner": key[1]}
+    if old is None or new is None:
+        before = None if old is None else _view(old)
+        after = None if new is None else _view(new)
+        return Change(ChangeClass.COVERAGE, kind, concerns, before, after)
+    cls = _pair_class(old, new) or ChangeClass.COSMETIC
+    if cls is ChangeClass.COSMETIC:
+        return Change(cls, kind, concerns, {"reason": old.reason}, {"reason": new.reason})
+    return Change(cls, kind, concerns, _view(old), _view(new))
 
 
 Rows = Sequence[ShadowRow]

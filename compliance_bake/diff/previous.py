@@ -12,13 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from compliance_bake.diff.compare import compare
 from compliance_bake.diff.model import ChangeClass
 from compliance_bake.diff.sides import Keys, load_side
 from compliance_bake.report.models import Snapshot
-from compliance_bake.report.portal_previous import RECORD_LIMIT
+from compliance_bake.report.portal_previous import RECORD_LIMIT, PreviousRecord
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.fetch import shown_url
 from compliance_bake.verify.source import Authenticity, refuse_unless_authentic
@@ -52,8 +51,8 @@ class PreviousSnapshot:
             LABEL, self.source, self.authenticity, self.allow_unauthenticated, _FIX
         )
 
-    def record(self, snapshot: Snapshot) -> dict[str, Any]:
-        """The record of the comparison with `snapshot`: JSON, as the attestation carries it."""
+    def record(self, snapshot: Snapshot) -> PreviousRecord:
+        """The record of the comparison with `snapshot`, not sealed yet."""
         if self.snapshot is None:
             raise RuntimeError("PreviousSnapshot.record before load")
         changes = compare(self.snapshot, snapshot)
@@ -64,17 +63,14 @@ class PreviousSnapshot:
             if change.cls is ChangeClass.DECISION:
                 decisions.append(change)
         decisions.sort(key=lambda c: (c.concerns["state"], c.concerns["partner"]))
-        return {
-            "source": self.source,
-            "generatedAt": self.snapshot.generated_at,
-            "integrityDigest": self.snapshot.integrity.proof.digest,
-            "authenticated": self.authenticity.authentic,
-            "checked": self.authenticity.checked,
-            "snapshot": snapshot.integrity.proof.digest,
-            "counts": counts,
-            "decisions": [
-                {k: v for k, v in c.as_json().items() if k != "class"}
-                for c in decisions[:RECORD_LIMIT]
-            ],
-            "decisionsTotal": len(decisions),
-        }
+        return PreviousRecord(
+            source=self.source,
+            generated_at=self.snapshot.generated_at,
+            integrity_digest=self.snapshot.integrity.proof.digest,
+            authenticated=self.authenticity.authentic,
+            checked=self.authenticity.checked,
+            snapshot=snapshot.integrity.proof.digest,
+            counts=counts,
+            decisions=tuple(c.as_json(with_class=False) for c in decisions[:RECORD_LIMIT]),
+            decisions_total=len(decisions),
+        )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Mapping
 from typing import Any
 
 from compliance_bake.diff.model import (
@@ -19,6 +20,7 @@ from compliance_bake.diff.model import (
     DiffResult,
     SideInfo,
 )
+from compliance_bake.report.models import JsonValue
 
 WIDTH = 80
 DEFAULT_LIMIT = 10
@@ -30,7 +32,7 @@ _PAIR_WORDS = {
 }
 
 
-def _value(value: Any) -> str:
+def _value(value: object) -> str:
     if value is True:
         return "allow"
     if value is False:
@@ -42,11 +44,13 @@ def _value(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def _flag(value: Any) -> str:
+def _flag(value: object) -> str:
     return "yes" if value is True else "no" if value is False else _value(value)
 
 
-def _pair_text(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str:
+def _pair_text(
+    before: Mapping[str, JsonValue] | None, after: Mapping[str, JsonValue] | None
+) -> str:
     if before is None or after is None:
         row = after if before is None else before
         assert row is not None
@@ -63,7 +67,10 @@ def _pair_text(before: dict[str, Any] | None, after: dict[str, Any] | None) -> s
 
 def describe(change: Change) -> str:
     """One line (before truncation) saying what changed."""
-    c, kind, before, after = change.concerns, change.kind, change.before, change.after
+    c, kind = change.concerns, change.kind
+    # Read by kind: each kind's values have the shape compare.py and pairs.py give them.
+    before: Any = change.before
+    after: Any = change.after
     if kind.startswith("pair-"):
         verb = {"pair-added": " added:", "pair-removed": " removed:"}.get(kind, "")
         return f"{c['state']} {c['partner']}{verb} {_pair_text(before, after)}"

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.jsonio import dumps_pretty
-from compliance_bake.report.models import Snapshot
+from compliance_bake.report.models import JsonValue, Snapshot
 
 if TYPE_CHECKING:
     from compliance_bake.report.portal import PortalFacts
+    from compliance_bake.report.portal_previous import PreviousRecord
 
 API_FILE = "api/compliance.json"
 ENHANCEMENTS_FILE = "registry/compliance-enhancements.json"
@@ -32,16 +33,16 @@ JSON_FILES: dict[str, str] = {
 REGISTRY_BLOCKS = {ENHANCEMENTS_FILE: "enhancements", SHADOW_FILE: "shadow"}
 
 
-def json_documents(document: Mapping[str, Any]) -> dict[str, Any]:
+def json_documents(document: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
     """The JSON file of each path, from the snapshot's JSON (`Snapshot.to_json()`)."""
     return {API_FILE: document, **{name: document[key] for name, key in REGISTRY_BLOCKS.items()}}
 
 
 def render_files(
     snapshot: Snapshot | Mapping[str, Any],
-    previous: Mapping[str, Any] | None = None,
+    previous: PreviousRecord | None = None,
     *,
-    document: Mapping[str, Any] | None = None,
+    document: Mapping[str, JsonValue] | None = None,
     facts: PortalFacts | None = None,
 ) -> dict[str, bytes]:
     """Every file of `out/`: the JSON files from the snapshot's JSON, the portal page from the

@@ -35,14 +35,24 @@ from functools import lru_cache
 from itertools import compress, islice
 from operator import attrgetter, not_
 from pathlib import PurePosixPath, PureWindowsPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
 from compliance_bake.report import escape
 from compliance_bake.report.deepequal import strict_equals
-from compliance_bake.report.models import BoardRow, IntegrityCheck, ShadowRow, Snapshot
+from compliance_bake.report.models import (
+    BoardRow,
+    IntegrityCheck,
+    JsonObject,
+    JsonValue,
+    ShadowRow,
+    Snapshot,
+)
 from compliance_bake.resources import templates_dir
+
+if TYPE_CHECKING:
+    from compliance_bake.report.portal_previous import PreviousRecord
 
 GRID_LIMIT = 5_000
 MISMATCH_LIMIT = 500
@@ -81,10 +91,10 @@ class PortalFacts:
 
     key_id: str | None = None
     by_reason: Mapping[str, int] | None = None
-    sample: tuple[Mapping[str, Any], ...] = ()
+    sample: tuple[Mapping[str, JsonValue], ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"keyId": self.key_id}
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {"keyId": self.key_id}
         if self.by_reason is not None:
             out["byReason"] = dict(self.by_reason)
             out["sample"] = [dict(play) for play in self.sample]
@@ -110,7 +120,7 @@ class PortalFacts:
 def bake_facts(
     key_id: str | None,
     by_reason: Mapping[str, int] | None,
-    violations: Sequence[Mapping[str, Any]] = (),
+    violations: Sequence[Mapping[str, JsonValue]] = (),
 ) -> PortalFacts:
     """The facts of a bake: its first SAMPLE_LIMIT violating plays, without their raw text."""
     sample = tuple(
@@ -189,7 +199,7 @@ def _environment() -> Any:
     return env
 
 
-Totals = dict[Any, dict[str, int]]
+Totals = dict[str, dict[str, int]]
 
 
 def state_totals(rows: Sequence[ShadowRow]) -> Totals:
@@ -204,20 +214,33 @@ def state_totals(rows: Sequence[ShadowRow]) -> Totals:
     return per_state
 
 
-def _grid(snapshot: Snapshot, per_state: Totals | None = None) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """The matrix as the page shows it: the full grid up to GRID_LIMIT rows, totals per state,
+    and the first mismatched rows when there are."""
+
+    full: bool
+    states: list[str]
+    partners: list[str]
+    cells: dict[tuple[str, str], ShadowRow]
+    per_state: Totals
+    mismatched: list[ShadowRow]
+    limit: int = GRID_LIMIT
+
+
+def _grid(snapshot: Snapshot, per_state: Totals | None = None) -> Grid:
     rows = snapshot.shadow.rows
     full = len(rows) <= GRID_LIMIT
     if per_state is None:
         per_state = state_totals(rows)
-    return {
-        "full": full,
-        "states": list(per_state),
-        "partners": list(dict.fromkeys(r.partner for r in rows)) if full else [],
-        "cells": {(r.state, r.partner): r for r in rows} if full else {},
-        "per_state": per_state,
-        "mismatched": _mismatched(rows) if any(t["mismatches"] for t in per_state.values()) else [],
-        "limit": GRID_LIMIT,
-    }
+    return Grid(
+        full=full,
+        states=list(per_state),
+        partners=list(dict.fromkeys(r.partner for r in rows)) if full else [],
+        cells={(r.state, r.partner): r for r in rows} if full else {},
+        per_state=per_state,
+        mismatched=_mismatched(rows) if any(t["mismatches"] for t in per_state.values()) else [],
+    )
 
 
 def _mismatched(rows: Sequence[ShadowRow]) -> list[ShadowRow]:
@@ -225,8 +248,27 @@ def _mismatched(rows: Sequence[ShadowRow]) -> list[ShadowRow]:
     return list(islice(compress(rows, map(not_, map(_MATCH, rows))), MISMATCH_LIMIT))
 
 
-def _board_row(row: BoardRow) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class StateField:
+    """One field of a board row's expected and actual states, each shown as JSON text."""
+
+    name: str
+    expected: str
+    actual: str
+    differs: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BoardView:
     """A board row in plain words, and its fields side by side for the disclosure."""
+
+    row: BoardRow
+    plain: str
+    fields: list[StateField]
+    differing: list[str]
+
+
+def _board_row(row: BoardRow) -> BoardView:
     names = list(dict.fromkeys([*row.expected_state, *row.actual_state]))
     missing = object()
     fields = []
@@ -234,30 +276,50 @@ def _board_row(row: BoardRow) -> dict[str, Any]:
         expected = row.expected_state.get(name, missing)
         actual = row.actual_state.get(name, missing)
         fields.append(
-            {
-                "name": name,
-                "expected": "(missing)" if expected is missing else _json_value(expected),
-                "actual": "(missing)" if actual is missing else _json_value(actual),
-                "differs": expected is missing
+            StateField(
+                name=name,
+                expected="(missing)" if expected is missing else _json_value(expected),
+                actual="(missing)" if actual is missing else _json_value(actual),
+                differs=expected is missing
                 or actual is missing
                 or not strict_equals(expected, actual),
-            }
+            )
         )
-    return {
-        "row": row,
-        "plain": PLAIN_FEATURES.get(row.feature, row.notes),
-        "fields": fields,
-        "differing": [f["name"] for f in fields if f["differs"]],
-    }
+    return BoardView(
+        row=row,
+        plain=PLAIN_FEATURES.get(row.feature, row.notes),
+        fields=fields,
+        differing=[f.name for f in fields if f.differs],
+    )
 
 
-def _verdict(snapshot: Snapshot) -> dict[str, Any]:
-    """The verdict: PASS, or FAIL with each integrity check that failed."""
-    failed: tuple[IntegrityCheck, ...] = snapshot.integrity.failed
-    return {"ok": not failed, "failed": failed, "ids": [c.id for c in failed]}
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """PASS (`ok`), or FAIL with each integrity check that failed."""
+
+    ok: bool
+    failed: tuple[IntegrityCheck, ...]
+    ids: list[str]
 
 
-def _audit(snapshot: Snapshot, facts: PortalFacts) -> dict[str, Any] | None:
+def _verdict(snapshot: Snapshot) -> Verdict:
+    failed = snapshot.integrity.failed
+    return Verdict(ok=not failed, failed=failed, ids=[c.id for c in failed])
+
+
+@dataclass(frozen=True, slots=True)
+class AuditView:
+    """The deep audit's section: the plays file's name, the violations by reason (known only
+    from the bake's facts) and the first violating plays."""
+
+    plays: str | None
+    reasons: list[tuple[str, int]]
+    violations: int
+    known: bool
+    sample: tuple[Mapping[str, JsonValue], ...]
+
+
+def _audit(snapshot: Snapshot, facts: PortalFacts) -> AuditView | None:
     if snapshot.deep_audit is None:
         return None
     plays = None
@@ -272,24 +334,25 @@ def _audit(snapshot: Snapshot, facts: PortalFacts) -> dict[str, Any] | None:
         if facts.by_reason is None
         else [(reason, count) for reason, count in facts.by_reason.items() if count]
     )
-    return {
-        "plays": plays,
-        "reasons": reasons,
-        "violations": sum(count for _, count in reasons),
-        "known": facts.by_reason is not None,
-        "sample": facts.sample,
-    }
+    return AuditView(
+        plays=plays,
+        reasons=reasons,
+        violations=sum(count for _, count in reasons),
+        known=facts.by_reason is not None,
+        sample=facts.sample,
+    )
 
 
 def render_portal(
     snapshot: Snapshot | Mapping[str, Any],
-    previous: Mapping[str, Any] | None = None,
+    previous: PreviousRecord | Mapping[str, Any] | None = None,
     totals: Totals | None = None,
     facts: PortalFacts | None = None,
 ) -> bytes:
     """The page; with `previous` (a record of report/portal_previous.py) it also shows the
     "since the previous snapshot" section rendered from that record alone. `snapshot` may be a
-    JSON document that has passed the schema (as read from a file). `totals`: what
+    JSON document that has passed the schema (as read from a file), and `previous` the record's
+    JSON as an attestation carries it (checked by `portal_previous.view`). `totals`: what
     `state_totals` gives for the shadow rows, when the caller has counted it another way.
     `facts`: the signer and the audit's detail (none: an unsigned page without them)."""
     from compliance_bake.report import portal_previous
@@ -305,7 +368,7 @@ def render_portal(
         grid=_grid(snapshot, totals),
         verdict=_verdict(snapshot),
         board=board,
-        failed_board=[b for b in board if not b["row"].match],
+        failed_board=[b for b in board if not b.row.match],
         audit=_audit(snapshot, facts),
         facts=facts,
         facts_attr=_facts_attr(facts),

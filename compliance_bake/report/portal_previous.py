@@ -38,13 +38,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
-from compliance_bake.report.models import Snapshot
+from compliance_bake.report.models import JsonObject, JsonValue, Snapshot
 from compliance_bake.signing.attestation import ATTESTATION_FILE, MAX_ENVELOPE_BYTES
 from compliance_bake.signing.canon import same_mac
 from compliance_bake.signing.proofs import proof_hmac
@@ -62,8 +63,8 @@ class PreviousComparison(Protocol):
     def load(self) -> None:
         """Read and authenticate the previous snapshot; a BakeError refuses it."""
 
-    def record(self, snapshot: Snapshot) -> dict[str, Any]:
-        """The record of the comparison with `snapshot` (without its `hmac`)."""
+    def record(self, snapshot: Snapshot) -> PreviousRecord:
+        """The record of the comparison with `snapshot` (not sealed yet)."""
 
 
 def require_attestation(signing_key: bool) -> None:
@@ -77,8 +78,49 @@ def require_attestation(signing_key: bool) -> None:
         )
 
 
-def seal(record: dict[str, Any], secret: str) -> dict[str, Any]:
-    """The record with its `hmac` (over the record's canonical bytes without `hmac`)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreviousRecord:
+    """The record of a `--previous` comparison, as the bake builds, seals and hands it on; its
+    JSON (`to_json`) is what the attestation's predicate carries as `previous`. The decision
+    changes stay the JSON of diff's changes (`Change.as_json()` without `class`): the record
+    carries them as shown, and the portal reads them back from that JSON as `verify` does."""
+
+    source: str
+    generated_at: str
+    integrity_digest: str
+    authenticated: bool
+    checked: str
+    snapshot: str
+    counts: Mapping[str, int]
+    decisions: tuple[JsonObject, ...]
+    decisions_total: int
+    hmac: str | None = None  # None until sealed
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
+            "source": self.source,
+            "generatedAt": self.generated_at,
+            "integrityDigest": self.integrity_digest,
+            "authenticated": self.authenticated,
+            "checked": self.checked,
+            "snapshot": self.snapshot,
+            "counts": dict(self.counts),
+            "decisions": list(self.decisions),
+            "decisionsTotal": self.decisions_total,
+        }
+        if self.hmac is not None:
+            out["hmac"] = self.hmac
+        return out
+
+    def sealed(self, secret: str) -> PreviousRecord:
+        """The record with its `hmac`, computed by `seal` from its JSON."""
+        mac = seal(self.to_json(), secret)["hmac"]
+        assert isinstance(mac, str)
+        return replace(self, hmac=mac)
+
+
+def seal(record: Mapping[str, JsonValue], secret: str) -> JsonObject:
+    """The record's JSON with its `hmac` (over the record's canonical bytes without `hmac`)."""
     sealed = {k: v for k, v in record.items() if k != "hmac"}
     sealed["hmac"] = proof_hmac(sealed, secret)
     return sealed
@@ -94,7 +136,7 @@ def _need(ok: bool, what: str) -> None:
         raise ValueError(f"previous-snapshot record: {what}")
 
 
-def _word(name: str, value: Any) -> str:
+def _word(name: str, value: object) -> str:
     if name == "match":
         return "yes" if value is True else "NO" if value is False else str(value)
     if name == "licenseStatus":
@@ -102,8 +144,40 @@ def _word(name: str, value: Any) -> str:
     return "allow" if value is True else "block" if value is False else str(value)
 
 
-def _decision_row(change: Any) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One field of a decision change in words: before, after, and whether it moved."""
+
+    before: str
+    after: str
+    moved: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRow:
+    state: str
+    partner: str
+    cells: dict[str, Cell]  # by the field's JSON name, in _FIELDS order
+
+
+@dataclass(frozen=True, slots=True)
+class PreviousView:
+    """What the section template shows."""
+
+    source: str
+    generated_at: str
+    digest: str
+    authenticated: bool
+    checked: str
+    counts: list[tuple[str, int]]
+    rows: list[DecisionRow]
+    total: int
+    more: int
+
+
+def _decision_row(change: object) -> DecisionRow:
     _need(isinstance(change, dict), "a decision is not an object")
+    assert isinstance(change, dict)
     concerns, before, after = change.get("concerns"), change.get("before"), change.get("after")
     _need(
         isinstance(concerns, dict)
@@ -112,16 +186,21 @@ def _decision_row(change: Any) -> dict[str, Any]:
         "a decision names no state and partner",
     )
     _need(isinstance(before, dict) and isinstance(after, dict), "a decision has no before/after")
+    assert isinstance(concerns, dict) and isinstance(before, dict) and isinstance(after, dict)
     cells = {}
     for name in _FIELDS:
         was, now = _word(name, before.get(name)), _word(name, after.get(name))
-        cells[name] = {"before": was, "after": now, "moved": was != now}
-    return {"state": concerns["state"], "partner": concerns["partner"], "cells": cells}
+        cells[name] = Cell(before=was, after=now, moved=was != now)
+    return DecisionRow(concerns["state"], concerns["partner"], cells)
 
 
-def view(record: Any) -> dict[str, Any]:
-    """What the section template shows, from the record alone (ValueError if malformed)."""
+def view(record: object) -> PreviousView:
+    """What the section template shows, from the record's JSON alone (ValueError if malformed):
+    the JSON the attestation carries, as `verify` reads it back, or the bake's own record's."""
+    if isinstance(record, PreviousRecord):
+        record = record.to_json()
     _need(isinstance(record, dict), "not an object")
+    assert isinstance(record, dict)
     for name in _STRINGS:
         _need(isinstance(record.get(name), str), f"{name} is not a string")
     _need(type(record.get("authenticated")) is bool, "authenticated is not true or false")
@@ -137,17 +216,17 @@ def view(record: Any) -> dict[str, Any]:
     _need(isinstance(decisions, list) and type(total) is int, "no decisions list or total")
     assert isinstance(counts, dict) and isinstance(decisions, list) and isinstance(total, int)
     _need(len(decisions) <= total, "more decisions listed than counted")
-    return {
-        "source": record["source"],
-        "generated_at": record["generatedAt"],
-        "digest": record["integrityDigest"],
-        "authenticated": record["authenticated"],
-        "checked": record["checked"],
-        "counts": [(name, counts[name]) for name in CLASSES],
-        "rows": [_decision_row(change) for change in decisions],
-        "total": total,
-        "more": total - len(decisions),
-    }
+    return PreviousView(
+        source=record["source"],
+        generated_at=record["generatedAt"],
+        digest=record["integrityDigest"],
+        authenticated=record["authenticated"],
+        checked=record["checked"],
+        counts=[(name, counts[name]) for name in CLASSES],
+        rows=[_decision_row(change) for change in decisions],
+        total=total,
+        more=total - len(decisions),
+    )
 
 
 WHERE = "attestation predicate.previous"
