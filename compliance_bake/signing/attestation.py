@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.signing.canon import canon
@@ -44,19 +44,73 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def subjects(files: Mapping[str, bytes]) -> list[dict[str, Any]]:
+class Subject(TypedDict):
+    name: str
+    digest: dict[str, str]  # {"sha256": hex}
+
+
+class BoardSummary(TypedDict):
+    passed: int
+    total: int
+
+
+class ShadowSummary(TypedDict):
+    rows: int
+    allow: int
+    block: int
+    mismatches: int
+
+
+class Proofs(TypedDict):
+    shadow: str
+    integrity: str
+
+
+class Predicate(TypedDict):
+    """The predicate's fields (the payload's RFC 8785 bytes sort them)."""
+
+    generatedAt: str
+    board: BoardSummary
+    shadow: ShadowSummary
+    deepAudit: NotRequired[dict[str, bool]]  # {"ok": the ZIP-window audit's verdict}
+    proofs: Proofs
+    previous: NotRequired[dict[str, object]]  # the `bake --previous` record, as signed
+
+
+class Statement(TypedDict):
+    _type: str
+    subject: list[Subject]
+    predicateType: str
+    predicate: Predicate
+
+
+class Signature(TypedDict):
+    keyid: str
+    sig: str
+
+
+class Envelope(TypedDict):
+    payloadType: str
+    payload: str
+    signatures: list[Signature]
+
+
+def subjects(files: Mapping[str, bytes]) -> list[Subject]:
     return [{"name": name, "digest": {"sha256": sha256_hex(files[name])}} for name in sorted(files)]
 
 
 def predicate(
-    snapshot: Mapping[str, Any], previous: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
+    snapshot: Mapping[str, Any], previous: Mapping[str, object] | None = None
+) -> Predicate:
     """What a reader without the HMAC secret may want at a glance, bound by the signature; with
     `bake --previous`, also `previous`: the record the portal's "since the previous snapshot"
-    section is rendered from (report/portal_previous.py), never a field of the snapshot."""
+    section is rendered from (report/portal_previous.py), never a field of the snapshot.
+
+    `snapshot` is the snapshot's JSON: the document the bake wrote, or the file `verify` read
+    (for which it checks the claimed predicate), so both compute it by this one function."""
     enhancements = snapshot["enhancements"]
     shadow = snapshot["shadow"]
-    summary: dict[str, Any] = {
+    summary: Predicate = {
         "generatedAt": snapshot["generatedAt"],
         "board": {"passed": enhancements["passed"], "total": enhancements["total"]},
         "shadow": {
@@ -65,13 +119,13 @@ def predicate(
             "block": shadow["summary"]["block"],
             "mismatches": shadow["summary"]["mismatches"],
         },
+        "proofs": {
+            "shadow": shadow["proof"]["digest"],
+            "integrity": snapshot["integrity"]["proof"]["digest"],
+        },
     }
     if "deepAudit" in snapshot:
         summary["deepAudit"] = {"ok": snapshot["deepAudit"]["zipWindow"]["ok"]}
-    summary["proofs"] = {
-        "shadow": shadow["proof"]["digest"],
-        "integrity": snapshot["integrity"]["proof"]["digest"],
-    }
     if previous is not None:
         summary["previous"] = dict(previous)
     return summary
@@ -80,8 +134,8 @@ def predicate(
 def statement(
     files: Mapping[str, bytes],
     snapshot: Mapping[str, Any],
-    previous: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+    previous: Mapping[str, object] | None = None,
+) -> Statement:
     return {
         "_type": STATEMENT_TYPE,
         "subject": subjects(files),
@@ -90,7 +144,7 @@ def statement(
     }
 
 
-def envelope(payload: bytes, key: SigningKey) -> dict[str, Any]:
+def envelope(payload: bytes, key: SigningKey) -> Envelope:
     signature = key.sign(pae(PAYLOAD_TYPE, payload))
     return {
         "payloadType": PAYLOAD_TYPE,
@@ -103,7 +157,7 @@ def render_attestation(
     files: Mapping[str, bytes],
     snapshot: Mapping[str, Any],
     key: SigningKey,
-    previous: Mapping[str, Any] | None = None,
+    previous: Mapping[str, object] | None = None,
 ) -> bytes:
     """The attestation file's bytes for these rendered files (the attestation itself excluded)."""
     if ATTESTATION_FILE in files:
