@@ -21,10 +21,10 @@ import contextlib
 import fcntl
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.jsonio import dumps_pretty
@@ -52,11 +52,23 @@ OUT_FILES = (OUT_INCLUSION, OUT_CHECKPOINT)
 _FIX_ORIGIN = "name the log once with --log-origin (e.g. compliance.example.com/registry)"
 
 
+class Inclusion(TypedDict):
+    """out/log/inclusion.json: the entry, where it sits in the log, and its inclusion proof."""
+
+    origin: str
+    logIndex: int
+    treeSize: int
+    rootHash: str
+    leafHash: str
+    hashes: list[str]
+    entry: Mapping[str, object]
+
+
 @dataclass(frozen=True, slots=True)
 class Appended:
     index: int
     checkpoint: bytes  # the new signed note
-    inclusion: dict[str, Any]
+    inclusion: Inclusion
 
     def out_files(self) -> dict[str, bytes]:
         """The self-verifying files the bake writes into out/log/."""
@@ -142,7 +154,9 @@ class Writer:
         self.step()
 
 
-def append_entry(directory: Path, origin: str, entry: dict[str, Any], key: SigningKey) -> Appended:
+def append_entry(
+    directory: Path, origin: str, entry: Mapping[str, object], key: SigningKey
+) -> Appended:
     data = entry_bytes(entry)
     if len(data) > MAX_ENTRY_BYTES:
         raise InputError(
@@ -160,7 +174,7 @@ def append_entry(directory: Path, origin: str, entry: dict[str, Any], key: Signi
 
 
 def _append(
-    directory: Path, origin: str, data: bytes, entry: dict[str, Any], key: SigningKey
+    directory: Path, origin: str, data: bytes, entry: Mapping[str, object], key: SigningKey
 ) -> Appended:
     current = _current(directory, key)  # again, under the lock: another bake may have appended
     if current is not None and current.origin != origin:
@@ -206,7 +220,7 @@ def _append(
         shutil.rmtree(directory / partial, ignore_errors=True)
     writer.step()
     proof = merkle.inclusion_proof(new, size, size + 1)
-    inclusion = {
+    inclusion: Inclusion = {
         "origin": origin,
         "logIndex": size,
         "treeSize": size + 1,

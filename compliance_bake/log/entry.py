@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from compliance_bake.report.models import Snapshot
 from compliance_bake.signing.canon import canon
@@ -19,8 +19,26 @@ from compliance_bake.signing.canon import canon
 FIELDS = ("attestationSha256", "generatedAt", "integrityDigest", "keyId", "target", "verdict")
 
 
-def entry_of(snapshot: Snapshot, attestation: bytes, key_id: str) -> dict[str, Any]:
-    verdict: dict[str, Any] = {
+class Verdict(TypedDict):
+    ok: bool
+    board: dict[str, int]  # {"passed", "total"}
+    shadowMismatches: int
+    deepAuditOk: NotRequired[bool]
+
+
+class LogEntry(TypedDict):
+    """The entry a bake appends (FIELDS, in order)."""
+
+    attestationSha256: str
+    generatedAt: str
+    integrityDigest: str
+    keyId: str
+    target: str
+    verdict: Verdict
+
+
+def entry_of(snapshot: Snapshot, attestation: bytes, key_id: str) -> LogEntry:
+    verdict: Verdict = {
         "ok": snapshot.integrity.holds,
         "board": {"passed": snapshot.enhancements.passed, "total": snapshot.enhancements.total},
         "shadowMismatches": snapshot.shadow.summary.mismatches,
@@ -37,12 +55,15 @@ def entry_of(snapshot: Snapshot, attestation: bytes, key_id: str) -> dict[str, A
     }
 
 
-def entry_bytes(entry: Mapping[str, Any]) -> bytes:
+def entry_bytes(entry: Mapping[str, object]) -> bytes:
+    """The entry's RFC 8785 bytes: what the log stores and hashes (any JSON object: the log
+    itself never reads an entry's fields)."""
     return canon(dict(entry))
 
 
 def predicate_mismatches(entry: Mapping[str, Any], predicate: Mapping[str, Any]) -> list[str]:
-    """Fields of the entry that the attestation's signed predicate contradicts."""
+    """Fields of the entry that the attestation's signed predicate contradicts; both as read
+    from out/ (any JSON: a missing or odd field is a mismatch, never an error)."""
     verdict = entry.get("verdict") or {}
     pairs = [
         ("generatedAt", entry.get("generatedAt"), predicate.get("generatedAt")),
