@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
     from compliance_bake.audit.violations import ViolatingPlay
     from compliance_bake.bake import BakeResult
-    from compliance_bake.report.models import BoardRow, ShadowRow
+    from compliance_bake.report.models import BoardRow, JsonObject, ShadowRow
     from compliance_bake.verify.findings import VerifyReport
 
 ITEMS_KEPT = 1000  # per case: enough for any report; a 500,000-row matrix counts the rest
@@ -75,7 +75,7 @@ class Outcome:
     exit_code: int
     verdict: str  # one line: what held or what failed
     suites: dict[str, list[Case]] = field(default_factory=dict)
-    details: dict[str, Any] = field(default_factory=dict)  # the command's --json summary
+    details: JsonObject = field(default_factory=dict)  # the command's --json summary
 
     def failed(self) -> list[tuple[str, Case]]:
         return [(suite, c) for suite, cases in self.suites.items() for c in cases if not c.ok]
@@ -297,7 +297,7 @@ def _verify_verdict(report: VerifyReport, checks: int) -> str:
     return f"{verdict}; {unchecked}" if unchecked else verdict
 
 
-def of_verify(report: VerifyReport, exit_code: int, details: dict[str, Any]) -> Outcome:
+def of_verify(report: VerifyReport, exit_code: int, details: JsonObject) -> Outcome:
     cases = _verify_cases(report)
     verdict = _verify_verdict(report, len(report.findings))
     return Outcome("verify", report.ok, exit_code, verdict, {"verify": cases}, details)

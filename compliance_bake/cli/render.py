@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from compliance_bake.bake import BakeResult
     from compliance_bake.cli.outcome import Outcome
     from compliance_bake.inputs.models import Decision
-    from compliance_bake.report.models import Snapshot
+    from compliance_bake.report.models import JsonObject, Snapshot
     from compliance_bake.verify.findings import VerifyReport
 
 MISMATCH_ROWS_SHOWN = 20
@@ -224,7 +224,7 @@ def verify_report(report: VerifyReport, outcome: Outcome) -> None:
     console.print(f"[{style}]{safe(outcome.verdict)}[/{style}] ({checks})", soft_wrap=True)
 
 
-def verify_summary(report: VerifyReport) -> dict[str, Any]:
+def verify_summary(report: VerifyReport) -> JsonObject:
     """What `verify --json` prints (and the JSON report's details)."""
     verdicts = report.verdicts()
     return {

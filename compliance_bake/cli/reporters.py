@@ -31,7 +31,7 @@ import stat
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -39,6 +39,9 @@ from compliance_bake import __version__
 from compliance_bake.cli.outcome import Case, Outcome
 from compliance_bake.inputs.whole_file import write_whole
 from compliance_bake.report.escape import INVISIBLE
+
+if TYPE_CHECKING:
+    from compliance_bake.report.models import JsonObject
 
 FORMATS = ("json", "junit", "github", "markdown")
 SUMMARY_SCHEMA_VERSION = 1
@@ -165,12 +168,12 @@ report_option = click.option(
 )
 
 
-def _items_json(case: Case, limit: int) -> dict[str, Any]:
+def _items_json(case: Case, limit: int) -> JsonObject:
     if case.ok or not case.item_count:
         return {}
     items = []
     for item in case.items[:limit]:
-        entry: dict[str, Any] = {"text": item.text}
+        entry: JsonObject = {"text": item.text}
         if item.file is not None:
             entry["file"] = item.file
         if item.line is not None:
@@ -179,7 +182,8 @@ def _items_json(case: Case, limit: int) -> dict[str, Any]:
     return {"items": items, "moreItems": case.item_count - len(items)}
 
 
-def summary_document(outcome: Outcome) -> dict[str, Any]:
+def summary_document(outcome: Outcome) -> JsonObject:
+    """The run summary (`--report json:PATH`), per schemas/: JSON out."""
     return {
         "schemaVersion": SUMMARY_SCHEMA_VERSION,
         "tool": {"name": "compliance-bake", "version": __version__},

@@ -60,7 +60,7 @@ def json_equals(a: Any, b: Any) -> bool:
         return strict_equals(a, b)
 
 
-def _fields(obj: Any) -> dict[str, Any]:
+def _fields(obj: object) -> dict[str, object]:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
     return dict(vars(obj))
