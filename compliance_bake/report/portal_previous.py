@@ -2,8 +2,8 @@
 
 `bake snapshot --previous OLD` compares the new snapshot with an earlier one. The comparison is
 presentation only: the snapshot's fields never change. What the section shows is a *record*
-(a plain JSON object) that the bake puts in the signed attestation's predicate as `previous`
-(signing/attestation.py) and that this module alone turns into HTML, so `verify` re-renders the
+(`PreviousRecord`; its JSON is what the bake puts in the signed attestation's predicate as
+`previous`, signing/attestation.py) that this module alone turns into HTML, so `verify` re-renders the
 page from the snapshot and that record and compares bytes:
 
 - `source`, `generatedAt`, `integrityDigest`: the previous snapshot as given, its time and its
@@ -112,6 +112,37 @@ class PreviousRecord:
             out["hmac"] = self.hmac
         return out
 
+    @classmethod
+    def from_json(cls, doc: object) -> PreviousRecord:
+        """The record as an attestation carries it; ValueError names what is malformed (a
+        decision change's own fields are checked where they are shown, `_decision_row`)."""
+        _need(isinstance(doc, dict), "not an object")
+        assert isinstance(doc, dict)
+        for name in _STRINGS:
+            _need(isinstance(doc.get(name), str), f"{name} is not a string")
+        _need(type(doc.get("authenticated")) is bool, "authenticated is not true or false")
+        counts, decisions = doc.get("counts"), doc.get("decisions")
+        total = doc.get("decisionsTotal")
+        _need(
+            isinstance(counts, dict) and all(type(counts.get(c)) is int for c in CLASSES),
+            "counts are not integers per class",
+        )
+        _need(isinstance(decisions, list) and type(total) is int, "no decisions list or total")
+        assert isinstance(counts, dict) and isinstance(decisions, list) and isinstance(total, int)
+        _need(len(decisions) <= total, "more decisions listed than counted")
+        return cls(
+            source=doc["source"],
+            generated_at=doc["generatedAt"],
+            integrity_digest=doc["integrityDigest"],
+            authenticated=doc["authenticated"],
+            checked=doc["checked"],
+            snapshot=doc["snapshot"],
+            counts=counts,
+            decisions=tuple(decisions),
+            decisions_total=total,
+            hmac=doc["hmac"],
+        )
+
     def sealed(self, secret: str) -> PreviousRecord:
         """The record with its `hmac`, computed by `seal` from its JSON."""
         mac = seal(self.to_json(), secret)["hmac"]
@@ -194,38 +225,21 @@ def _decision_row(change: object) -> DecisionRow:
     return DecisionRow(concerns["state"], concerns["partner"], cells)
 
 
-def view(record: object) -> PreviousView:
-    """What the section template shows, from the record's JSON alone (ValueError if malformed):
-    the JSON the attestation carries, as `verify` reads it back, or the bake's own record's."""
-    if isinstance(record, PreviousRecord):
-        record = record.to_json()
-    _need(isinstance(record, dict), "not an object")
-    assert isinstance(record, dict)
-    for name in _STRINGS:
-        _need(isinstance(record.get(name), str), f"{name} is not a string")
-    _need(type(record.get("authenticated")) is bool, "authenticated is not true or false")
-    counts, decisions, total = (
-        record.get("counts"),
-        record.get("decisions"),
-        record.get("decisionsTotal"),
-    )
-    _need(
-        isinstance(counts, dict) and all(type(counts.get(c)) is int for c in CLASSES),
-        "counts are not integers per class",
-    )
-    _need(isinstance(decisions, list) and type(total) is int, "no decisions list or total")
-    assert isinstance(counts, dict) and isinstance(decisions, list) and isinstance(total, int)
-    _need(len(decisions) <= total, "more decisions listed than counted")
+def view(record: PreviousRecord | object) -> PreviousView:
+    """What the section template shows, from the record alone: the bake's own, or its JSON as
+    an attestation carries it (ValueError if malformed)."""
+    if not isinstance(record, PreviousRecord):
+        record = PreviousRecord.from_json(record)
     return PreviousView(
-        source=record["source"],
-        generated_at=record["generatedAt"],
-        digest=record["integrityDigest"],
-        authenticated=record["authenticated"],
-        checked=record["checked"],
-        counts=[(name, counts[name]) for name in CLASSES],
-        rows=[_decision_row(change) for change in decisions],
-        total=total,
-        more=total - len(decisions),
+        source=record.source,
+        generated_at=record.generated_at,
+        digest=record.integrity_digest,
+        authenticated=record.authenticated,
+        checked=record.checked,
+        counts=[(name, record.counts[name]) for name in CLASSES],
+        rows=[_decision_row(change) for change in record.decisions],
+        total=record.decisions_total,
+        more=record.decisions_total - len(record.decisions),
     )
 
 
