@@ -3,8 +3,8 @@
 `bake snapshot --previous OLD` compares the new snapshot with an earlier one. The comparison is
 presentation only: the snapshot's fields never change. What the section shows is a *record*
 (`PreviousRecord`; its JSON is what the bake puts in the signed attestation's predicate as
-`previous`, signing/attestation.py) that this module alone turns into HTML, so `verify` re-renders the
-page from the snapshot and that record and compares bytes:
+`previous`, signing/attestation.py) that this module alone turns into HTML, so `verify`
+re-renders the page from the snapshot and that record and compares bytes:
 
 - `source`, `generatedAt`, `integrityDigest`: the previous snapshot as given, its time and its
   `integrity.proof.digest` (which binds its every field);
