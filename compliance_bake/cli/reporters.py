@@ -31,14 +31,14 @@ import stat
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from compliance_bake import __version__
-from compliance_bake.cli.outcome import Case, Outcome
-from compliance_bake.inputs.whole_file import write_whole
-from compliance_bake.report.escape import INVISIBLE
+
+if TYPE_CHECKING:
+    from compliance_bake.cli.outcome import Case, Outcome
 
 FORMATS = ("json", "junit", "github", "markdown")
 SUMMARY_SCHEMA_VERSION = 1
@@ -228,6 +228,8 @@ def _render(kind: str, outcome: Outcome) -> bytes:
     if kind == "json":
         import json
 
+        from compliance_bake.report.escape import INVISIBLE
+
         text = json.dumps(summary_document(outcome), indent=2, ensure_ascii=False) + "\n"
         # JSON escapes C0 itself (the raw line breaks are the indentation); DEL, C1 and the
         # bidirectional controls are escaped too (the same value once parsed), as the report
@@ -258,6 +260,7 @@ def _write_stream(path: str, data: bytes) -> None:
 
 def write_reports(reports: tuple[tuple[str, str], ...], outcome: Outcome) -> None:
     from compliance_bake.errors import InputError
+    from compliance_bake.inputs.whole_file import write_whole
 
     for kind, where in reports:
         data = _render(kind, outcome)
