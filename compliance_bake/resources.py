@@ -1,14 +1,12 @@
-"""Where the bundled schemas, demo fixtures and templates live, and the user's cache folder.
+"""Where the bundled schemas, demo fixtures and templates live.
 
 In a wheel they are package data under `compliance_bake/_data/`; in a source checkout (editable
-install) they are the top-level `schemas/` and `fixtures/` folders. The cache folder holds what
-a later process may reuse instead of building again (the ZIP database's compact copy, the portal
-template compiled); nothing there is ever needed.
+install) they are the top-level `schemas/` and `fixtures/` folders. Nothing is kept per user:
+what the package ships (the ZIP index included) is read from the installation itself.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -36,8 +34,3 @@ def is_demo_fixtures(folder: Path) -> bool:
 def templates_dir() -> Path:
     return _PACKAGE / "templates"
 
-
-def user_cache_dir() -> Path:
-    """`$XDG_CACHE_HOME/compliance-bake`, else `~/.cache/compliance-bake` (maybe missing)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "compliance-bake"

@@ -154,7 +154,7 @@ def deep(
     import json
 
     from compliance_bake.audit.run import run_audit
-    from compliance_bake.cli import outcome, render, reporters
+    from compliance_bake.cli import reporters
     from compliance_bake.cli.phases import reporting
 
     tables_to_stderr = reporters.check_stdout(reports, as_json)
@@ -176,9 +176,14 @@ def deep(
     if as_json:
         click.echo(json.dumps(result.summary(), indent=2, ensure_ascii=False))
     else:
+        from compliance_bake.cli import render
+
         with reporters.human_output(tables_to_stderr):
             render.audit_report(result)
-    reporters.write_reports(reports, outcome.of_audit(result))
+    if reports:  # the outcome (every case, its items) is built only for a report to hold
+        from compliance_bake.cli.outcome import of_audit
+
+        reporters.write_reports(reports, of_audit(result))
     if result.nothing_audited is not None:
         click.echo(f"compliance-bake: {result.nothing_audited}", err=True)
     sys.exit(result.exit_code)

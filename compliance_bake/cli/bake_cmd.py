@@ -26,7 +26,6 @@ from compliance_bake.cli.options import (
 )
 from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
-from compliance_bake.cli.terminal import plain
 from compliance_bake.errors import EXIT_NOTHING_CHECKED
 
 
@@ -286,6 +285,8 @@ def snapshot(
     window = None if audited is None else audited.zip_window
     if result.exit_code == 0 and window and not window.in_window_plays and not allow_empty_window:
         # The snapshot keeps the honest counts; the run is no pass: nothing was audited.
+        from compliance_bake.cli.terminal import plain
+
         click.echo(
             f"compliance-bake: nothing audited: no play of {plain(str(deep_audit))} falls in the "
             f"{window.days}-day window before the bake's clock (fix: pass --now, or "

@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from compliance_bake import __version__
-from compliance_bake.cli.outcome import Case, Outcome
-from compliance_bake.inputs.whole_file import write_whole
-from compliance_bake.report.escape import INVISIBLE
+
+if TYPE_CHECKING:
+    from compliance_bake.cli.outcome import Case, Outcome
 
 if TYPE_CHECKING:
     from compliance_bake.report.models import JsonObject
@@ -232,6 +232,8 @@ def _render(kind: str, outcome: Outcome) -> bytes:
     if kind == "json":
         import json
 
+        from compliance_bake.report.escape import INVISIBLE
+
         text = json.dumps(summary_document(outcome), indent=2, ensure_ascii=False) + "\n"
         # JSON escapes C0 itself (the raw line breaks are the indentation); DEL, C1 and the
         # bidirectional controls are escaped too (the same value once parsed), as the report
@@ -262,6 +264,7 @@ def _write_stream(path: str, data: bytes) -> None:
 
 def write_reports(reports: tuple[tuple[str, str], ...], outcome: Outcome) -> None:
     from compliance_bake.errors import InputError
+    from compliance_bake.inputs.whole_file import write_whole
 
     for kind, where in reports:
         data = _render(kind, outcome)

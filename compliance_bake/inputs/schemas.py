@@ -8,8 +8,9 @@ tests/inputs/test_schemas.py checks that both validators agree on good and broke
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -34,28 +35,63 @@ class SchemaViolation:
     instance: Any = None  # the value found there, for a message in plain words
 
 
-@lru_cache(maxsize=1)
+@cache
+def _document(name: str) -> dict[str, Any]:
+    """One schema, read once. Raises SchemaError if it is missing or not valid JSON."""
+    folder = schemas_dir()
+    if not folder.is_dir():
+        raise SchemaError(f"schema folder {folder} is missing", "reinstall compliance-bake")
+    path = folder / name
+    try:
+        document: dict[str, Any] = loads_strict(path.read_bytes())
+    except FileNotFoundError:
+        raise SchemaError(f"{path} is missing", "reinstall compliance-bake") from None
+    except (OSError, StrictJSONError) as exc:
+        raise SchemaError(
+            f"{path}: cannot load schema: {exc}", "reinstall compliance-bake"
+        ) from None
+    return document
+
+
 def load_all() -> dict[str, dict[str, Any]]:
     """Every schema by file name. Raises SchemaError if one is missing or not valid JSON."""
     folder = schemas_dir()
     if not folder.is_dir():
         raise SchemaError(f"schema folder {folder} is missing", "reinstall compliance-bake")
-    out: dict[str, dict[str, Any]] = {}
-    for path in sorted(folder.glob("*.schema.json")):
-        try:
-            out[path.name] = loads_strict(path.read_bytes())
-        except (OSError, StrictJSONError) as exc:
-            raise SchemaError(
-                f"{path}: cannot load schema: {exc}", "reinstall compliance-bake"
-            ) from None
-    for name in (SNAPSHOT, REGISTRY_ENHANCEMENTS, REGISTRY_SHADOW, LICENCES, GEO):
-        if name not in out:
-            raise SchemaError(f"{folder / name} is missing", "reinstall compliance-bake")
-    return out
+    names = {path.name for path in folder.glob("*.schema.json")}
+    names.update((SNAPSHOT, REGISTRY_ENHANCEMENTS, REGISTRY_SHADOW, LICENCES, GEO))
+    return {name: _document(name) for name in sorted(names)}
 
 
 def schema(name: str) -> dict[str, Any]:
-    return load_all()[name]
+    return _document(name)
+
+
+def _references(node: Any) -> Iterator[str]:
+    """The schema files a schema's `$ref`s name (the part before `#`; `#...` is the schema
+    itself). Every schema's `$id` sits in the same folder, so a relative name is a file name."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str) and not value.startswith("#"):
+                yield value.partition("#")[0]
+            else:
+                yield from _references(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _references(item)
+
+
+def _with_references(name: str) -> list[str]:
+    """The schema and every schema it names, transitively: all a validator of it resolves.
+    A fixture's schema names none, so validating fixtures reads two small files."""
+    found: list[str] = []
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current not in found:
+            found.append(current)
+            todo.extend(_references(_document(current)))
+    return found
 
 
 def _path_text(parts: list[str | int] | Any) -> str:
@@ -69,9 +105,9 @@ def _path_text(parts: list[str | int] | Any) -> str:
 def _fast_validator(name: str) -> Any:
     import jsonschema_rs
 
-    schemas = load_all()
-    registry = jsonschema_rs.Registry([(s["$id"], s) for s in schemas.values()])
-    return jsonschema_rs.validator_for(schemas[name], registry=registry)
+    documents = [_document(n) for n in _with_references(name)]
+    registry = jsonschema_rs.Registry([(d["$id"], d) for d in documents])
+    return jsonschema_rs.validator_for(documents[0], registry=registry)
 
 
 def first_violation(name: str, document: Any) -> SchemaViolation | None:
@@ -90,16 +126,16 @@ def _reference_validator(name: str) -> Any:
     from jsonschema import Draft202012Validator, validators
     from referencing import Registry, Resource
 
-    schemas = load_all()
+    documents = [_document(n) for n in _with_references(name)]
     registry: Registry[Any] = Registry().with_resources(
-        (s["$id"], Resource.from_contents(s)) for s in schemas.values()
+        (d["$id"], Resource.from_contents(d)) for d in documents
     )
     # 41.0 is an "integer" to JSON Schema; not to us (the parser refuses fractions too).
     whole = Draft202012Validator.TYPE_CHECKER.redefine(
         "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
     )
     strict = validators.extend(Draft202012Validator, type_checker=whole)
-    return strict(schemas[name], registry=registry)
+    return strict(documents[0], registry=registry)
 
 
 def first_violation_reference(name: str, document: Any) -> SchemaViolation | None:
