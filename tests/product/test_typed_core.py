@@ -35,7 +35,7 @@ class Use:
 UNTYPED: dict[str, Use] = {
     # JSON in: a document or an answer as parsed, before its shape is trusted.
     "inputs/jsonio.py": Use(JSON_IN, 2, "the strict parser's object hook: any JSON object"),
-    "inputs/schemas.py": Use(JSON_IN, 3, "the JSON Schema documents, handed to the validator"),
+    "inputs/schemas.py": Use(JSON_IN, 4, "the JSON Schema documents, handed to the validator"),
     "inputs/fixtures.py": Use(JSON_IN, 2, "licences.json and geo.json as parsed, then modelled"),
     "inputs/models.py": Use(JSON_IN, 1, "GeoProfile.from_json: a geo profile as parsed"),
     "report/models.py": Use(JSON_IN, 13, "each model's from_json: a document past its schema"),
