@@ -23,6 +23,7 @@ from pathlib import Path
 
 from compliance_bake.audit.engines import EngineOptions, open_engine
 from compliance_bake.audit.engines.interface import Window
+from compliance_bake.audit.play_lines import with_lines
 from compliance_bake.audit.plays import PlaysFormat
 from compliance_bake.audit.relations import reference_relations
 from compliance_bake.audit.result import ZipWindow
@@ -83,6 +84,7 @@ def run_zip_window(
             runner.write_violations(window, violations_out)
     finally:
         runner.close()
+    violations = with_lines(plays_path, fmt, violations)
     reasons = list(Violation)
     return ZipWindow(
         plays=str(plays_path),

@@ -1,0 +1,238 @@
+"""The file line of the first violating plays of each reason: where the operator opens the file.
+
+Engine-neutral, and run after the engine: DuckDB and Spark number only the rows their reader
+rejects, never a row they read, so a violating play comes back without a line. `with_lines`
+finds them afterwards, in one walk of the plays file from its start: each record's play id is
+looked up among the violating plays that still lack a line, and a record takes a play's line only
+when it reads as that play did (the same play id, partner, state, ZIP and `enriched_at`, and
+malformed or not alike; a malformed JSON line by its text), so of two rows with one play id the
+violating one is named. Identical violating rows take their lines in file order.
+
+The walk stops once each reason has its first `FIRST_LOCATED` plays located (the most any output
+lists with their place: the JSON summary's 20 items of a case), so on a file where 1 play in 100
+violates it reads a few hundred kilobytes, and it never reads more than `budget` bytes (a 64th of
+the file, at least 1 MiB): past that, the plays not found keep no line, which says nothing wrong.
+A record the walk cannot follow (a field past the csv module's limit, a lone carriage return in
+an unquoted field) ends it the same way, for the records after it could not be numbered surely.
+
+Lines are physical lines, as an editor numbers them: a line ends at a line feed (`\\r\\n` is one
+line end), a record that spans several lines (a quoted field holding line feeds) is named by its
+first, the header is line 1, blank lines count, a byte order mark is not a line. Only a local
+regular file in CSV or JSON Lines has lines: Parquet has none, and standard input's spooled copy
+belongs to the engine, removed when it closes, before this runs.
+
+The result lists the plays in the report's order: within each reason, the plays with a line
+first, in file order, then the others in the engine's order (`ViolatingPlay.sort_key`). Lines are
+a pure function of the file and the violations, so the report stays byte-identical on a rerun.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from compliance_bake.audit.plays import COLUMNS
+from compliance_bake.audit.violations import ViolatingPlay, Violation
+
+FIRST_LOCATED = 20  # plays of each reason given their line (module docstring)
+BUDGET_SHARE = 64  # the walk reads at most this fraction of the file ...
+MIN_BUDGET = 1 << 20  # ... or this many bytes, whichever is more
+_CHECK_EVERY = 1024  # records between two looks at the bytes read
+_KEY = ("play_id", "partner", "state", "zip", "enriched_at")
+# The play id of a JSON line, found without parsing the line (a candidate only: a line whose id
+# is wanted is parsed in full before it is matched).
+_JSON_ID = re.compile(r'"play_id"\s*:\s*("(?:[^"\\]|\\.)*"|[^\s,}]+)')
+
+Key = tuple[str, ...]
+
+
+def _key(values: Sequence[str | None]) -> Key:
+    """Field values as the engines read them: an empty field and a missing value alike."""
+    return tuple("" if v is None else v for v in values)
+
+
+class _Wanted:
+    """The violating plays still without a line, found by play id (a malformed JSON line by its
+    text), and how many of the first plays of each reason the walk still has to find."""
+
+    def __init__(self, plays: Sequence[ViolatingPlay], first: int) -> None:
+        self.plays = plays
+        self.lines: dict[int, int] = {}
+        self.by_id: dict[str, list[int]] = {}
+        self.by_raw: dict[str, list[int]] = {}
+        wanted: Counter[Violation] = Counter()
+        malformed = Violation.MALFORMED_ROW
+        by_id, by_raw = self.by_id, self.by_raw
+        for index, play in enumerate(plays):
+            if play.line is not None:
+                continue
+            reason = play.reason
+            wanted[reason] += 1
+            if reason is malformed and play.raw is not None:
+                by_raw.setdefault(play.raw, []).append(index)
+            else:
+                by_id.setdefault(play.play_id or "", []).append(index)
+        self.need = {reason: min(n, first) for reason, n in wanted.items()}
+        self.left = sum(self.need.values())
+
+    def take(self, indices: list[int], line: int, key: Key | None, malformed: bool) -> None:
+        """Give `line` to the first play of `indices` that reads as the record did (`key`
+        None: matched by its text already)."""
+        for at, index in enumerate(indices):
+            play = self.plays[index]
+            if key is not None and (
+                (play.reason is Violation.MALFORMED_ROW) != malformed
+                or _key((play.play_id, play.partner, play.state, play.zip, play.enriched_at)) != key
+            ):
+                continue
+            del indices[at]
+            self.lines[index] = line
+            if self.need[play.reason] > 0:
+                self.need[play.reason] -= 1
+                self.left -= 1
+            return
+
+
+def _csv_records(handle: io.BufferedReader) -> Iterator[tuple[int, list[str]]]:
+    """Each record, the header first, with its first physical line. The csv module is fed the
+    file's lines split at line feeds only (a lone `\\r` ends no line); it reads a blank line as
+    a record of no fields."""
+    text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="replace", newline="\n")
+    reader = csv.reader(text)
+    start = 1
+    for row in reader:
+        yield start, row
+        start = reader.line_num + 1
+
+
+def _walk_csv(handle: io.BufferedReader, wanted: _Wanted, budget: int) -> None:
+    records = _csv_records(handle)
+    try:
+        _, header = next(records, (0, []))
+        names = [n.strip() for n in header]
+        if any(c not in names for c in COLUMNS):
+            return
+        width = len(names)
+        key_at = [names.index(c) for c in _KEY]
+        all_at = [names.index(c) for c in COLUMNS]
+        id_at = key_at[0]
+        for seen, (line, row) in enumerate(records, start=1):
+            if seen % _CHECK_EVERY == 0 and handle.tell() > budget:
+                return
+            if len(row) != width:
+                continue  # a blank line, or a misfit the engine numbered itself
+            indices = wanted.by_id.get(row[id_at])
+            if not indices:
+                continue
+            values = [row[i] for i in all_at]
+            malformed = all(v == "" for v in values) or any("\x00" in v for v in values)
+            wanted.take(indices, line, _key([row[i] for i in key_at]), malformed)
+            if wanted.left == 0:
+                return
+    except csv.Error:
+        return
+
+
+def _refuse_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise ValueError("a key twice")
+    return found
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _as_text(value: Any) -> str | None:
+    """A JSON value as the engines read it: a string as it is, null as empty, else its text."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _json_play(text: str) -> dict[str, Any] | None:
+    """The line's object when the engines read it as a play (an object with the eight keys,
+    each once, no NaN), else None: a malformed row."""
+    try:
+        found = json.loads(text, object_pairs_hook=_refuse_twice, parse_constant=_refuse_constant)
+    except ValueError:
+        return None
+    if not isinstance(found, dict) or any(c not in found for c in COLUMNS):
+        return None
+    return found
+
+
+def _walk_jsonl(handle: io.BufferedReader, wanted: _Wanted, budget: int) -> None:
+    text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="replace", newline="\n")
+    for line, raw_line in enumerate(text, start=1):
+        if line % _CHECK_EVERY == 0 and handle.tell() > budget:
+            return
+        body = raw_line[:-1] if raw_line.endswith("\n") else raw_line
+        body = body[:-1] if body.endswith("\r") else body
+        if wanted.by_raw and body in wanted.by_raw:
+            wanted.take(wanted.by_raw[body], line, None, True)
+        else:
+            _match_json(body, line, wanted)
+        if wanted.left == 0:
+            return
+
+
+def _match_json(body: str, line: int, wanted: _Wanted) -> None:
+    found = _JSON_ID.search(body)
+    if found is None:
+        return
+    try:
+        play_id = _as_text(json.loads(found.group(1)))
+    except ValueError:
+        return
+    indices = wanted.by_id.get(play_id or "")
+    if indices:
+        play = _json_play(body)
+        if play is not None:
+            wanted.take(indices, line, _key([_as_text(play[c]) for c in _KEY]), False)
+
+
+def in_report_order(plays: Sequence[ViolatingPlay]) -> list[ViolatingPlay]:
+    """Within each reason, the plays with a line first, in file order, then the others in the
+    order given (the engine's). Stable, so plays without a line keep their order."""
+    rank = {reason: i for i, reason in enumerate(Violation)}
+    return sorted(plays, key=lambda p: (rank[p.reason], p.line is None, p.line or 0))
+
+
+def with_lines(
+    plays_path: Path | str,
+    plays_format: str,
+    plays: Sequence[ViolatingPlay],
+    first: int = FIRST_LOCATED,
+    budget: int | None = None,
+) -> list[ViolatingPlay]:
+    """`plays` (the audit's violating plays of the file `plays_path`, in the engine's order),
+    with the file line of the first `first` of each reason that lacked one, in the report's
+    order. `budget`: the bytes the walk may read (unless given, a 64th of the file, at least
+    1 MiB). A file that is not a local regular file of CSV or JSON Lines, or that cannot be
+    read, gives the plays their order and no new line."""
+    wanted = _Wanted(plays, first)
+    walk = {"csv": _walk_csv, "jsonl": _walk_jsonl}.get(plays_format)
+    path = str(plays_path)
+    if walk is not None and wanted.left and path != "-":
+        try:
+            if os.path.isfile(path):
+                with open(path, "rb") as handle:
+                    size = os.fstat(handle.fileno()).st_size
+                    limit = budget if budget is not None else max(MIN_BUDGET, size // BUDGET_SHARE)
+                    walk(handle, wanted, limit)
+        except OSError:
+            pass  # the lines found so far stand: each one was read from the file
+    located = list(plays)
+    for index, line in wanted.lines.items():
+        located[index] = replace(plays[index], line=line)
+    return in_report_order(located)
