@@ -101,11 +101,10 @@ class _Wanted:
             return
 
 
-def _csv_records(handle: io.BufferedReader) -> Iterator[tuple[int, list[str]]]:
+def _csv_records(text: io.TextIOWrapper) -> Iterator[tuple[int, list[str]]]:
     """Each record, the header first, with its first physical line. The csv module is fed the
     file's lines split at line feeds only (a lone `\\r` ends no line); it reads a blank line as
     a record of no fields."""
-    text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="replace", newline="\n")
     reader = csv.reader(text)
     start = 1
     for row in reader:
@@ -113,8 +112,9 @@ def _csv_records(handle: io.BufferedReader) -> Iterator[tuple[int, list[str]]]:
         start = reader.line_num + 1
 
 
-def _walk_csv(handle: io.BufferedReader, wanted: _Wanted, budget: int) -> None:
-    records = _csv_records(handle)
+def _walk_csv(text: io.TextIOWrapper, wanted: _Wanted, budget: int) -> None:
+    handle = text.buffer
+    records = _csv_records(text)
     try:
         _, header = next(records, (0, []))
         names = [n.strip() for n in header]
@@ -171,8 +171,8 @@ def _json_play(text: str) -> dict[str, Any] | None:
     return found
 
 
-def _walk_jsonl(handle: io.BufferedReader, wanted: _Wanted, budget: int) -> None:
-    text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="replace", newline="\n")
+def _walk_jsonl(text: io.TextIOWrapper, wanted: _Wanted, budget: int) -> None:
+    handle = text.buffer
     for line, raw_line in enumerate(text, start=1):
         if line % _CHECK_EVERY == 0 and handle.tell() > budget:
             return
@@ -226,10 +226,10 @@ def with_lines(
     if walk is not None and wanted.left and path != "-":
         try:
             if os.path.isfile(path):
-                with open(path, "rb") as handle:
-                    size = os.fstat(handle.fileno()).st_size
+                with open(path, encoding="utf-8-sig", errors="replace", newline="\n") as text:
+                    size = os.fstat(text.fileno()).st_size
                     limit = budget if budget is not None else max(MIN_BUDGET, size // BUDGET_SHARE)
-                    walk(handle, wanted, limit)
+                    walk(text, wanted, limit)
         except OSError:
             pass  # the lines found so far stand: each one was read from the file
     located = list(plays)
