@@ -34,7 +34,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -101,40 +101,50 @@ class _Wanted:
             return
 
 
-def _csv_records(text: io.TextIOWrapper) -> Iterator[tuple[int, list[str]]]:
-    """Each record, the header first, with its first physical line. The csv module is fed the
-    file's lines split at line feeds only (a lone `\\r` ends no line); it reads a blank line as
-    a record of no fields."""
-    reader = csv.reader(text)
-    start = 1
-    for row in reader:
-        yield start, row
-        start = reader.line_num + 1
+def _kept(lines: Iterable[str], kept: list[str]) -> Iterator[str]:
+    for line in lines:
+        kept.append(line)
+        yield line
+
+
+def _without_end(line: str) -> str:
+    """A record's text as a reader shows it: without its line end."""
+    line = line[:-1] if line.endswith("\n") else line
+    return line[:-1] if line.endswith("\r") else line
 
 
 def _walk_csv(text: io.TextIOWrapper, wanted: _Wanted, budget: int) -> None:
+    """Each record with its first physical line. The csv module is fed the file's lines split
+    at line feeds only (a lone `\\r` ends no line), and reads a blank line as a record of no
+    fields. A malformed row that an engine kept as text (Spark) is matched by the record's
+    text, which is then kept as the lines are read."""
     handle = text.buffer
-    records = _csv_records(text)
+    kept: list[str] = []
+    reader = csv.reader(_kept(text, kept) if wanted.by_raw else text)
     try:
-        _, header = next(records, (0, []))
-        names = [n.strip() for n in header]
+        names = [n.strip() for n in next(reader, [])]
+        kept.clear()
         if any(c not in names for c in COLUMNS):
             return
         width = len(names)
         key_at = [names.index(c) for c in _KEY]
         all_at = [names.index(c) for c in COLUMNS]
         id_at = key_at[0]
-        for seen, (line, row) in enumerate(records, start=1):
+        line = reader.line_num + 1
+        for seen, row in enumerate(reader, start=1):
+            start, line = line, reader.line_num + 1
             if seen % _CHECK_EVERY == 0 and handle.tell() > budget:
                 return
-            if len(row) != width:
-                continue  # a blank line, or a misfit the engine numbered itself
-            indices = wanted.by_id.get(row[id_at])
-            if not indices:
-                continue
-            values = [row[i] for i in all_at]
-            malformed = all(v == "" for v in values) or any("\x00" in v for v in values)
-            wanted.take(indices, line, _key([row[i] for i in key_at]), malformed)
+            if kept:
+                record = _without_end("".join(kept))
+                kept.clear()
+                if record in wanted.by_raw:
+                    wanted.take(wanted.by_raw[record], start, None, True)
+                    row = []
+            if len(row) == width and (indices := wanted.by_id.get(row[id_at])):
+                values = [row[i] for i in all_at]
+                malformed = all(v == "" for v in values) or any("\x00" in v for v in values)
+                wanted.take(indices, start, _key([row[i] for i in key_at]), malformed)
             if wanted.left == 0:
                 return
     except csv.Error:
@@ -176,8 +186,7 @@ def _walk_jsonl(text: io.TextIOWrapper, wanted: _Wanted, budget: int) -> None:
     for line, raw_line in enumerate(text, start=1):
         if line % _CHECK_EVERY == 0 and handle.tell() > budget:
             return
-        body = raw_line[:-1] if raw_line.endswith("\n") else raw_line
-        body = body[:-1] if body.endswith("\r") else body
+        body = _without_end(raw_line)
         if wanted.by_raw and body in wanted.by_raw:
             wanted.take(wanted.by_raw[body], line, None, True)
         else:
