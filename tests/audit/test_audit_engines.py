@@ -112,7 +112,8 @@ def test_malformed_csv_rows_count_alike(tmp_path: Path, spark_session: object) -
     # the others in the file (audit/play_lines.py), on Spark by the row's text, but for the
     # unterminated quote's, whose text Spark rewrites.
     def lines(out: Path) -> list[tuple[str, int | None]]:
-        return sorted((v["playId"] or v["raw"][:8], v.get("line")) for v in report(out)["violations"])
+        found = report(out)["violations"]
+        return sorted((v["playId"] or v["raw"][:8], v.get("line")) for v in found)
 
     # 8: DuckDB numbers the line it rejects by records read (docs/plays.md); it is on line 9
     assert lines(duck_out) == [("multi", 4), ("nul\x00byte", 8), ("open-quo", 8), ("too-few,", 6),

@@ -165,9 +165,7 @@ def test_the_walk_stops_at_its_budget_and_after_the_first_of_each_reason(
 
 def test_no_lines_for_parquet_standard_input_or_a_missing_file(tmp_path: Path) -> None:
     path = _crafted_csv(tmp_path / "plays.csv")
-    unlocated = sorted(
-        (replace(p, line=None) for p in _audit(path)), key=ViolatingPlay.sort_key
-    )
+    unlocated = sorted((replace(p, line=None) for p in _audit(path)), key=ViolatingPlay.sort_key)
     for where, fmt in ((path, "parquet"), ("-", "csv"), (tmp_path / "gone.csv", "csv")):
         assert with_lines(where, fmt, unlocated) == unlocated
 
