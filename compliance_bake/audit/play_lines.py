@@ -36,8 +36,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
+from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, TextIO
 
 from compliance_bake.audit.plays import COLUMNS
 from compliance_bake.audit.violations import ViolatingPlay, Violation
@@ -113,42 +114,51 @@ def _without_end(line: str) -> str:
     return line[:-1] if line.endswith("\r") else line
 
 
-def _walk_csv(text: io.TextIOWrapper, wanted: _Wanted, budget: int) -> None:
-    """Each record with its first physical line. The csv module is fed the file's lines split
-    at line feeds only (a lone `\\r` ends no line), and reads a blank line as a record of no
-    fields. A malformed row that an engine kept as text (Spark) is matched by the record's
-    text, which is then kept as the lines are read."""
-    handle = text.buffer
-    kept: list[str] = []
-    reader = csv.reader(_kept(text, kept) if wanted.by_raw else text)
-    try:
-        names = [n.strip() for n in next(reader, [])]
-        kept.clear()
-        if any(c not in names for c in COLUMNS):
-            return
-        width = len(names)
-        key_at = [names.index(c) for c in _KEY]
-        all_at = [names.index(c) for c in COLUMNS]
-        id_at = key_at[0]
-        line = reader.line_num + 1
-        for seen, row in enumerate(reader, start=1):
-            start, line = line, reader.line_num + 1
-            if seen % _CHECK_EVERY == 0 and handle.tell() > budget:
-                return
-            if kept:
-                record = _without_end("".join(kept))
-                kept.clear()
-                if record in wanted.by_raw:
-                    wanted.take(wanted.by_raw[record], start, None, True)
-                    row = []
-            if len(row) == width and (indices := wanted.by_id.get(row[id_at])):
-                values = [row[i] for i in all_at]
-                malformed = all(v == "" for v in values) or any("\x00" in v for v in values)
-                wanted.take(indices, start, _key([row[i] for i in key_at]), malformed)
-            if wanted.left == 0:
-                return
-    except csv.Error:
+def _walk_csv(text: TextIO, handle: BinaryIO, wanted: _Wanted, budget: int) -> None:
+    """Each record with its first physical line, the file read line by line (split at line
+    feeds only: a lone `\\r` ends no line). A line without a quote is a whole record, split at
+    its commas, and only as far as its play id unless that id is wanted; a line with a quote
+    starts a record the csv module reads, taking as many lines as its quoted fields hold. A
+    malformed row that an engine kept as text (Spark) is matched by the record's text."""
+    names = [n.strip() for n in next(csv.reader([text.readline()]), [])]
+    if any(c not in names for c in COLUMNS):
         return
+    width = len(names)
+    key_at = [names.index(c) for c in _KEY]
+    all_at = [names.index(c) for c in COLUMNS]
+    id_at = key_at[0]
+    last = id_at == width - 1
+    number = 1
+    for line in text:
+        number += 1
+        start = number
+        if number % _CHECK_EVERY == 0 and handle.tell() > budget:
+            return
+        if '"' in line:
+            lines = [line]
+            try:
+                row = next(csv.reader(chain([line], _kept(text, lines))))
+            except csv.Error:
+                return  # the records after it could not be numbered surely
+            number += len(lines) - 1
+            record = "".join(lines)
+        else:
+            parts = line.split(",", id_at + 1)
+            if len(parts) <= id_at:
+                continue  # a blank line, or too few fields: no play the engine read
+            play_id = _without_end(parts[id_at]) if last else parts[id_at]
+            if play_id not in wanted.by_id and not wanted.by_raw:
+                continue
+            record = line
+            row = _without_end(line).split(",")
+        if wanted.by_raw and (raw := _without_end(record)) in wanted.by_raw:
+            wanted.take(wanted.by_raw[raw], start, None, True)
+        elif len(row) == width and (indices := wanted.by_id.get(row[id_at])):
+            values = [row[i] for i in all_at]
+            malformed = all(v == "" for v in values) or any("\x00" in v for v in values)
+            wanted.take(indices, start, _key([row[i] for i in key_at]), malformed)
+        if wanted.left == 0:
+            return
 
 
 def _refuse_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -181,8 +191,7 @@ def _json_play(text: str) -> dict[str, Any] | None:
     return found
 
 
-def _walk_jsonl(text: io.TextIOWrapper, wanted: _Wanted, budget: int) -> None:
-    handle = text.buffer
+def _walk_jsonl(text: TextIO, handle: BinaryIO, wanted: _Wanted, budget: int) -> None:
     for line, raw_line in enumerate(text, start=1):
         if line % _CHECK_EVERY == 0 and handle.tell() > budget:
             return
@@ -235,10 +244,15 @@ def with_lines(
     if walk is not None and wanted.left and path != "-":
         try:
             if os.path.isfile(path):
-                with open(path, encoding="utf-8-sig", errors="replace", newline="\n") as text:
-                    size = os.fstat(text.fileno()).st_size
+                with (
+                    open(path, "rb") as handle,
+                    io.TextIOWrapper(
+                        handle, encoding="utf-8-sig", errors="replace", newline="\n"
+                    ) as text,
+                ):
+                    size = os.fstat(handle.fileno()).st_size
                     limit = budget if budget is not None else max(MIN_BUDGET, size // BUDGET_SHARE)
-                    walk(text, wanted, limit)
+                    walk(text, handle, wanted, limit)
         except OSError:
             pass  # the lines found so far stand: each one was read from the file
     located = list(plays)

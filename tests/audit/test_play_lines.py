@@ -191,16 +191,27 @@ def test_the_report_names_lines_and_stays_byte_identical(tmp_path: Path) -> None
 
 @pytest.mark.parametrize("fmt", ["csv", "jsonl"])
 def test_lines_survive_an_unreadable_tail(tmp_path: Path, fmt: str) -> None:
-    """A record the walk cannot follow (a field past the csv module's limit) ends the walk: the
-    lines before it stand, none after it is guessed."""
+    """A record the walk cannot follow (a quoted field past the csv module's limit) ends the
+    walk: the lines before it stand, none after it is guessed. A long line without a quote is
+    split at its commas, with no such limit."""
     huge = "x" * (csv.field_size_limit() + 10)
-    rows = [play("before", state="XX"), play("huge", wager_type=huge), play("after", state="XX")]
+    rows = [
+        play("before", state="XX"),
+        play("long", wager_type=huge),
+        play("quoted", wager_type="a," + huge),  # a comma: the csv writer quotes it
+        play("after", state="XX"),
+    ]
     if fmt == "csv":
         path = write_csv(tmp_path / "plays.csv", rows)
         expected = {"before": [2], "after": [None]}
     else:
         path = tmp_path / "plays.jsonl"
         path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        expected = {"before": [1], "after": [3]}  # JSON lines have no such limit
+        expected = {"before": [1], "after": [4]}  # JSON lines have no such limit
     plays = _audit(path)
     assert _lines(plays) == expected
+    if fmt == "csv":  # without the quoted one, the walk reads on past the long line
+        rows.pop(2)
+        assert _lines(_audit(write_csv(tmp_path / "plays.csv", rows))) == {
+            "before": [2], "after": [4]
+        }  # fmt: skip
