@@ -33,10 +33,10 @@ import io
 import json
 import os
 import re
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
-from itertools import chain
+from itertools import chain, groupby
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
@@ -69,20 +69,28 @@ class _Wanted:
         self.lines: dict[int, int] = {}
         self.by_id: dict[str, list[int]] = {}
         self.by_raw: dict[str, list[int]] = {}
-        wanted: Counter[Violation] = Counter()
+        self.need: dict[Violation, int] = {}
         malformed = Violation.MALFORMED_ROW
         by_id, by_raw = self.by_id, self.by_raw
+        # Counted by runs of one reason, compared by identity: an Enum's hash is a Python call.
+        reason, run = None, 0
         for index, play in enumerate(plays):
             if play.line is not None:
                 continue
-            reason = play.reason
-            wanted[reason] += 1
+            if play.reason is not reason:
+                self._count(reason, run, first)
+                reason, run = play.reason, 0
+            run += 1
             if reason is malformed and play.raw is not None:
                 by_raw.setdefault(play.raw, []).append(index)
             else:
                 by_id.setdefault(play.play_id or "", []).append(index)
-        self.need = {reason: min(n, first) for reason, n in wanted.items()}
+        self._count(reason, run, first)
         self.left = sum(self.need.values())
+
+    def _count(self, reason: Violation | None, run: int, first: int) -> None:
+        if reason is not None:
+            self.need[reason] = min(self.need.get(reason, 0) + run, first)
 
     def take(self, indices: list[int], line: int, key: Key | None, malformed: bool) -> None:
         """Give `line` to the first play of `indices` that reads as the record did (`key`
@@ -220,10 +228,18 @@ def _match_json(body: str, line: int, wanted: _Wanted) -> None:
 
 
 def in_report_order(plays: Sequence[ViolatingPlay]) -> list[ViolatingPlay]:
-    """Within each reason, the plays with a line first, in file order, then the others in the
-    order given (the engine's). Stable, so plays without a line keep their order."""
-    rank = {reason: i for i, reason in enumerate(Violation)}
-    return sorted(plays, key=lambda p: (rank[p.reason], p.line is None, p.line or 0))
+    """`plays` in the engine's order (by reason first), with the plays of each reason that have
+    a line moved first, in file order; the others keep their order."""
+    ordered: list[ViolatingPlay] = []
+    for _, group in groupby(plays, key=attrgetter("reason")):  # Enum's == is identity, in C
+        run = list(group)
+        ordered += sorted((p for p in run if p.line is not None), key=_line)
+        ordered += [p for p in run if p.line is None]
+    return ordered
+
+
+def _line(play: ViolatingPlay) -> int:
+    return play.line or 0
 
 
 def with_lines(
