@@ -83,8 +83,12 @@ CRAFTED = [
     (_row("zz-first", zip_code="0210") + "\n", "zz-first"),  # 13
     (_row("twin", zip_code="99999") + "\n", "twin"),  # 14: the same row again
     (_row("aa-last", zip_code="021") + "\r\n", "aa-last"),  # 15
+    (_row("two-ways", zip_code="0210") + "\n", "two-ways"),  # 16: one id, two reasons
+    (_row("two-ways", state="XX") + "\n", "two-ways"),  # 17
+    (_row("", zip_code="0210") + "\n", ""),  # 18: no play id
 ]
-EXPECTED = {"spans": [5], "dup": [8], "twin": [12, 14], "zz-first": [13], "aa-last": [15]}
+EXPECTED = {"spans": [5], "dup": [8], "twin": [12, 14], "zz-first": [13], "aa-last": [15],
+            "two-ways": [16, 17], "": [18]}  # fmt: skip
 
 
 def _crafted_csv(path: Path, engine: str = "duckdb") -> Path:
@@ -113,7 +117,7 @@ def test_csv_lines_are_the_first_physical_line_of_the_violating_record(
     _held_to_the_plain_walk(path, plays)
     # the report's order: within a reason, file order (zz-first before aa-last)
     malformed_zip = [p.play_id for p in plays if p.reason is Violation.MALFORMED_ZIP]
-    assert malformed_zip == ["zz-first", "aa-last"]
+    assert malformed_zip == ["zz-first", "aa-last", "two-ways", None]
 
 
 def test_jsonl_lines_with_spacing_variants(tmp_path: Path, engine: str) -> None:
@@ -142,6 +146,19 @@ def test_jsonl_lines_with_spacing_variants(tmp_path: Path, engine: str) -> None:
     assert {k: v for k, v in found.items() if k} == {"loose": [3], "dup": [5], "tight": [7]}
     by_line = sorted(n for n in found[""] if n is not None)
     assert 8 in by_line  # the key twice: its malformed row named by its line
+
+
+def test_columns_in_another_order_and_the_id_last(tmp_path: Path) -> None:
+    names = [*COLUMNS[1:], "note", "play_id"]
+
+    def row(play_id: str, **fields: str) -> str:
+        values = {**play(play_id, **fields), "note": "n"}
+        return ",".join(str(values[n]) for n in names) + "\r\n"
+
+    path = tmp_path / "plays.csv"
+    path.write_text(",".join(names) + "\r\n" + row("a") + row("b", state="XX") + "\r\n"
+                    + row("c", zip="0210"), encoding="utf-8", newline="")  # fmt: skip
+    assert _lines(_audit(path)) == {"c": [5], "b": [3]}
 
 
 def test_the_walk_stops_at_its_budget_and_after_the_first_of_each_reason(
@@ -173,7 +190,7 @@ def test_no_lines_for_parquet_standard_input_or_a_missing_file(tmp_path: Path) -
 def test_past_the_bound_the_listed_plays_get_their_lines(tmp_path: Path) -> None:
     path = _crafted_csv(tmp_path / "plays.csv")
     plays = _audit(path, bound=3)  # the first three in the engine's order: by reason, then id
-    assert _lines(plays) == {"spans": [5], "zz-first": [13], "aa-last": [15]}
+    assert _lines(plays) == {"": [18], "aa-last": [15], "two-ways": [16]}
 
 
 def test_the_report_names_lines_and_stays_byte_identical(tmp_path: Path) -> None:
@@ -184,7 +201,8 @@ def test_the_report_names_lines_and_stays_byte_identical(tmp_path: Path) -> None
     a = (tmp_path / "a" / "audit" / "zip-window.json").read_bytes()
     assert a == (tmp_path / "b" / "audit" / "zip-window.json").read_bytes()
     assert [(v["playId"], v.get("line")) for v in report(tmp_path / "a")["violations"]] == [
-        ("zz-first", 13), ("aa-last", 15), ("spans", 5), ("twin", 12), ("twin", 14), ("dup", 8)
+        ("zz-first", 13), ("aa-last", 15), ("two-ways", 16), (None, 18), ("spans", 5),
+        ("two-ways", 17), ("twin", 12), ("twin", 14), ("dup", 8)
     ]  # fmt: skip
     assert summary["firstViolations"][0] == {**report(tmp_path / "a")["violations"][0]}
 
