@@ -233,3 +233,17 @@ def test_lines_survive_an_unreadable_tail(tmp_path: Path, fmt: str) -> None:
         assert _lines(_audit(write_csv(tmp_path / "plays.csv", rows))) == {
             "before": [2], "after": [4]
         }  # fmt: skip
+
+
+def test_every_output_lists_no_more_plays_with_their_place_than_are_located() -> None:
+    """The first FIRST_LOCATED plays of each reason have their line: as many as any output
+    lists of a case (JUnit lists more, the first of them with lines)."""
+    from compliance_bake.audit.play_lines import FIRST_LOCATED
+    from compliance_bake.audit.report import FIRST_SHOWN
+    from compliance_bake.cli.report_github import GITHUB_ITEMS, MARKDOWN_ITEMS
+    from compliance_bake.cli.reporters import JSON_ITEMS
+    from compliance_bake.cli.short_summary import ITEMS_SHOWN
+    from compliance_bake.report.portal import SAMPLE_LIMIT
+
+    shown = (FIRST_SHOWN, GITHUB_ITEMS, MARKDOWN_ITEMS, JSON_ITEMS, ITEMS_SHOWN, SAMPLE_LIMIT)
+    assert max(shown) == FIRST_LOCATED
