@@ -10,10 +10,11 @@ violating one is named. Identical violating rows take their lines in file order.
 
 The walk stops once each reason has its first `FIRST_LOCATED` plays located (the most any output
 lists with their place: the JSON summary's 20 items of a case), so on a file where 1 play in 100
-violates it reads a few hundred kilobytes, and it never reads more than `budget` bytes (a 64th of
+violates it reads a few hundred kilobytes, and it never reads more than `budget` bytes (a 128th of
 the file, at least 1 MiB): past that, the plays not found keep no line, which says nothing wrong.
-A record the walk cannot follow (a field past the csv module's limit, a lone carriage return in
-an unquoted field) ends it the same way, for the records after it could not be numbered surely.
+A record the walk cannot follow (a quoted record the csv module refuses, such as one with a
+field past its limit) ends it the same way, for the records after it could not be numbered
+surely. What it costs beside the audit: docs/play-lines.md.
 
 Lines are physical lines, as an editor numbers them: a line ends at a line feed (`\\r\\n` is one
 line end), a record that spans several lines (a quoted field holding line feeds) is named by its
@@ -45,7 +46,7 @@ from compliance_bake.audit.plays import COLUMNS
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 
 FIRST_LOCATED = 20  # plays of each reason given their line (module docstring)
-BUDGET_SHARE = 64  # the walk reads at most this fraction of the file ...
+BUDGET_SHARE = 128  # the walk reads at most this fraction of the file ...
 MIN_BUDGET = 1 << 20  # ... or this many bytes, whichever is more
 _CHECK_EVERY = 1024  # records between two looks at the bytes read
 _KEY = ("play_id", "partner", "state", "zip", "enriched_at")
@@ -273,7 +274,7 @@ def with_lines(
 ) -> list[ViolatingPlay]:
     """`plays` (the audit's violating plays of the file `plays_path`, in the engine's order),
     with the file line of the first `first` of each reason that lacked one, in the report's
-    order. `budget`: the bytes the walk may read (unless given, a 64th of the file, at least
+    order. `budget`: the bytes the walk may read (unless given, a 128th of the file, at least
     1 MiB). A file that is not a local regular file of CSV or JSON Lines, or that cannot be
     read, gives the plays their order and no new line."""
     wanted = _Wanted(plays, first)
