@@ -144,6 +144,16 @@ def _without_end(line: str) -> str:
     return line[:-1] if line.endswith("\r") else line
 
 
+def _strictly_read(record: str) -> bool:
+    """Whether the record is one the engines read: the csv module alone also takes text after
+    a closing quote (`"node"x` as `nodex`), which DuckDB rejects."""
+    try:
+        next(csv.reader([record], strict=True))
+    except csv.Error:
+        return False
+    return True
+
+
 def _walk_csv(text: TextIO, handle: BinaryIO, wanted: _Wanted, budget: int) -> None:
     """Each record with its first physical line, the file read line by line (split at line
     feeds only: a lone `\\r` ends no line). A line without a quote is a whole record, split at
@@ -172,6 +182,8 @@ def _walk_csv(text: TextIO, handle: BinaryIO, wanted: _Wanted, budget: int) -> N
                 return  # the records after it could not be numbered surely
             number += len(lines) - 1
             record = "".join(lines)
+            if not _strictly_read(record):
+                row = []  # text after a closing quote: the engine rejects it, numbering it
         else:
             parts = line.split(",", id_at + 1)
             if len(parts) <= id_at:

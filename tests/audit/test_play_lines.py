@@ -148,6 +148,15 @@ def test_jsonl_lines_with_spacing_variants(tmp_path: Path, engine: str) -> None:
     assert 8 in by_line  # the key twice: its malformed row named by its line
 
 
+def test_a_row_the_engine_rejects_lends_its_line_to_no_play(tmp_path: Path) -> None:
+    """Text after a closing quote: the csv module reads `"node-offshore-04"x` as the value of
+    the next row, which DuckDB reads; DuckDB rejects this one, so the play is the next row's."""
+    path = tmp_path / "plays.csv"
+    rejected = _row("p", partner='"node-offshore-04"x')
+    path.write_text("\n".join([HEADER, rejected, _row("p", partner="node-offshore-04x")]) + "\n")
+    assert _lines(_audit(path)) == {"": [2], "p": [3]}
+
+
 def test_columns_in_another_order_and_the_id_last(tmp_path: Path) -> None:
     names = [*COLUMNS[1:], "note", "play_id"]
 
