@@ -108,6 +108,7 @@ def test_malformed_csv_rows_count_alike(tmp_path: Path, spark_session: object) -
         return sorted((v["reason"], v["playId"] or "") for v in report(out)["violations"])
 
     assert reasons(spark_out) == reasons(duck_out)
+
     # Pinned: Spark gives no line numbers, DuckDB names each rejected line; the audit finds
     # the others in the file (audit/play_lines.py), on Spark by the row's text, but for the
     # unterminated quote's, whose text Spark rewrites.
