@@ -175,3 +175,22 @@ def test_markdown_keeps_hostile_text_literal() -> None:
     assert "<code>" not in html and "\x1b" not in html
     assert "&lt;img src=x onerror=alert(1)&gt; | **bold** [link](http://x) `code`\\x1b[31m" in html
     assert "at p|x.csv:2" in html
+
+
+def test_junit_failure_bodies_name_each_plays_line(
+    failing: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    _, plays = failing
+    junit = tmp_path / "audit.xml"
+    result = invoke("audit", "deep", "--plays", str(plays), "--now", NOW,
+                    "--out", str(tmp_path / "out"), "--report", f"junit:{junit}")  # fmt: skip
+    assert result.exit_code == 1
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    failure = cases["partner-not-licensed"].find("failure")
+    assert failure is not None and failure.text is not None
+    assert failure.text.splitlines()[1:] == [
+        f"- play u{n} (partner node-offshore-04, state MA, zip 02108) at plays.csv:{n + 2}"
+        for n in range(5)
+    ]
