@@ -11,9 +11,11 @@ first reason of `Violation` that applies.
 
 The query is audit/sql.py's, written once for every engine; the engines (audit/engines/) load
 the relations and run it. Up to `VIOLATIONS_BOUND` violating plays are listed in full; past it
-the result keeps the counts, the first `VIOLATIONS_BOUND` in the report's order and a digest of
+the result keeps the counts, the first `VIOLATIONS_BOUND` in the engines' order and a digest of
 them all, so a cluster never sends them all to one driver (`--violations-out` writes them all
-from the engine itself).
+from the engine itself, without the lines of plays it read). The first violating plays of each
+reason then get their file line from the plays file itself, whatever the engine, and are listed
+first (audit/play_lines.py).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 
 from compliance_bake.audit.engines import EngineOptions, open_engine
 from compliance_bake.audit.engines.interface import Window
+from compliance_bake.audit.play_lines import with_lines
 from compliance_bake.audit.plays import PlaysFormat
 from compliance_bake.audit.relations import reference_relations
 from compliance_bake.audit.result import ZipWindow
@@ -83,6 +86,7 @@ def run_zip_window(
             runner.write_violations(window, violations_out)
     finally:
         runner.close()
+    violations = with_lines(plays_path, fmt, violations)
     reasons = list(Violation)
     return ZipWindow(
         plays=str(plays_path),

@@ -317,6 +317,7 @@ class AuditView:
     violations: int
     known: bool
     sample: tuple[Mapping[str, JsonValue], ...]
+    lined: bool
 
 
 def _audit(snapshot: Snapshot, facts: PortalFacts) -> AuditView | None:
@@ -340,6 +341,8 @@ def _audit(snapshot: Snapshot, facts: PortalFacts) -> AuditView | None:
         violations=sum(count for _, count in reasons),
         known=facts.by_reason is not None,
         sample=facts.sample,
+        # the Line column, when a play of the sample has one (a Parquet file has none)
+        lined=any(play.get("line") is not None for play in facts.sample),
     )
 
 

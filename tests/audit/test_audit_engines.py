@@ -108,9 +108,18 @@ def test_malformed_csv_rows_count_alike(tmp_path: Path, spark_session: object) -
         return sorted((v["reason"], v["playId"] or "") for v in report(out)["violations"])
 
     assert reasons(spark_out) == reasons(duck_out)
-    # Pinned: Spark gives no line numbers; DuckDB names each rejected line.
-    assert all("line" not in v for v in report(spark_out)["violations"])
-    assert any("line" in v for v in report(duck_out)["violations"])
+
+    # Pinned: Spark gives no line numbers, DuckDB names each rejected line; the audit finds
+    # the others in the file (audit/play_lines.py), on Spark by the row's text, but for the
+    # unterminated quote's, whose text Spark rewrites.
+    def lines(out: Path) -> list[tuple[str, int | None]]:
+        found = report(out)["violations"]
+        return sorted((v["playId"] or v["raw"][:8], v.get("line")) for v in found)
+
+    # 8: DuckDB numbers the line it rejects by records read (docs/plays.md); it is on line 9
+    assert lines(duck_out) == [("multi", 4), ("nul\x00byte", 8), ("open-quo", 8), ("too-few,", 6),
+                               ("too-many", 7)]  # fmt: skip
+    assert lines(spark_out) == [*lines(duck_out)[:2], ("open-quo", None), *lines(duck_out)[3:]]
 
 
 @SPARK

@@ -188,7 +188,12 @@ def test_standard_input_gives_the_counts_and_report_of_the_file(tmp_path: Path) 
     assert from_stdin["zipWindow"]["totalPlays"] == 4
     assert from_stdin["plays"] == "-" and "--plays -" in from_stdin["command"]
     file_report, stdin_report = report(tmp_path / "file"), report(tmp_path / "stdin")
-    assert stdin_report["violations"] == file_report["violations"]
+    # the file's report also names the lines of the plays read (audit/play_lines.py); standard
+    # input's spooled copy is gone by then, so its report names only the malformed rows' lines
+    read = [{k: v for k, v in p.items() if k != "line" or p["playId"] is None}
+            for p in file_report["violations"]]  # fmt: skip
+    assert read != file_report["violations"]
+    assert stdin_report["violations"] == read
     assert stdin_report["deepAudit"]["zipWindow"] == file_report["deepAudit"]["zipWindow"]
 
 

@@ -66,7 +66,7 @@ def test_a_failing_bake_last_screen_at_80_columns_names_what_to_fix(
         in screen
     )
     assert "FAILED zip-window partner-not-licensed: 5 plays" in screen
-    assert "- play u0 (partner node-offshore-04, state MA, zip 02108)" in screen
+    assert "- play u0 (partner node-offshore-04, state MA, zip 02108) at plays.csv:2" in screen
     assert "- play u2 (" in screen and "- play u3 (" not in screen
     assert "… and 2 more" in screen
     assert '- row "broken,row" at plays.csv:7' in screen
@@ -80,6 +80,7 @@ def test_a_failing_audit_names_its_plays(failing: tuple[Path, Path]) -> None:
     assert result.exit_code == 1
     summary = " ".join(result.stdout.split("short summary")[1].split())
     assert "FAILED zip-window partner-not-licensed: 5 plays - play u0 (" in summary
+    assert "zip 02108) at plays.csv:2 - play u1 (" in summary  # the file line of a play read
     assert "… and 2 more FAILED zip-window malformed-row" not in summary  # reasons in order
     assert '- row "broken,row" at plays.csv:7' in summary
 
@@ -121,10 +122,15 @@ def test_github_annotations_point_at_fixture_and_plays_lines(
     assert ma[0]["message"].startswith("2 mismatched\n- MA node-shore-02: real allow")
     (malformed,) = [n for n in notes if n.get("title") == "zip-window: malformed-row"]
     assert (malformed["file"], malformed["line"]) == ("plays.csv", "7")
-    (unlicensed,) = [n for n in notes if n.get("title") == "zip-window: partner-not-licensed"]
-    assert "file" not in unlicensed  # the audit records no line for a readable play
-    last = "\n- play u4 (partner node-offshore-04, state MA, zip 02108)"
-    assert unlicensed["message"].endswith(last)
+    # a play that was read, at its file line too: the first annotation lists the case's items,
+    # one more each points at a further play
+    unlicensed = [n for n in notes if n.get("title") == "zip-window: partner-not-licensed"]
+    assert [(n["file"], n["line"]) for n in unlicensed] == [
+        ("plays.csv", str(n)) for n in range(2, 7)
+    ]
+    last = "\n- play u4 (partner node-offshore-04, state MA, zip 02108) at plays.csv:6"
+    assert unlicensed[0]["message"].endswith(last)
+    assert unlicensed[1]["message"] == "play u1 (partner node-offshore-04, state MA, zip 02108)"
     assert notes[-1]["command"] == "error" and notes[-1]["message"].startswith("FAIL: ")
 
 
@@ -143,7 +149,7 @@ def test_markdown_step_summary_and_json_summary(failing: tuple[Path, Path], tmp_
         ["board", "8", "1"], ["integrity", "6", "3"], ["shadow", "2", "2"], ["zip-window", "9", "2"]
     ]  # fmt: skip
     assert "MA node-shore-02: real allow, shadow block (licence none) at fx/licences.json:" in text
-    assert "play u4 (partner node-offshore-04, state MA, zip 02108)" in text
+    assert "play u4 (partner node-offshore-04, state MA, zip 02108) at plays.csv:6" in text
 
     document = json.loads(summary.read_text())
     schema = json.loads((schemas_dir() / "run-summary.schema.json").read_text())
@@ -151,7 +157,11 @@ def test_markdown_step_summary_and_json_summary(failing: tuple[Path, Path], tmp_
     cases = {(s["name"], c["name"]): c for s in document["suites"] for c in s["cases"]}
     malformed = cases[("zip-window", "malformed-row")]
     assert malformed["items"] == [{"text": 'row "broken,row"', "file": "plays.csv", "line": 7}]
-    assert cases[("zip-window", "partner-not-licensed")]["moreItems"] == 0
+    unlicensed = cases[("zip-window", "partner-not-licensed")]
+    assert unlicensed["moreItems"] == 0
+    assert [(i["file"], i["line"]) for i in unlicensed["items"]] == [
+        ("plays.csv", n) for n in range(2, 7)
+    ]
     assert "items" not in cases[("board", "health.states")]
 
 
@@ -165,3 +175,22 @@ def test_markdown_keeps_hostile_text_literal() -> None:
     assert "<code>" not in html and "\x1b" not in html
     assert "&lt;img src=x onerror=alert(1)&gt; | **bold** [link](http://x) `code`\\x1b[31m" in html
     assert "at p|x.csv:2" in html
+
+
+def test_junit_failure_bodies_name_each_plays_line(
+    failing: tuple[Path, Path], tmp_path: Path
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    _, plays = failing
+    junit = tmp_path / "audit.xml"
+    result = invoke("audit", "deep", "--plays", str(plays), "--now", NOW,
+                    "--out", str(tmp_path / "out"), "--report", f"junit:{junit}")  # fmt: skip
+    assert result.exit_code == 1
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    failure = cases["partner-not-licensed"].find("failure")
+    assert failure is not None and failure.text is not None
+    assert failure.text.splitlines()[1:] == [
+        f"- play u{n} (partner node-offshore-04, state MA, zip 02108) at plays.csv:{n + 2}"
+        for n in range(5)
+    ]

@@ -118,7 +118,7 @@ def test_a_failing_snapshot_says_fail_and_names_the_zip_window(
         reasons = page.locator("#deep-audit-reasons tbody tr")
         assert reasons.all_inner_texts() == ["zip in other state (zip-in-other-state)\t1"]
         cells = page.locator("#deep-audit-sample tbody tr").first.locator("td").all_inner_texts()
-        assert cells[0] == "p1" and cells[1] in ("-", "plays.csv:2")  # the line, where known
+        assert cells[0] == "p1" and cells[1] == "plays.csv:2"  # the file name and line
         assert cells[2:] == ["zip-in-other-state", "node-bay-01", "MA", "07102"]
         assert page.locator("#deep-audit").is_visible()
         assert not page.locator("#notes table").is_visible()  # operator notes: collapsed

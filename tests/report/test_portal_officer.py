@@ -88,8 +88,8 @@ def test_the_failing_audit_shows_its_reasons_and_first_plays(machine: dict[str, 
         page,
     )
     assert reasons == [("zip-in-other-state", "1"), ("state-not-regulated", "1")]
-    sample = re.findall(r"<tr><td><code>(p\d)</code></td>", page)
-    assert sample == ["p1", "p2"]
+    sample = re.findall(r"<tr><td><code>(p\d)</code></td><td>([^<]*)</td>", page)
+    assert sample == [("p1", "plays-2026.csv:2"), ("p2", "plays-2026.csv:3")]  # file name: line
     verdict = page[page.index('id="verdict"') : page.index("</header>")]
     assert "FAIL" in verdict and "2 plays of 3 in the window violate it" in verdict
 
@@ -119,3 +119,17 @@ def test_verify_refuses_a_page_that_names_another_signer(machine: dict[str, Path
         assert result.exit_code == 1
         assert f"portal page names the signer {forged or '(none)'}" in result.output
         assert f"the attestation's signers are {facts.key_id}" in result.output
+
+
+def test_a_sample_without_lines_has_no_line_column(machine: dict[str, Path]) -> None:
+    """Plays without a line (a Parquet file, standard input): no Line column, no dashes."""
+    page = _page(machine["out"]).encode("utf-8")
+    facts = read_facts(page)
+    assert facts is not None and "<th>Line</th>" in page.decode("utf-8")
+    unplaced = tuple({k: v for k, v in play.items() if k != "line"} for play in facts.sample)
+    snapshot = json.loads((machine["out"] / "api" / "compliance.json").read_bytes())
+    again = render_portal(snapshot, facts=replace(facts, sample=unplaced)).decode("utf-8")
+    assert "<th>Line</th>" not in again and "<td>-</td>" not in again
+    assert re.findall(r"<tr><td><code>(p\d)</code></td><td>([^<]*)</td>", again) == [
+        ("p1", "zip-in-other-state"), ("p2", "state-not-regulated")
+    ]  # fmt: skip
