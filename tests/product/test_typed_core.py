@@ -79,7 +79,6 @@ UNTYPED: dict[str, Use] = {
     "signing/integrity.py": Use(
         CORE, 10, "the integrity checks over the blocks' JSON: verify's rules compare them as JSON"
     ),
-    "audit/report.py": Use(CORE, 4, "the deepAudit block as JSON; the bake reads it back"),
 }
 
 
