@@ -165,7 +165,7 @@ def _deep_audit(
     audit = run_zip_window(plays, fixtures.registry, moment, DEFAULT_DAYS, engine=engine)
     command = audit_command(str(plays), DEFAULT_DAYS, iso_millis(moment), fixtures_dir)
     by_reason = {reason.value: count for reason, count in audit.by_reason.items()}
-    return DeepAudit.from_json(deep_audit_block(audit, command)), by_reason, audit
+    return deep_audit_block(audit, command), by_reason, audit
 
 
 def run_bake(

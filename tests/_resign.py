@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from compliance_bake.signing import proofs as signing
-from compliance_bake.signing.integrity import integrity_checks
+from compliance_bake.verify.rules_shadow import content_checks
 
 
 def resign(snap: dict[str, Any], secret: str, *, recheck: bool = True) -> dict[str, Any]:
@@ -19,10 +19,7 @@ def resign(snap: dict[str, Any], secret: str, *, recheck: bool = True) -> dict[s
     shadow["signature"] = shadow["proof"]["digest"] = digest
     shadow["proof"]["hmac"] = signing.proof_hmac(shadow["proof"], secret)
     if recheck:
-        deep = snap.get("deepAudit")
-        snap["integrity"]["checks"] = integrity_checks(
-            enh, shadow, snap["geo"], True, None if deep is None else deep["zipWindow"]
-        )
+        snap["integrity"]["checks"] = [check.to_json() for check in content_checks(snap, True)]
     proof = snap["integrity"]["proof"]
     proof["digest"] = signing.integrity_digest(snap)
     proof["hmac"] = signing.proof_hmac(proof, secret)

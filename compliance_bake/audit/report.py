@@ -1,6 +1,8 @@
 """The audit's outputs: the snapshot's `deepAudit` block (spec 2.5), the summary and the report.
 
-The detailed report (`audit/zip-window.json` under `--out`) lists every violating play (past
+The block is the typed `DeepAudit` the bake puts in its snapshot; the summary and the report are
+JSON documents for a reader, in which the block becomes JSON once. The detailed report
+(`audit/zip-window.json` under `--out`) lists every violating play (past
 zip_window.VIOLATIONS_BOUND: the first ones, `violationsListed` and `violationsDigest`); the
 summary (`--json`) and the terminal show the counts and the first violations. Nothing here
 writes files.
@@ -10,7 +12,6 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any
 
 from compliance_bake.audit.plays import PlaysFormat
 from compliance_bake.audit.violations import Violation
@@ -18,6 +19,7 @@ from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, ZipWindow
 from compliance_bake.clock import iso_millis
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_NOTHING_CHECKED, EXIT_OK
 from compliance_bake.inputs.jsonio import dumps_pretty
+from compliance_bake.report import models
 from compliance_bake.resources import is_demo_fixtures
 
 REPORT_FILE = "audit/zip-window.json"
@@ -45,19 +47,21 @@ def audit_command(
     return shlex.join(words)
 
 
-def zip_window_block(audit: ZipWindow) -> dict[str, Any]:
-    return {
-        "ok": audit.ok,
-        "days": audit.days,
-        "mode": MODE,
-        "totalPlays": audit.total_plays,
-        "inWindowPlays": audit.in_window_plays,
-        "label": audit.label,
-    }
+def zip_window_block(audit: ZipWindow) -> models.ZipWindow:
+    """deepAudit.zipWindow (spec 2.5): the audit's counts, its verdict and their label."""
+    return models.ZipWindow(
+        ok=audit.ok,
+        days=audit.days,
+        mode=MODE,
+        total_plays=audit.total_plays,
+        in_window_plays=audit.in_window_plays,
+        label=audit.label,
+    )
 
 
-def deep_audit_block(audit: ZipWindow, command: str) -> dict[str, Any]:
-    return {"zipWindow": zip_window_block(audit), "command": command}
+def deep_audit_block(audit: ZipWindow, command: str) -> models.DeepAudit:
+    """The snapshot's deepAudit block (spec 2.5): the window, and the command that reruns it."""
+    return models.DeepAudit(zip_window=zip_window_block(audit), command=command)
 
 
 def nothing_audited(audit: ZipWindow) -> bool:
@@ -83,7 +87,7 @@ def exit_code(audit: ZipWindow, allow_empty_window: bool = False) -> int:
     return EXIT_OK
 
 
-def _cut(audit: ZipWindow) -> dict[str, Any]:
+def _cut(audit: ZipWindow) -> models.JsonObject:
     """Past the bound: how many are listed, and the digest of them all (zip_window.py)."""
     if audit.digest is None:
         return {}
@@ -92,14 +96,14 @@ def _cut(audit: ZipWindow) -> dict[str, Any]:
 
 def summary(
     audit: ZipWindow, command: str, report: Path | None, allow_empty_window: bool = False
-) -> dict[str, Any]:
+) -> models.JsonObject:
     return {
         "ok": audit.ok,
         "exitCode": exit_code(audit, allow_empty_window),
         "plays": audit.plays,
         "format": audit.format,
         "window": {"from": iso_millis(audit.since), "to": iso_millis(audit.now)},
-        "zipWindow": zip_window_block(audit),
+        "zipWindow": zip_window_block(audit).to_json(),
         "notEnrichedPlays": audit.not_enriched_plays,
         "violations": audit.violation_count,
         "byReason": {reason.value: audit.by_reason[reason] for reason in Violation},
@@ -112,12 +116,12 @@ def summary(
 
 
 def report_bytes(audit: ZipWindow, command: str) -> bytes:
-    document = {
+    document: models.JsonObject = {
         "generatedAt": iso_millis(audit.now),
         "plays": audit.plays,
         "format": audit.format,
         "window": {"from": iso_millis(audit.since), "to": iso_millis(audit.now)},
-        "deepAudit": deep_audit_block(audit, command),
+        "deepAudit": deep_audit_block(audit, command).to_json(),
         "notEnrichedPlays": audit.not_enriched_plays,
         "violationCount": audit.violation_count,
         "byReason": {reason.value: audit.by_reason[reason] for reason in Violation},

@@ -407,3 +407,35 @@ class Snapshot:
         out["links"] = self.links.to_json()
         out["proton"] = dict(self.proton)
         return out
+
+
+# The integrity checks' fixed labels (spec 2.6); the others are made from the content.
+SHA3_LABEL = "Board integrity sha3-256"
+HMAC_LABEL = "Proof HMAC-SHA3-256 keyed by REPORT_SIGNING_SECRET"
+GEO_LABEL = "Geo profiles discrete (state/age/location/zip)"
+
+
+def integrity_checks(
+    *,
+    passed: int,
+    total: int,
+    mismatches: int,
+    digests_consistent: bool,
+    hmac_holds: bool,
+    geo_discrete: bool,
+    zip_window: ZipWindow | None,
+) -> tuple[IntegrityCheck, ...]:
+    """integrity.checks (spec 2.6), in its order, from what each check reads
+    (signing/integrity.py tests the digests, the HMAC and the profiles). The bake makes them
+    from its models and `verify` from the document it reads, both here, so a label or an `ok`
+    that does not follow from a snapshot's content is caught on both sides."""
+    checks = (
+        IntegrityCheck("enhancements", passed == total, f"Enhancements {passed}/{total}"),
+        IntegrityCheck("shadow", mismatches == 0, f"Shadow mismatches {mismatches}"),
+        IntegrityCheck("sha3", digests_consistent, SHA3_LABEL),
+        IntegrityCheck("hmac", hmac_holds, HMAC_LABEL),
+        IntegrityCheck("geo", geo_discrete, GEO_LABEL),
+    )
+    if zip_window is None:
+        return checks
+    return (*checks, IntegrityCheck("zip-window", zip_window.ok, zip_window.label))

@@ -4,9 +4,10 @@
 JSON. Nothing here reads or writes files. One walk through the data: build the blocks; sign them
 (the signing functions take the blocks' JSON and leave out the signature and proof fields, so a
 block is built UNSIGNED, signed from its JSON and given its signature); check the signatures once
-(`signing.integrity`, the checks `verify` also runs, given the shadow digest the seal computed
-so that 500,000 rows are not canonicalised and hashed again; their outcome is signed content);
-then seal the whole snapshot, the shadow block's canonical bytes spliced in from its seal.
+(`models.integrity_checks` over the tests of `signing.integrity`, as `verify` makes them, given
+the shadow digest the seal computed so that 500,000 rows are not canonicalised and hashed again;
+their outcome is signed content, typed `IntegrityCheck` values); then seal the whole snapshot,
+the shadow block's canonical bytes spliced in from its seal.
 """
 
 from __future__ import annotations
@@ -27,16 +28,16 @@ from compliance_bake.report.models import (
     DeepAudit,
     Geo,
     Integrity,
-    IntegrityCheck,
     JsonObject,
     Links,
     Proof,
     Shadow,
     Snapshot,
+    integrity_checks,
 )
 from compliance_bake.report.shadow import run_shadow
 from compliance_bake.signing import proofs
-from compliance_bake.signing.integrity import integrity_checks, proof_hmac_holds
+from compliance_bake.signing.integrity import digests_consistent, geo_discrete, proof_hmac_holds
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.interface import Target
 
@@ -114,12 +115,13 @@ def build_snapshot(
     # from the file): the outcome is part of the signed snapshot.
     deep_audit = settings.deep_audit
     checks = integrity_checks(
-        board.to_json(),
-        shadow_json,
-        geo.to_json(),
-        proof_hmac_holds(shadow.proof.to_json(), secret.value),
-        None if deep_audit is None else deep_audit.zip_window.to_json(),
-        shadow_digest=sealed.digest,
+        passed=board.passed,
+        total=board.total,
+        mismatches=shadow.summary.mismatches,
+        digests_consistent=digests_consistent(board.to_json(), shadow_json, sealed.digest),
+        hmac_holds=proof_hmac_holds(shadow.proof.to_json(), secret.value),
+        geo_discrete=geo_discrete(geo.partners),
+        zip_window=None if deep_audit is None else deep_audit.zip_window,
     )
     command = DEEP_AUDIT_COMMAND if deep_audit is None else deep_audit.command
     draft = Snapshot(
@@ -128,7 +130,7 @@ def build_snapshot(
         shadow=shadow,
         geo=geo,
         deep_audit=deep_audit,
-        integrity=Integrity(UNSIGNED_PROOF, tuple(map(IntegrityCheck.from_json, checks))),
+        integrity=Integrity(UNSIGNED_PROOF, checks),
         links=replace(LINKS, deep_audit=command),
         proton=dict(PROTON),
     )

@@ -1,21 +1,24 @@
-"""The integrity checks (spec 2.6), computed from the content they describe.
+"""What the integrity checks (spec 2.6) test in a snapshot's content, one function per test.
 
-The bake and `verify` use the same functions, so a label or an `ok` that does not follow from the
-snapshot's own content is caught on both sides.
+The checks themselves are typed values (`report.models.integrity_checks` makes the list); the
+bake and `verify` both compute what each one reads with the functions here, so a label or an
+`ok` that does not follow from the snapshot's own content is caught on both sides. The digest
+and HMAC tests take a block's JSON because the digests and HMACs are of its canonical bytes
+(the bake's JSON made to sign; `verify`'s as parsed); the geo test has a form for typed
+profiles (the bake's) and one for profiles as parsed (`verify`'s), over one rule.
 """
 
 from __future__ import annotations
 
 import operator
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from compliance_bake.inputs.models import GeoProfile
 from compliance_bake.signing import proofs as signing
 from compliance_bake.signing.canon import same_mac
 
-HMAC_LABEL = "Proof HMAC-SHA3-256 keyed by REPORT_SIGNING_SECRET"
-SHA3_LABEL = "Board integrity sha3-256"
-GEO_LABEL = "Geo profiles discrete (state/age/location/zip)"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _STATE = re.compile(r"^[A-Z]{2}$")
 _ZIP = re.compile(r"^[0-9]{5}$")
@@ -25,7 +28,8 @@ _PROFILE_FIELDS = ("stateCode", "age", "location", "zipCode")
 def digests_consistent(
     enhancements: dict[str, Any], shadow: dict[str, Any], shadow_digest: str | None = None
 ) -> bool:
-    """`shadow_digest`: signing.shadow_digest(shadow), when the caller has computed it."""
+    """The sha3 check over the blocks' JSON. `shadow_digest`: signing.shadow_digest(shadow),
+    when the caller has computed it."""
     proof = shadow.get("proof") or {}
     recomputed = signing.shadow_digest(shadow) if shadow_digest is None else shadow_digest
     return (
@@ -35,7 +39,7 @@ def digests_consistent(
     )
 
 
-def hmac_present(proof: dict[str, Any]) -> bool:
+def hmac_present(proof: Mapping[str, object]) -> bool:
     value = proof.get("hmac")
     return isinstance(value, str) and bool(_HEX64.match(value))
 
@@ -45,13 +49,8 @@ def proof_hmac_holds(proof: dict[str, Any], secret: str) -> bool:
     return hmac_present(proof) and same_mac(proof["hmac"], signing.proof_hmac(proof, secret))
 
 
-def profile_discrete(profile: dict[str, Any]) -> bool:
-    state, age, location, zip_code = (
-        profile.get("stateCode"),
-        profile.get("age"),
-        profile.get("location"),
-        profile.get("zipCode"),
-    )
+def _discrete(state: object, age: object, location: object, zip_code: object) -> bool:
+    """The rule: a two-letter state, an integer age, a location, a five-digit ZIP code."""
     return (
         isinstance(state, str)
         and bool(_STATE.match(state))
@@ -63,18 +62,20 @@ def profile_discrete(profile: dict[str, Any]) -> bool:
     )
 
 
-def profiles_discrete(profiles: Any) -> bool:
-    """`all(profile_discrete(p) for p in profiles)`, a field at a time over plain objects of
-    plain strings (C-level passes, not a Python loop per profile); anything else is
-    walked one by one, raising as that walk does."""
-    try:
-        state, age, location, zip_code = (
-            list(map(operator.methodcaller("get", key), profiles)) for key in _PROFILE_FIELDS
-        )
-    except (AttributeError, TypeError):
-        return all(profile_discrete(p) for p in profiles)
+def profile_discrete(profile: Mapping[str, object]) -> bool:
+    """One profile as parsed."""
+    get = profile.get
+    return _discrete(get("stateCode"), get("age"), get("location"), get("zipCode"))
+
+
+def _columns_discrete(
+    state: list[Any], age: list[Any], location: list[Any], zip_code: list[Any]
+) -> bool | None:
+    """`all(map(_discrete, state, age, location, zip_code))`, a column at a time when the text
+    columns hold plain strings (C-level passes, not a Python call per profile); None for any
+    other column, which the caller walks one profile at a time."""
     if not all(set(map(type, column)) <= {str} for column in (state, location, zip_code)):
-        return all(profile_discrete(p) for p in profiles)
+        return None
     return (
         set(map(type, age)) <= {int}
         and all(map(_STATE.match, set(state)))
@@ -83,37 +84,33 @@ def profiles_discrete(profiles: Any) -> bool:
     )
 
 
+def profiles_discrete(profiles: Any) -> bool:
+    """`all(profile_discrete(p) for p in profiles)` over profiles as parsed, a field at a time
+    over plain objects of plain strings; anything else is walked one by one, raising as that
+    walk does."""
+    try:
+        state, age, location, zip_code = (
+            list(map(operator.methodcaller("get", key), profiles)) for key in _PROFILE_FIELDS
+        )
+    except (AttributeError, TypeError):
+        return all(profile_discrete(p) for p in profiles)
+    found = _columns_discrete(state, age, location, zip_code)
+    return all(profile_discrete(p) for p in profiles) if found is None else found
+
+
+def geo_discrete(profiles: Sequence[GeoProfile]) -> bool:
+    """The geo check over typed profiles: there are some, and each is discrete (the rule of
+    `profile_discrete`, a field at a time)."""
+    columns = (
+        [p.state_code for p in profiles],
+        [p.age for p in profiles],
+        [p.location for p in profiles],
+        [p.zip_code for p in profiles],
+    )
+    found = _columns_discrete(*columns)
+    return bool(profiles) and (all(map(_discrete, *columns)) if found is None else found)
+
+
 def zip_window_label(days: int, in_window: int, total: int) -> str:
     """The deepAudit label and the zip-window check's label (spec 2.5, 2.6)."""
     return f"ZIP {days}d window via enriched_at ({in_window}/{total} plays)"
-
-
-def integrity_checks(
-    enhancements: dict[str, Any],
-    shadow: dict[str, Any],
-    geo: dict[str, Any],
-    hmac_ok: bool,
-    zip_window: dict[str, Any] | None = None,
-    *,
-    shadow_digest: str | None = None,
-) -> list[dict[str, Any]]:
-    passed, total = enhancements["passed"], enhancements["total"]
-    mismatches = shadow["summary"]["mismatches"]
-    checks: list[dict[str, Any]] = [
-        {"id": "enhancements", "ok": passed == total, "label": f"Enhancements {passed}/{total}"},
-        {"id": "shadow", "ok": mismatches == 0, "label": f"Shadow mismatches {mismatches}"},
-        {
-            "id": "sha3",
-            "ok": digests_consistent(enhancements, shadow, shadow_digest),
-            "label": SHA3_LABEL,
-        },
-        {"id": "hmac", "ok": hmac_ok, "label": HMAC_LABEL},
-        {
-            "id": "geo",
-            "ok": bool(geo["partners"]) and profiles_discrete(geo["partners"]),
-            "label": GEO_LABEL,
-        },
-    ]
-    if zip_window is not None:
-        checks.append({"id": "zip-window", "ok": zip_window["ok"], "label": zip_window["label"]})
-    return checks

@@ -12,8 +12,9 @@ from typing import Any
 import orjson
 
 from compliance_bake.report.deepequal import strict_equals
+from compliance_bake.report.models import IntegrityCheck, ZipWindow, integrity_checks
 from compliance_bake.signing.integrity import (
-    integrity_checks,
+    digests_consistent,
     profile_discrete,
     profiles_discrete,
     zip_window_label,
@@ -181,17 +182,31 @@ def _label_free(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def content_checks(
+    snap: dict[str, Any], hmac_ok: bool, shadow_digest: str | None = None
+) -> tuple[IntegrityCheck, ...]:
+    """The integrity checks that a document's own content gives, read from it as parsed (the
+    fields are not trusted: a missing one raises, and the rule says it could not run).
+    `shadow_digest`: signing.shadow_digest(snap["shadow"]), when the verifier has computed it."""
+    deep = snap.get("deepAudit")
+    enhancements, shadow, geo = snap["enhancements"], snap["shadow"], snap["geo"]
+    window = None if deep is None else deep["zipWindow"]
+    return integrity_checks(
+        passed=enhancements["passed"],
+        total=enhancements["total"],
+        mismatches=shadow["summary"]["mismatches"],
+        digests_consistent=digests_consistent(enhancements, shadow, shadow_digest),
+        hmac_holds=hmac_ok,
+        geo_discrete=bool(geo["partners"]) and profiles_discrete(geo["partners"]),
+        zip_window=None if window is None else ZipWindow.from_json(window),
+    )
+
+
 @rule("integrity-checks", "integrity.checks follow from the content (spec 2.6)")
 def _integrity_checks(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
-    deep = snap.get("deepAudit")
-    expected = integrity_checks(
-        snap["enhancements"],
-        snap["shadow"],
-        snap["geo"],
-        ctx.hmac_ok,
-        None if deep is None else deep["zipWindow"],
-        shadow_digest=ctx.shadow_digest,
-    )
+    # Compared as JSON, made once here: the recorded checks are the document's, as parsed.
+    computed = content_checks(snap, ctx.hmac_ok, ctx.shadow_digest)
+    expected = [check.to_json() for check in computed]
     recorded = snap["integrity"]["checks"]
     if strict_equals(_label_free(expected), _label_free(recorded)):
         return []

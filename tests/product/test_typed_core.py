@@ -58,7 +58,7 @@ UNTYPED: dict[str, Use] = {
     "verify/rules.py": Use(JSON_IN, 1, "the document as parsed, before the rules' verdict"),
     "verify/rulebook.py": Use(JSON_IN, 2, "the document as parsed, before the rules' verdict"),
     "verify/rules_board.py": Use(JSON_IN, 8, "the document as parsed, before the rules' verdict"),
-    "verify/rules_shadow.py": Use(JSON_IN, 12, "the document as parsed, before the rules' verdict"),
+    "verify/rules_shadow.py": Use(JSON_IN, 13, "the document as parsed, before the rules' verdict"),
     "verify/columns.py": Use(JSON_IN, 1, "the document's shadow rows as parsed"),
     "verify/files.py": Use(JSON_IN, 4, "each file of out/ as parsed, before its schema holds"),
     "verify/source.py": Use(JSON_IN, 2, "a snapshot as parsed, before it is authenticated"),
@@ -76,11 +76,9 @@ UNTYPED: dict[str, Use] = {
     "signing/proofs.py": Use(
         JSON_OUT, 10, "digests and HMACs are of a JSON value's RFC 8785 bytes (bake and verify)"
     ),
-    # Core, not converted: JSON that still travels between core modules.
     "signing/integrity.py": Use(
-        CORE, 10, "the integrity checks over the blocks' JSON: verify's rules compare them as JSON"
+        JSON_OUT, 2, "the sha3 and hmac checks recompute a block's digest or HMAC from its JSON"
     ),
-    "audit/report.py": Use(CORE, 4, "the deepAudit block as JSON; the bake reads it back"),
 }
 
 

@@ -18,14 +18,11 @@ from compliance_bake.report.snapshot import BakeSettings, build_snapshot
 from compliance_bake.resources import demo_fixtures_dir
 from compliance_bake.signing import proofs
 from compliance_bake.signing.canon import canon
-from compliance_bake.signing.integrity import (
-    digests_consistent,
-    integrity_checks,
-    proof_hmac_holds,
-)
+from compliance_bake.signing.integrity import digests_consistent, proof_hmac_holds
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.engine import Engine
 from compliance_bake.targets.inprocess import InProcessTarget
+from compliance_bake.verify.rules_shadow import content_checks
 from tests.conftest import OTHER_SECRET, SECRET
 
 
@@ -37,11 +34,8 @@ def snapshot() -> dict[str, Any]:
     return build_snapshot(fixtures, target, Secret(SECRET, "test"), settings).document
 
 def _checks(snap: dict[str, Any], secret: str = SECRET) -> dict[str, bool]:
-    shadow = snap["shadow"]
-    checks = integrity_checks(
-        snap["enhancements"], shadow, snap["geo"], proof_hmac_holds(shadow["proof"], secret)
-    )
-    return {check["id"]: check["ok"] for check in checks}
+    checks = content_checks(snap, proof_hmac_holds(snap["shadow"]["proof"], secret))
+    return {check.id: check.ok for check in checks}
 
 def test_sealed_values_equal_the_scheme_recomputed_from_scratch(snapshot: dict[str, Any]) -> None:
     shadow, enh = snapshot["shadow"], snapshot["enhancements"]
