@@ -161,11 +161,29 @@ def plainly_pretty(value: Any, raw: bytes) -> bool:
     """Whether `value`, orjson's reading of `raw`, is the strict reading and `raw` its
     `dumps_pretty` rendering, shown at C speed (`loads_pretty`'s fast path): `raw` is that
     rendering and holds no float. False leaves the question to `loads_strict`."""
+    return renders_as(value, raw) and not _may_hold_float(raw)
+
+
+def renders_as(value: Any, raw: bytes) -> bool:
+    """Whether `raw` is exactly `dumps_pretty(value)`.
+
+    With a `value` that holds no float, that makes `value` the strict reading of `raw`, however
+    `value` was read: a rendering holds no key twice (a dict has none), no lone surrogate and no
+    integer past 64 bits (orjson refuses to write them), no NaN, and no nesting past 254 levels."""
     try:
-        same = dumps_pretty(value) == raw
+        return dumps_pretty(value) == raw
     except (TypeError, MemoryError):  # orjson renders no deeper than 254 levels
         return False
-    return same and not _may_hold_float(raw)
+
+
+def may_hold_float(value: Any) -> bool:
+    """True whenever `value` holds a float (and, rarely, when only a string looks like one):
+    the float scan of `loads_pretty`, over the value's rendering. For a small part of a document
+    whose other parts hold no float by their type."""
+    try:
+        return _may_hold_float(dumps_pretty(value))
+    except (TypeError, MemoryError):
+        return True
 
 
 # A digit, then what may follow a float's integer part in orjson's rendering (`1.5`, `1e+20`):

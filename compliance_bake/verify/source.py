@@ -24,7 +24,7 @@ same way by every command.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.schemas import SchemaViolation
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
-from compliance_bake.report.models import Snapshot
+from compliance_bake.report.models import ShadowRow, Snapshot
 from compliance_bake.signing import proofs
 from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.canon import same_mac
@@ -49,7 +49,7 @@ from compliance_bake.targets.fetch import (
     shown_url,
 )
 from compliance_bake.verify.attestation import AttestationResult, check_attestation
-from compliance_bake.verify.document import parse_snapshot_bytes
+from compliance_bake.verify.document import parse_snapshot
 from compliance_bake.verify.findings import json_value
 
 NOT_SNAPSHOT_HINT = "pass a snapshot baked by compliance-bake (out/api/compliance.json)"
@@ -93,7 +93,8 @@ class Authentication:
 class SnapshotReading:
     """One source read through the four steps. `document` is None when the strict parse
     refused it (`parse_problem` says why); `schema` and `authentication` are None when their
-    step could not run."""
+    step could not run. `rows`: the shadow rows typed by the strict parse (verify/document.py),
+    or None (then the typed snapshot converts the document's)."""
 
     source: str  # as every output shows it (a URL without user, password, query, fragment)
     kind: str  # "folder", "file" or "url"
@@ -105,6 +106,7 @@ class SnapshotReading:
     parse_problem: str | None
     schema: SchemaOutcome
     authentication: Authentication | None
+    rows: Sequence[ShadowRow] | None = None
 
     @property
     def refusal(self) -> str | None:
@@ -127,7 +129,7 @@ class SnapshotReading:
         if problem is not None:
             raise InputError(f"{label} {self.path}: {problem}", NOT_SNAPSHOT_HINT)
         assert isinstance(self.document, dict)
-        return Snapshot.from_json(self.document)
+        return Snapshot.from_json(self.document, shadow_rows=self.rows)
 
     def typed(self) -> Snapshot | None:
         """The typed snapshot, or None when the document is not one (`refusal` says why, or
@@ -136,7 +138,7 @@ class SnapshotReading:
             return None
         assert isinstance(self.document, dict)
         try:
-            return Snapshot.from_json(self.document)
+            return Snapshot.from_json(self.document, shadow_rows=self.rows)
         except (KeyError, TypeError, ValueError):  # msgspec.ValidationError is a ValueError
             return None
 
@@ -294,12 +296,12 @@ def read_snapshot(
     """Read, strictly parse, validate and authenticate the snapshot at `source` (see above)."""
     phases("read")
     kind, path, folder, raw = _read(source, timeout, max_bytes)
-    parsed = parse_snapshot_bytes(raw)
+    parsed = parse_snapshot(raw)
     if isinstance(parsed, str):
         return SnapshotReading(
             shown_url(source), kind, path, folder, raw, None, False, parsed, None, None
         )
-    document, in_layout = parsed
+    document, in_layout, rows = parsed
     schema = schema_outcome(schemas.SNAPSHOT, document)
     phases("digests")
     authentication = authenticate(document, keys, folder) if isinstance(document, dict) else None
@@ -314,6 +316,7 @@ def read_snapshot(
         None,
         schema,
         authentication,
+        rows,
     )
 
 
