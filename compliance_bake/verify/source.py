@@ -33,6 +33,7 @@ from compliance_bake.errors import InputError
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.schemas import SchemaViolation
+from compliance_bake.memory import gc_paused
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
 from compliance_bake.report.models import ShadowRow, Snapshot
@@ -296,7 +297,8 @@ def read_snapshot(
     """Read, strictly parse, validate and authenticate the snapshot at `source` (see above)."""
     phases("read")
     kind, path, folder, raw = _read(source, timeout, max_bytes)
-    parsed = parse_snapshot(raw)
+    with gc_paused():  # an acyclic tree of JSON values: a collection would walk it, free nothing
+        parsed = parse_snapshot(raw)
     if isinstance(parsed, str):
         return SnapshotReading(
             shown_url(source), kind, path, folder, raw, None, False, parsed, None, None
