@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from compliance_bake.memory import gc_paused
 from compliance_bake.report.models import ShadowRow
 
 # ShadowRow's fields, in ShadowColumns' order.
@@ -99,9 +100,10 @@ def shadow_columns(
             typed = msgspec.convert(rows, list[ShadowRow])
         except (KeyError, TypeError, msgspec.ValidationError):
             return None
-    state, partner, licence, real, shadow, match, reason = (
-        list(map(operator.attrgetter(name), typed)) for name in ROW_ATTRIBUTES
-    )
+    with gc_paused(keep=True):  # seven lists of 500,000 values: collections would walk them
+        state, partner, licence, real, shadow, match, reason = (
+            list(map(operator.attrgetter(name), typed)) for name in ROW_ATTRIBUTES
+        )
     return ShadowColumns(
         state,
         partner,

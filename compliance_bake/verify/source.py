@@ -297,7 +297,7 @@ def read_snapshot(
     """Read, strictly parse, validate and authenticate the snapshot at `source` (see above)."""
     phases("read")
     kind, path, folder, raw = _read(source, timeout, max_bytes)
-    with gc_paused():  # an acyclic tree of JSON values: a collection would walk it, free nothing
+    with gc_paused(keep=True):  # an acyclic tree, kept to the end: collections would walk it
         parsed = parse_snapshot(raw)
     if isinstance(parsed, str):
         return SnapshotReading(
