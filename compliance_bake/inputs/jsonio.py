@@ -8,11 +8,13 @@ is refused by the parser itself), a document too large for memory. Every refusal
 StrictJSONError; each caller turns it into its own exit code and names its file or route.
 Out: the layout every file in `out/` uses (2-space indent, keys in the order built, UTF-8, a final
 newline). `verify` re-renders with the same function and compares bytes.
-`loads_pretty` is the one strict parser of a snapshot (verify/source.py): a file in that layout is
-read with one orjson parse, the strictness the same, the proof being that the bytes are exactly
-what `dumps_pretty` makes of the value; anything else goes to `loads_strict`. It is kept because
-the plain strict parser takes seconds of CPU on a 500,000-row snapshot, which `make bench`'s
-verify and diff figures would show; tests/verify/test_fast_paths.py holds it to `loads_strict`.
+`loads_pretty` is the strict parser of a file of `out/` (verify/document.py, after its typed
+reading of a snapshot): a file in that layout is read with one orjson parse, the strictness the
+same, the proof being that the bytes are exactly what `dumps_pretty` makes of the value
+(`renders_as`) and that the value holds no float; anything else goes to `loads_strict`. It is
+kept because the plain strict parser takes seconds of CPU on a 500,000-row snapshot, which
+`make bench`'s verify and diff figures would show; tests/verify/test_fast_paths.py holds it to
+`loads_strict`.
 """
 
 from __future__ import annotations
