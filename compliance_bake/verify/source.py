@@ -6,8 +6,9 @@ process and in this order:
 1. read the source: an `out/` folder (its `api/compliance.json`), a snapshot file (a regular
    file, size-capped) or an http(s) URL of a published `/api/compliance` (targets/fetch.py: one
    deadline, no redirects, a size cap);
-2. parse strictly (inputs/jsonio.py: duplicate keys, NaN/Infinity, fractions, lone surrogates
-   and the parser's limits are refused, with the place);
+2. parse strictly (verify/document.py, its shadow rows typed as they are read; inputs/jsonio.py:
+   duplicate keys, NaN/Infinity, fractions, lone surrogates and the parser's limits are refused,
+   with the place);
 3. validate against the snapshot schema;
 4. authenticate: recompute the digests (signing/proofs.py), check both proofs' HMACs with the
    report signing secret, and, for a folder with trusted Ed25519 public keys, its attestation.
