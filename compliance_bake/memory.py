@@ -1,4 +1,5 @@
-"""`gc_paused`: used where many long-lived objects are built in bulk (ZIP index, shadow matrix)."""
+"""`gc_paused`: used where many long-lived objects are built in bulk (the fixtures, the strict
+parse of a snapshot)."""
 
 from __future__ import annotations
 

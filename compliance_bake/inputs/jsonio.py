@@ -8,11 +8,13 @@ is refused by the parser itself), a document too large for memory. Every refusal
 StrictJSONError; each caller turns it into its own exit code and names its file or route.
 Out: the layout every file in `out/` uses (2-space indent, keys in the order built, UTF-8, a final
 newline). `verify` re-renders with the same function and compares bytes.
-`loads_pretty` is the one strict parser of a snapshot (verify/source.py): a file in that layout is
-read with one orjson parse, the strictness the same, the proof being that the bytes are exactly
-what `dumps_pretty` makes of the value; anything else goes to `loads_strict`. It is kept because
-the plain strict parser takes seconds of CPU on a 500,000-row snapshot, which `make bench`'s
-verify and diff figures would show; tests/verify/test_fast_paths.py holds it to `loads_strict`.
+`loads_pretty` is the strict parser of a file of `out/` (verify/document.py, after its typed
+reading of a snapshot): a file in that layout is read with one orjson parse, the strictness the
+same, the proof being that the bytes are exactly what `dumps_pretty` makes of the value
+(`renders_as`) and that the value holds no float; anything else goes to `loads_strict`. It is
+kept because the plain strict parser takes seconds of CPU on a 500,000-row snapshot, which
+`make bench`'s verify and diff figures would show; tests/verify/test_fast_paths.py holds it to
+`loads_strict`.
 """
 
 from __future__ import annotations
@@ -161,11 +163,29 @@ def plainly_pretty(value: Any, raw: bytes) -> bool:
     """Whether `value`, orjson's reading of `raw`, is the strict reading and `raw` its
     `dumps_pretty` rendering, shown at C speed (`loads_pretty`'s fast path): `raw` is that
     rendering and holds no float. False leaves the question to `loads_strict`."""
+    return renders_as(value, raw) and not _may_hold_float(raw)
+
+
+def renders_as(value: Any, raw: bytes) -> bool:
+    """Whether `raw` is exactly `dumps_pretty(value)`.
+
+    With a `value` that holds no float, that makes `value` the strict reading of `raw`, however
+    `value` was read: a rendering holds no key twice (a dict has none), no lone surrogate and no
+    integer past 64 bits (orjson refuses to write them), no NaN, and no nesting past 254 levels."""
     try:
-        same = dumps_pretty(value) == raw
+        return dumps_pretty(value) == raw
     except (TypeError, MemoryError):  # orjson renders no deeper than 254 levels
         return False
-    return same and not _may_hold_float(raw)
+
+
+def may_hold_float(value: Any) -> bool:
+    """True whenever `value` holds a float (and, rarely, when only a string looks like one):
+    the float scan of `loads_pretty`, over the value's rendering. For a small part of a document
+    whose other parts hold no float by their type."""
+    try:
+        return _may_hold_float(dumps_pretty(value))
+    except (TypeError, MemoryError):
+        return True
 
 
 # A digit, then what may follow a float's integer part in orjson's rendering (`1.5`, `1e+20`):

@@ -186,11 +186,13 @@ class Shadow:
     proof: Proof
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Shadow:
+    def from_json(cls, doc: Mapping[str, Any], rows: Sequence[ShadowRow] | None = None) -> Shadow:
+        """`rows`: the block's rows already typed (the strict parse of a snapshot types them
+        as it reads them), so that they are not converted a second time."""
         return cls(
             generated_at=doc["generatedAt"],
             base=doc["base"],
-            rows=msgspec.convert(doc["rows"], list[ShadowRow]),
+            rows=msgspec.convert(doc["rows"], list[ShadowRow]) if rows is None else rows,
             summary=ShadowSummary.from_json(doc["summary"]),
             signature=doc["signature"],
             proof=Proof.from_json(doc["proof"]),
@@ -373,7 +375,10 @@ class Snapshot:
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Snapshot:
+    def from_json(
+        cls, doc: Mapping[str, Any], shadow_rows: Sequence[ShadowRow] | None = None
+    ) -> Snapshot:
+        """`shadow_rows`: the shadow block's rows already typed (see `Shadow.from_json`)."""
         deep_audit = doc.get("deepAudit")
         return cls(
             ok=doc["ok"],
@@ -382,7 +387,7 @@ class Snapshot:
             schema_version=doc["schemaVersion"],
             generated_at=doc["generatedAt"],
             enhancements=Board.from_json(doc["enhancements"]),
-            shadow=Shadow.from_json(doc["shadow"]),
+            shadow=Shadow.from_json(doc["shadow"], shadow_rows),
             geo=Geo.from_json(doc["geo"]),
             deep_audit=None if deep_audit is None else DeepAudit.from_json(deep_audit),
             integrity=Integrity.from_json(doc["integrity"]),

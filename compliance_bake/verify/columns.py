@@ -18,18 +18,8 @@ from typing import Any
 
 import msgspec
 
+from compliance_bake.memory import gc_paused
 from compliance_bake.report.models import ShadowRow
-
-# ShadowRow's fields, in ShadowColumns' order.
-ROW_ATTRIBUTES = (
-    "state",
-    "partner",
-    "license_status",
-    "real_allowed",
-    "shadow_allowed",
-    "match",
-    "reason",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +89,14 @@ def shadow_columns(
             typed = msgspec.convert(rows, list[ShadowRow])
         except (KeyError, TypeError, msgspec.ValidationError):
             return None
-    state, partner, licence, real, shadow, match, reason = (
-        list(map(operator.attrgetter(name), typed)) for name in ROW_ATTRIBUTES
-    )
+    with gc_paused(keep=True):  # seven lists of 500,000 values: collections would walk them
+        state = [row.state for row in typed]
+        partner = [row.partner for row in typed]
+        licence = [row.license_status for row in typed]
+        real = [row.real_allowed for row in typed]
+        shadow = [row.shadow_allowed for row in typed]
+        match = [row.match for row in typed]
+        reason = [row.reason for row in typed]
     return ShadowColumns(
         state,
         partner,
@@ -185,18 +180,18 @@ def reasons_hold(columns: ShadowColumns, wanted: Callable[[str], str]) -> bool:
     """An allowed row (realAllowed truthy) has no reason; a blocked one `wanted(its state)`."""
     if not columns.states_str:
         return False
+    grid = columns.grid
+    if grid is not None and columns.booleans:  # run by run: each row's reason from its decision
+        for at, state in zip(range(0, len(columns), grid.width), grid.states, strict=True):
+            end = at + grid.width
+            reason_of = {True: None, False: wanted(state)}.__getitem__
+            if columns.reason[at:end] != list(map(reason_of, columns.real[at:end])):
+                return False
+        return True
     allowed = list(itertools.compress(columns.reason, columns.real))
     if allowed.count(None) != len(allowed):
         return False
     blocked = list(map(operator.not_, columns.real))
-    grid = columns.grid
-    if grid is not None:  # run by run: one reason wanted in each
-        for at, state in zip(range(0, len(columns), grid.width), grid.states, strict=True):
-            end = at + grid.width
-            found = list(itertools.compress(columns.reason[at:end], blocked[at:end]))
-            if found.count(wanted(state)) != len(found):
-                return False
-        return True
     reasons = {state: wanted(state) for state in set(columns.state)}
     expected = list(map(reasons.__getitem__, itertools.compress(columns.state, blocked)))
     return list(itertools.compress(columns.reason, blocked)) == expected

@@ -6,8 +6,9 @@ process and in this order:
 1. read the source: an `out/` folder (its `api/compliance.json`), a snapshot file (a regular
    file, size-capped) or an http(s) URL of a published `/api/compliance` (targets/fetch.py: one
    deadline, no redirects, a size cap);
-2. parse strictly (inputs/jsonio.py: duplicate keys, NaN/Infinity, fractions, lone surrogates
-   and the parser's limits are refused, with the place);
+2. parse strictly (verify/document.py, its shadow rows typed as they are read; inputs/jsonio.py:
+   duplicate keys, NaN/Infinity, fractions, lone surrogates and the parser's limits are refused,
+   with the place);
 3. validate against the snapshot schema;
 4. authenticate: recompute the digests (signing/proofs.py), check both proofs' HMACs with the
    report signing secret, and, for a folder with trusted Ed25519 public keys, its attestation.
@@ -24,7 +25,7 @@ same way by every command.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,9 +34,10 @@ from compliance_bake.errors import InputError
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.schemas import SchemaViolation
+from compliance_bake.memory import gc_paused
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
-from compliance_bake.report.models import Snapshot
+from compliance_bake.report.models import ShadowRow, Snapshot
 from compliance_bake.signing import proofs
 from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.canon import same_mac
@@ -49,7 +51,7 @@ from compliance_bake.targets.fetch import (
     shown_url,
 )
 from compliance_bake.verify.attestation import AttestationResult, check_attestation
-from compliance_bake.verify.document import parse_snapshot_bytes
+from compliance_bake.verify.document import parse_snapshot
 from compliance_bake.verify.findings import json_value
 
 NOT_SNAPSHOT_HINT = "pass a snapshot baked by compliance-bake (out/api/compliance.json)"
@@ -93,7 +95,8 @@ class Authentication:
 class SnapshotReading:
     """One source read through the four steps. `document` is None when the strict parse
     refused it (`parse_problem` says why); `schema` and `authentication` are None when their
-    step could not run."""
+    step could not run. `rows`: the shadow rows typed by the strict parse (verify/document.py),
+    or None (then the typed snapshot converts the document's)."""
 
     source: str  # as every output shows it (a URL without user, password, query, fragment)
     kind: str  # "folder", "file" or "url"
@@ -105,6 +108,7 @@ class SnapshotReading:
     parse_problem: str | None
     schema: SchemaOutcome
     authentication: Authentication | None
+    rows: Sequence[ShadowRow] | None = None
 
     @property
     def refusal(self) -> str | None:
@@ -127,7 +131,7 @@ class SnapshotReading:
         if problem is not None:
             raise InputError(f"{label} {self.path}: {problem}", NOT_SNAPSHOT_HINT)
         assert isinstance(self.document, dict)
-        return Snapshot.from_json(self.document)
+        return Snapshot.from_json(self.document, shadow_rows=self.rows)
 
     def typed(self) -> Snapshot | None:
         """The typed snapshot, or None when the document is not one (`refusal` says why, or
@@ -136,7 +140,7 @@ class SnapshotReading:
             return None
         assert isinstance(self.document, dict)
         try:
-            return Snapshot.from_json(self.document)
+            return Snapshot.from_json(self.document, shadow_rows=self.rows)
         except (KeyError, TypeError, ValueError):  # msgspec.ValidationError is a ValueError
             return None
 
@@ -294,12 +298,13 @@ def read_snapshot(
     """Read, strictly parse, validate and authenticate the snapshot at `source` (see above)."""
     phases("read")
     kind, path, folder, raw = _read(source, timeout, max_bytes)
-    parsed = parse_snapshot_bytes(raw)
+    with gc_paused(keep=True):  # an acyclic tree, kept to the end: collections would walk it
+        parsed = parse_snapshot(raw)
     if isinstance(parsed, str):
         return SnapshotReading(
             shown_url(source), kind, path, folder, raw, None, False, parsed, None, None
         )
-    document, in_layout = parsed
+    document, in_layout, rows = parsed
     schema = schema_outcome(schemas.SNAPSHOT, document)
     phases("digests")
     authentication = authenticate(document, keys, folder) if isinstance(document, dict) else None
@@ -314,6 +319,7 @@ def read_snapshot(
         None,
         schema,
         authentication,
+        rows,
     )
 
 
