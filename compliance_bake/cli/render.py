@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from compliance_bake.cli.phases import err_console
@@ -33,15 +31,6 @@ def _out() -> Any:
     from rich.console import Console
 
     return Console(file=sys.stdout, highlight=False, width=width(), soft_wrap=True)
-
-
-@contextmanager
-def progress_for(enabled: bool) -> Iterator[Any]:
-    """A progress bar on stderr when it is a terminal and output is for people; else none."""
-    from compliance_bake.cli.phases import reporting
-
-    with reporting("run", enabled=enabled) as (progress, _phases):
-        yield progress
 
 
 def to_depth(value: Any, depth: int) -> str:

@@ -87,11 +87,6 @@ def zip_index() -> ZipIndex:
     return ZipIndex.read()
 
 
-def state_places(code: str) -> dict[str, ZipPlace]:
-    """The ZIPs of one state or territory (empty for a code the database does not know)."""
-    return zip_index().by_state.get(code, {})
-
-
 def is_jurisdiction(code: str) -> bool:
     """A state or territory that licenses wagers: in the ZIP database, not a military post."""
     return code in zip_index().jurisdictions

@@ -27,7 +27,7 @@ Two faster ways in, for the bake's own data and the strict parser's:
 - `canon_floatless(value)` takes a `FloatFree` value: a type that cannot hold a float (mypy
   strict refuses one at the call site: `float` is not an `int`), so the float scan is skipped;
   the key-order check stays. tests/signing/test_canon.py holds it to `rfc8785` under property tests.
-- `canon_members(members)` assembles an object from the canonical bytes of its members. RFC 8785
+- `canon_parts(members)` assembles an object from the canonical bytes of its members. RFC 8785
   is compositional (an object is its members' canonical forms, keys sorted by UTF-16 code units,
   joined), so a block canonicalised once can be spliced into every larger form that holds it
   instead of being serialised again.
@@ -104,11 +104,6 @@ def canon_parts(members: Mapping[str, Sequence[bytes]]) -> list[bytes]:
     return parts
 
 
-def canon_members(members: Mapping[str, bytes]) -> bytes:
-    """The canonical bytes of an object whose members' canonical bytes are `members`."""
-    return b"".join(canon_parts({key: (value,) for key, value in members.items()}))
-
-
 def _has_high_char(data: bytes) -> bool:
     """`re.search(rb"[\\xee-\\xf4]", data)`, at memory speed."""
     return not data.isascii() and any(lead in data for lead in _HIGH_BYTES)
@@ -144,11 +139,6 @@ def _find_float_token(data: bytes) -> bool:
             return _FLOAT_TOKEN.search(data, at) is not None
         at = marks.find(_DIGIT_THEN_MARK, at + 1)
     return False
-
-
-def canon_reference(value: Any) -> bytes:
-    """The slow reference implementation, for tests and benchmarks."""
-    return rfc8785.dumps(value)
 
 
 def digest(data: bytes) -> str:

@@ -54,7 +54,7 @@ UNTYPED: dict[str, Use] = {
     "log/audit.py": Use(JSON_IN, 3, "log entries as read from the tiles (any JSON object)"),
     "log/proof.py": Use(JSON_IN, 3, "out/log/inclusion.json and the attestation, as read"),
     "log/entry.py": Use(JSON_IN, 1, "an entry and a predicate as read from out/, compared"),
-    "audit/play_lines.py": Use(JSON_IN, 2, "a JSON Lines play as parsed, to match a violating play"),
+    "audit/play_lines.py": Use(JSON_IN, 2, "a JSON Lines play as parsed, to match a violating one"),
     "verify/document.py": Use(JSON_IN, 1, "a snapshot as parsed, proven strict by its bytes"),
     "verify/rules.py": Use(JSON_IN, 1, "the document as parsed, before the rules' verdict"),
     "verify/rulebook.py": Use(JSON_IN, 2, "the document as parsed, before the rules' verdict"),
