@@ -86,8 +86,8 @@ def test_a_header_and_one_50_mb_line_is_one_malformed_play(tmp_path: Path) -> No
 
 def test_a_record_of_short_lines_past_the_first_scans_limit_is_read(tmp_path: Path) -> None:
     """A quoted field of 20 MiB in lines of 100 bytes: no line is long, the record is past the
-    first scan's limit (16 MiB, plays.FIRST_SCAN_LIMIT), so the count finds it and the scan is
-    made again up to 64 MiB; the play is read, not a malformed row."""
+    first scan's limit (plays.FIRST_SCAN_LIMIT), which rejects or loses it, so the count
+    finds it and the scan is made again up to 64 MiB; the play is read, not a malformed row."""
     big = play("big", partner="node-offshore-04")
     big["wager_type"] = "\0"
     before, after = _csv_line(big).split("\0")
