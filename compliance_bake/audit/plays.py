@@ -15,18 +15,13 @@ DuckDB's CSV reader (which reads JSON Lines too, a line as one column) has a `ma
 2,000,000 bytes by default. Past it, DuckDB 2.0 is not reliable: a record of 3 to 20 MB lands in
 the rejects table (`LINE SIZE OVER MAXIMUM`), but one of about 30 MB and more is silently dropped
 (no row, no reject: it vanished from the audit), or, without `store_rejects`, stops the scan with
-"The Parallel CSV Reader currently does not support a full read on this file". A record within
-`max_line_size` is read whole, at about four times its size in memory. So the audit reads records
-up to `records.RECORD_LIMIT` (64 MiB), never hands DuckDB a longer record
-(`intake.PlaysInput.readable`), and reconciles DuckDB's rows with its own count of the file's
-records (`accounting`). The reader's `buffer_size` is 16 times `max_line_size` unless given:
-1 GiB, so a 1 GiB file was one buffer, read by one thread (on 10,000,000 plays: a peak of 1.1 GiB,
-and 2.5 s where 1.1 s with two threads). It is given: `max_line_size`, at least 16 MiB. DuckDB
-refuses a buffer smaller than `max_line_size`, and a `max_line_size` of 64 MiB costs memory and
-page faults on every file (10,000,000 plays: a peak of 390 to 650 MB where about 200 MB with
-4 MiB), so the DuckDB engine's first scan takes records up to `FIRST_SCAN_LIMIT` (4 MiB, in
-16 MiB buffers); when the count of the records (`records.RecordCount.longest`) finds a longer
-one, which that scan rejected or lost, the scan is made again up to 64 MiB (engines/duckdb.py).
+"The Parallel CSV Reader currently does not support a full read on this file". A larger
+`max_line_size` costs nothing on ordinary files; a record is then read whole, at about four times
+its size in memory. So the audit sets it to `records.RECORD_LIMIT` (64 MiB), never hands DuckDB a
+longer record (`intake.PlaysInput.readable`), and reconciles DuckDB's rows with its own count of
+the file's records (`accounting`). The reader's `buffer_size` is 16 times `max_line_size` unless
+given: 1 GiB, so a 1 GiB file was one buffer, read by one thread (on 10,000,000 plays: a peak of
+1.1 GiB, and 2.5 s where 1.1 s with two threads). It is given: `max_line_size`, at least 16 MiB.
 """
 
 from __future__ import annotations
@@ -53,7 +48,6 @@ COLUMNS = (
 REJECTS_TABLE = "plays_rejects"
 _HEAD_BYTES = 1 << 16
 _MIN_BUFFER = 16 << 20  # bytes: the reader's buffer, at least (`buffer_size`)
-FIRST_SCAN_LIMIT = 4 << 20  # bytes: the `max_line_size` of a first scan (module docstring)
 _FIX_COLUMNS = "the first line must name the columns " + ", ".join(COLUMNS)
 
 

@@ -88,9 +88,6 @@ class RecordCount:
     nul: bool  # a NUL byte anywhere in the file
     not_utf8: bool = False  # bytes that are not UTF-8 somewhere in the file (CSV only)
     misfits: tuple[Misfit, ...] = ()  # CSV records with another count of fields than the header
-    # Bytes, line feed included: no record is longer. Lines counted in bulk count as their run's
-    # whole length (a run lies within one chunk), so it is exact for any record past a chunk.
-    longest: int = 0
 
     def set_aside(self) -> list[Oversized]:
         """The records no reader is given (past the limit, or misfits), in the file's order."""
@@ -201,14 +198,12 @@ class RecordScanner:
         self.start_line = 1
         self.blank = True  # nothing but `\r` in the current record so far
         self.nul = False
-        self.longest = 0  # bytes (`RecordCount.longest`)
         # A CSV value's bytes that are not UTF-8 are read as U+FFFD (`without_oversized`).
         self._utf8 = codecs.getincrementaldecoder("utf-8")() if quoting else None
         self.not_utf8 = False
 
     def _end_record(self, end: int) -> None:
         """The current record ends just before `end` (past its line feed, if any)."""
-        self.longest = max(self.longest, end - self.start)
         if not self.blank:
             lines = self.line - self.start_line + 1
             if self.header:
@@ -293,7 +288,6 @@ class RecordScanner:
         else:
             self._fields(data, begin, end, self.line, self.offset - begin)
         self.records += feeds - skip
-        self.longest = max(self.longest, end - begin)
         # A record past the limit leaves a stretch of `limit` bytes with no line feed.
         last = begin - 1  # the line feed before this record
         while last + 1 + self.limit < end:
@@ -389,9 +383,7 @@ class RecordScanner:
                 self.not_utf8 = True
         records = tuple(self.oversized)
         misfits = tuple(self.misfits)
-        return RecordCount(
-            self.records, records, lines, self.nul, self.not_utf8, misfits, self.longest
-        )
+        return RecordCount(self.records, records, lines, self.nul, self.not_utf8, misfits)
 
 
 def count_stream(

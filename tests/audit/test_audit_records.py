@@ -258,22 +258,3 @@ def test_numpy_is_imported_with_one_openblas_thread_unless_the_user_chose(
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["20000", "True", given or "1"]
-
-
-@pytest.mark.parametrize("chunk", [7, 64, 1 << 20])
-@pytest.mark.parametrize("quoting", [True, False])
-def test_the_longest_record_is_a_bound_exact_past_a_chunk(
-    monkeypatch: pytest.MonkeyPatch, chunk: int, quoting: bool
-) -> None:
-    """`longest` is never below the longest record (line feed included), and is its size when
-    that record is longer than a chunk: the DuckDB engine reads the file again when it is past
-    the first scan's limit."""
-    monkeypatch.setattr(records, "CHUNK", chunk)
-    quoted = '"' + "a\n" * 150 + '"' if quoting else "a" * 300  # 301 or 302 bytes with the comma
-    long_record = f"{quoted},{ROW[2:]}\n"
-    data = _with_header(f"{ROW}\n{ROW}\n{long_record}{ROW}\n\n")
-    counted = count_stream(io.BytesIO(data), quoting=quoting, header=quoting)
-    size = len(long_record.encode())
-    assert counted.longest >= size
-    if size > chunk:
-        assert counted.longest == size

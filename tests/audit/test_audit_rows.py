@@ -84,33 +84,6 @@ def test_a_header_and_one_50_mb_line_is_one_malformed_play(tmp_path: Path) -> No
     assert [v["line"] for v in report(tmp_path / "out")["violations"]] == [2]
 
 
-def test_a_record_of_short_lines_past_the_first_scans_limit_is_read(tmp_path: Path) -> None:
-    """A quoted field of 20 MiB in lines of 100 bytes: no line is long, the record is past the
-    first scan's limit (plays.FIRST_SCAN_LIMIT), which rejects or loses it, so the count
-    finds it and the scan is made again up to 64 MiB; the play is read, not a malformed row."""
-    big = play("big", partner="node-offshore-04")
-    big["wager_type"] = "\0"
-    before, after = _csv_line(big).split("\0")
-    plays = tmp_path / "plays.csv"
-    with plays.open("w", encoding="utf-8", newline="") as handle:
-        handle.write(",".join(COLUMNS) + "\n")
-        handle.write(_csv_line(play("first")))
-        handle.write(before + '"')
-        line = "9" * 99 + "\n"
-        for _ in range(20):
-            handle.write(line * (MIB // len(line) + 1))
-        handle.write('"' + after)
-        handle.write(_csv_line(play("second")))
-    assert plays.stat().st_size > 20 * MIB
-    result, summary = audit(plays, tmp_path / "out")
-    assert summary["zipWindow"]["totalPlays"] == 3
-    assert summary["byReason"]["malformed-row"] == 0
-    assert summary["byReason"]["partner-not-licensed"] == 1 == summary["violations"]
-    assert result.exit_code == 1
-    (found,) = report(tmp_path / "out")["violations"]
-    assert found["playId"] == "big"
-
-
 @pytest.fixture
 def small_limit(monkeypatch: pytest.MonkeyPatch) -> int:
     """The reader's limit at 1 MiB, so that a 3 MiB record is past it (64 MiB in use)."""

@@ -24,7 +24,6 @@ from compliance_bake.audit.engines.interface import (
 )
 from compliance_bake.audit.intake import STDIN, PlaysInput, counting, has_long_line, plays_input
 from compliance_bake.audit.plays import (
-    FIRST_SCAN_LIMIT,
     PlaysFormat,
     PlaysSource,
     drop_rejects,
@@ -60,25 +59,11 @@ class _Reader:
         self.con, self.source = con, source
         self.nul_check = False
 
-    def reread(self, path: Path, count: RecordCount, limit: int) -> None:
-        """Read `path` next (the input, or its copy) as the count of the input's records says:
-        with every value searched for a NUL byte if it holds one, and with the reader's limit
-        raised to `limit` if a record is longer than the scan's (plays.FIRST_SCAN_LIMIT)."""
-        drop_rejects(self.con)  # lines the last scan rejected, perhaps only for their size
-        size = self.source.max_line_size
-        self.source = replace(
-            self.source, path=path, max_line_size=limit if count.longest > size else size
-        )
-        self.nul_check = count.nul
-
-    def stale(self, path: Path, count: RecordCount) -> bool:
-        """Whether the last scan must be made again: on another file (the copy), for a NUL byte
-        it did not search for, or with a record past its limit, which it rejected or lost."""
-        return (
-            path != self.source.path
-            or (count.nul and not self.nul_check)
-            or count.longest > self.source.max_line_size
-        )
+    def reread(self, path: Path, nul_check: bool) -> None:
+        if path != self.source.path:
+            drop_rejects(self.con)  # lines the first file's scan rejected
+        self.source = replace(self.source, path=path)
+        self.nul_check = nul_check
 
     def relations(self) -> list[str]:
         main = plays_relation(self.con, self.source, nul_check=self.nul_check)
@@ -148,10 +133,9 @@ class DuckDBEngine:
             plays = str(spec.files[0])
         source_input = self._stack.enter_context(plays_input(Path(plays), fmt))
         self._input = source_input
-        # The first scan takes records up to FIRST_SCAN_LIMIT (a smaller buffer); the count
-        # says whether one is longer, and then the scan is made again up to the input's limit.
-        limit = min(source_input.limit, FIRST_SCAN_LIMIT)
-        source = open_plays(source_input.path, source_input.format, source_input.label, limit)
+        source = open_plays(
+            source_input.path, source_input.format, source_input.label, source_input.limit
+        )
         self._reader = _Reader(self.con, source)
         return source_input.format.value
 
@@ -181,7 +165,7 @@ class DuckDBEngine:
             if plays.format is not PlaysFormat.PARQUET and has_long_line(plays.path, plays.limit):
                 plays.record_count()  # first: DuckDB holds a whole line in memory past its limit
             if plays.count is not None:
-                reader.reread(plays.readable(), plays.count, plays.limit)
+                reader.reread(plays.readable(), nul_check=plays.count.nul)
             failure: Exception | None = None
             with reporting(self.con, plays.path, progress), counting(plays) as counted:
                 try:
@@ -194,11 +178,12 @@ class DuckDBEngine:
                 # ends them all in a line feed.
                 plays.line_feeds_only()
             readable = plays.readable()
-            if record is not None and reader.stale(readable, record):
+            if record is not None and (
+                readable != reader.source.path or record.nul and not reader.nul_check
+            ):
                 # Records set aside (past the limit, the wrong count of fields), line ends made
-                # one, a NUL byte, or a record past the first scan's limit: errors here are the
-                # file's own.
-                reader.reread(readable, record, plays.limit)
+                # one, or a NUL byte: errors here are the file's own.
+                reader.reread(readable, nul_check=record.nul)
                 reader.groups(window)
             elif failure is not None:
                 raise failure
