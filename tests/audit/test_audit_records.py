@@ -229,3 +229,32 @@ def test_records_with_another_count_of_fields_are_listed_in_every_chunk(
     rows[11] = ROW[:-2]
     path.write_text(HEADER + "\n" + "".join(row + "\n" for row in rows))
     assert [m.line for m in count_records(path, quoting=True, header=True).misfits][:2] == [12, 13]
+
+
+@pytest.mark.parametrize("given", [None, "2"])
+def test_numpy_is_imported_with_one_openblas_thread_unless_the_user_chose(
+    tmp_path: Path, given: str | None
+) -> None:
+    """The count compares bytes only: numpy's OpenBLAS pool is started at one thread (its
+    threads cost CPU at import), and a value the user set is kept."""
+    import os
+    import subprocess
+    import sys
+
+    plays = tmp_path / "plays.csv"
+    plays.write_text(HEADER + "\n" + (ROW + "\n") * 20_000)  # past one block: the numpy path
+    script = (
+        "import os, sys; from pathlib import Path\n"
+        "from compliance_bake.audit.records import count_records\n"
+        "assert 'numpy' not in sys.modules\n"
+        "print(count_records(Path(sys.argv[1]), quoting=True, header=True).records,\n"
+        "      'numpy' in sys.modules, os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(plays)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["20000", "True", given or "1"]
