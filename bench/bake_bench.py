@@ -1,6 +1,6 @@
 """Benchmark: CPU and wall time of bake, verify and diff on 500,000-row snapshots, and their peaks.
 
-    python bench/bake_bench.py [--states 50] [--partners 10000] [--seed 0] [--repeat 3]
+    python bench/bake_bench.py [--states 50] [--partners 10000] [--seed 0] [--repeat 5]
 
 One run does everything:
 1. generates two fixture sets (bench/gen_fixtures.py) into bench/.data/ (git-ignored): OLD, and
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--states", type=int, default=50, help="states, 2 to 50 (default 50)")
     parser.add_argument("--partners", type=int, default=10_000, help="partners (default 10000)")
     parser.add_argument("--seed", type=int, default=0, help="fixture seed (default 0)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each, median taken (3)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each, median taken (5)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("paths", type=Path, nargs="*", help=argparse.SUPPRESS)
