@@ -289,10 +289,13 @@ def with_lines(
     order. `budget`: the bytes the walk may read (unless given, a 128th of the file, at least
     1 MiB). A file that is not a local regular file of CSV or JSON Lines, or that cannot be
     read, gives the plays their order and no new line."""
-    wanted = _Wanted(plays, first)
     walk = {"csv": _walk_csv, "jsonl": _walk_jsonl}.get(plays_format)
     path = str(plays_path)
-    if walk is not None and wanted.left and path != "-":
+    located = list(plays)
+    if walk is None or path == "-":
+        return in_report_order(located)  # no file to walk: nothing to index
+    wanted = _Wanted(plays, first)
+    if wanted.left:
         try:
             if os.path.isfile(path):
                 with (
@@ -306,7 +309,6 @@ def with_lines(
                     walk(text, handle, wanted, limit)
         except OSError:
             pass  # the lines found so far stand: each one was read from the file
-    located = list(plays)
     for index, line in wanted.lines.items():
         located[index] = replace(plays[index], line=line)
     return in_report_order(located)
