@@ -1,17 +1,22 @@
-"""The shadow rows as columns, read once at C speed, for the rules that look at every row.
+"""The shadow rows as columns, read once, for the rules that look at every row.
 
 A rule over 500,000 rows walked in Python takes about a second; the same question asked of
-columns (`map`, `set`, `list.count`) takes a few milliseconds. Each fast check only ever says
-"the rule holds": when it cannot show that, the rule walks the rows one by one and names the
-places, so the findings are the row-by-row ones in every case. `shadow_columns` is None unless
-every row converts to a typed row (report/models.py `ShadowRow`: every field the rules read, of
-its type); a rule then walks, and fails closed.
+columns (`map`, `set`, slices) or of the rows' distinct kinds takes a few milliseconds. A row's
+kind is its members but the partner: (state, licenseStatus, realAllowed, shadowAllowed, match,
+reason), with how many rows have it. Every rule but coverage and geo reads a row through its
+kind alone, and a matrix has few kinds (two or three per state), so they are asked once each,
+and the rows are read into two columns and one count of kinds rather than seven columns.
+Each fast check only ever says "the rule holds": when it cannot show that, the rule walks the
+rows one by one and names the places, so the findings are the row-by-row ones in every case.
+`shadow_columns` is None unless every row converts to a typed row (report/models.py
+`ShadowRow`: every field the rules read, of its type); a rule then walks, and fails closed.
 """
 
 from __future__ import annotations
 
 import itertools
 import operator
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,17 +58,16 @@ def _grid(state: list[Any], partner: list[Any]) -> Grid | None:
     return Grid(width, state[::width], first)
 
 
+# A row's members but the partner: (state, licenseStatus, realAllowed, shadowAllowed, match,
+# reason), the reason None where the row has none.
+Kind = tuple[str, str | None, bool, bool, bool, str | None]
+
+
 @dataclass(frozen=True, slots=True)
 class ShadowColumns:
-    state: list[Any]
-    partner: list[Any]
-    licence: list[Any]  # licenseStatus
-    real: list[Any]  # realAllowed
-    shadow: list[Any]  # shadowAllowed
-    match: list[Any]
-    reason: list[Any]  # None where the row has no reason
-    booleans: bool  # realAllowed, shadowAllowed and match hold True or False, nothing else
-    states_str: bool  # every state is a string
+    state: list[str]
+    partner: list[str]
+    kinds: Counter[Kind]  # the rows of each kind, the kinds in the order they first appear
     grid: Grid | None  # the rows as the bake lays them out, when they are (`_grid`)
 
     def __len__(self) -> int:
@@ -73,14 +77,14 @@ class ShadowColumns:
 def shadow_columns(
     snap: dict[str, Any], typed: Sequence[ShadowRow] | None = None
 ) -> ShadowColumns | None:
-    """The rows of `snap` as columns, read from the typed rows (`typed`: the rows of the typed
-    snapshot, when the caller has built it; otherwise they are converted here).
+    """The rows of `snap` as columns and kinds, read from the typed rows (`typed`: the rows of
+    the typed snapshot, when the caller has built it; otherwise they are converted here).
 
     The typed rows are read, not the JSON objects: one conversion at C speed checks every
     row's types (a string where a string stands, True or False where a boolean does), which
-    the columns would otherwise check with a pass of their own over each, and the typed
-    snapshot the portal is rendered from holds these very rows. None when a row does not
-    convert (then a rule walks the JSON rows, and names the place)."""
+    the rules would otherwise check with a pass of their own, and the typed snapshot the portal
+    is rendered from holds these very rows. None when a row does not convert (then a rule walks
+    the JSON rows, and names the place)."""
     if typed is None:
         try:
             rows = snap["shadow"]["rows"]
@@ -89,26 +93,15 @@ def shadow_columns(
             typed = msgspec.convert(rows, list[ShadowRow])
         except (KeyError, TypeError, msgspec.ValidationError):
             return None
-    with gc_paused(keep=True):  # seven lists of 500,000 values: collections would walk them
+    with gc_paused(keep=True):  # lists of 500,000 values: collections would walk them
         state = [row.state for row in typed]
         partner = [row.partner for row in typed]
-        licence = [row.license_status for row in typed]
-        real = [row.real_allowed for row in typed]
-        shadow = [row.shadow_allowed for row in typed]
-        match = [row.match for row in typed]
-        reason = [row.reason for row in typed]
-    return ShadowColumns(
-        state,
-        partner,
-        licence,
-        real,
-        shadow,
-        match,
-        reason,
-        booleans=True,  # by the rows' type
-        states_str=True,
-        grid=_grid(state, partner),
-    )
+        kinds = Counter(
+            (row.state, row.license_status, row.real_allowed, row.shadow_allowed, row.match,
+             row.reason)
+            for row in typed
+        )  # fmt: skip
+    return ShadowColumns(state, partner, kinds, grid=_grid(state, partner))
 
 
 def covers(states: list[Any], columns: ShadowColumns) -> bool:
@@ -160,59 +153,43 @@ def _runs(column: list[Any], most: int) -> list[int] | None:
 
 
 def statuses_within(columns: ShadowColumns, allowed: tuple[Any, ...]) -> bool:
-    try:
-        return set(columns.licence) <= set(allowed)
-    except TypeError:  # a status that cannot be hashed is none of them
-        return False
+    return {kind[1] for kind in columns.kinds} <= set(allowed)
 
 
 def licence_decides(columns: ShadowColumns) -> bool:
     """shadowAllowed is (licenseStatus == "active"), and match is (realAllowed is
-    shadowAllowed), on every row; lists of booleans compare as `is` would."""
-    if not columns.booleans:
-        return False
-    active = list(map(operator.eq, columns.licence, itertools.repeat("active")))
-    same = list(map(operator.is_, columns.real, columns.shadow))
-    return active == columns.shadow and same == columns.match
+    shadowAllowed), on every row: on every kind."""
+    return all(
+        shadow is (licence == "active") and match is (real is shadow)
+        for _, licence, real, shadow, match, _ in columns.kinds
+    )
 
 
 def reasons_hold(columns: ShadowColumns, wanted: Callable[[str], str]) -> bool:
-    """An allowed row (realAllowed truthy) has no reason; a blocked one `wanted(its state)`."""
-    if not columns.states_str:
-        return False
-    grid = columns.grid
-    if grid is not None and columns.booleans:  # run by run: each row's reason from its decision
-        for at, state in zip(range(0, len(columns), grid.width), grid.states, strict=True):
-            end = at + grid.width
-            reason_of = {True: None, False: wanted(state)}.__getitem__
-            if columns.reason[at:end] != list(map(reason_of, columns.real[at:end])):
-                return False
-        return True
-    allowed = list(itertools.compress(columns.reason, columns.real))
-    if allowed.count(None) != len(allowed):
-        return False
-    blocked = list(map(operator.not_, columns.real))
-    reasons = {state: wanted(state) for state in set(columns.state)}
-    expected = list(map(reasons.__getitem__, itertools.compress(columns.state, blocked)))
-    return list(itertools.compress(columns.reason, blocked)) == expected
+    """An allowed row (realAllowed true) has no reason; a blocked one `wanted(its state)`."""
+    return all(
+        reason == (None if real else wanted(state))
+        for state, _, real, _, _, reason in columns.kinds
+    )
 
 
-def state_totals(columns: ShadowColumns) -> dict[Any, dict[str, int]] | None:
-    """The portal's totals per state (report/portal.py `state_totals`), counted run by run on a
-    grid of booleans whose runs' states are distinct; None otherwise (the portal counts them).
+def decisions(columns: ShadowColumns) -> tuple[int, int]:
+    """(rows whose realAllowed is True, rows whose match is True)."""
+    kinds = columns.kinds.items()
+    allow = sum(count for (_, _, real, _, _, _), count in kinds if real is True)
+    matches = sum(count for (_, _, _, _, match, _), count in kinds if match is True)
+    return allow, matches
 
-    Kept because `verify` has the columns already and the portal's own count is a pass over
-    every typed row, which `make bench`'s verify-against-bake figure shows;
-    tests/verify/test_fast_paths.py holds it equal to the portal's count."""
-    grid = columns.grid
-    try:
-        if grid is None or not columns.booleans or len(set(grid.states)) != len(grid.states):
-            return None
-    except TypeError:  # a state that cannot be hashed
-        return None
-    totals = {}
-    for at, state in zip(range(0, len(columns), grid.width), grid.states, strict=True):
-        allow = columns.real[at : at + grid.width].count(True)
-        mismatches = columns.match[at : at + grid.width].count(False)
-        totals[state] = {"allow": allow, "block": grid.width - allow, "mismatches": mismatches}
+
+def state_totals(columns: ShadowColumns) -> dict[str, dict[str, int]]:
+    """The portal's totals per state (report/portal.py `state_totals`), counted on the kinds:
+    the portal's own count is a pass over every typed row, which `make bench`'s verify figure
+    shows; tests/verify/test_fast_paths.py holds the two equal, the states in the same order
+    (that of their first row)."""
+    totals: dict[str, dict[str, int]] = {}
+    for (state, _, real, _, match, _), count in columns.kinds.items():
+        counts = totals.setdefault(state, {"allow": 0, "block": 0, "mismatches": 0})
+        counts["allow" if real else "block"] += count
+        if not match:
+            counts["mismatches"] += count
     return totals

@@ -115,8 +115,8 @@ def _shadow_reason(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
 @rule("shadow-summary", "shadow.summary counts the rows (spec 2.3)")
 def _shadow_summary(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     rows = snap["shadow"]["rows"]
-    if ctx.columns is not None and ctx.columns.booleans:  # then `count(True)` counts `is True`
-        allow, matches = ctx.columns.real.count(True), ctx.columns.match.count(True)
+    if ctx.columns is not None:
+        allow, matches = columns.decisions(ctx.columns)
     else:
         allow = sum(r["realAllowed"] is True for r in rows)
         matches = sum(r["match"] is True for r in rows)
