@@ -8,13 +8,14 @@ folder, reads the snapshot its predicate summarises the same way without importi
 into typed rows (report/models.py `ShadowRow`), in one msgspec pass: the rows are nearly all of a
 large snapshot, and this pass costs less than orjson's reading into dicts, makes the typed rows
 the rules and the portal read without a second conversion, and spares the float scan of the
-rows' bytes, since their type holds no number. The document (JSON values, as the schema, the
-digests and the rules read it) is then built from that reading, and it is the strict reading
-because `raw` is exactly its rendering (inputs/jsonio.py `renders_as`) and the parts not typed
-hold no float (`may_hold_float`). Anything else (another layout, a row that is not a
-`ShadowRow`, a member out of order or unknown) is read by `parse_snapshot_bytes`, the plain
-strict reading, which refuses with the place. tests/verify/test_fast_paths.py holds the two to
-the same answers.
+rows' bytes, since their type holds no number. The document (JSON values, as the validator,
+the digests and the rules read it) is then built from that reading, its rows included, and it
+is the strict reading because `raw` is exactly its rendering (inputs/jsonio.py `renders_as`)
+and the parts not typed hold no float (`may_hold_float`). The rows' JSON values are what makes
+that proof cheap: orjson renders them, and it cannot render the typed rows. Anything else
+(another layout, a row that is not a `ShadowRow`, a member out of order or unknown) is read by
+`parse_snapshot_bytes`, the plain strict reading, which refuses with the place.
+tests/verify/test_document.py holds the two to the same answers.
 """
 
 from __future__ import annotations

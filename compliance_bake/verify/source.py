@@ -9,7 +9,8 @@ process and in this order:
 2. parse strictly (verify/document.py, its shadow rows typed as they are read; inputs/jsonio.py:
    duplicate keys, NaN/Infinity, fractions, lone surrogates and the parser's limits are refused,
    with the place);
-3. validate against the snapshot schema;
+3. validate against the snapshot schema (the rows typed in step 2 against its row definition,
+   `rows_meet_schema`, and the rest by the validator);
 4. authenticate: recompute the digests (signing/proofs.py), check both proofs' HMACs with the
    report signing secret, and, for a folder with trusted Ed25519 public keys, its attestation.
 
