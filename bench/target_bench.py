@@ -95,9 +95,9 @@ def _free_port() -> int:
 
 
 def _has_serve() -> bool:
-    from compliance_bake.cli.main import COMMANDS
+    from compliance_bake.cli.main import cli
 
-    return "serve" in COMMANDS
+    return "serve" in cli.commands
 
 
 def _start(kind: str, fixtures: Path, work: Path) -> tuple[subprocess.Popen[bytes], str, str]:

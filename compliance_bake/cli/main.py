@@ -1,14 +1,11 @@
 """`compliance-bake`: the group, the one place errors become exit codes, and the commands.
 
 Importing this module must stay cheap (`--help` is measured against `import click`): the commands
-import the core, rich, jsonschema and Jinja2 inside their functions only, and each command's
-module is imported when that command is asked for (`COMMANDS`), so `audit deep` does not build
-the options of the bake, verify or serve (click's lazily loaded subcommands).
+import the core, rich, jsonschema and Jinja2 inside their functions only.
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
 from typing import Any
 
@@ -23,51 +20,8 @@ from compliance_bake.errors import EXIT_INTERNAL, BakeError
 click.Context.formatter_class = HelpFormatter
 
 
-# Each command: the module under compliance_bake/cli/ that defines it, and its name there.
-COMMANDS: dict[str, tuple[str, str]] = {
-    "bake": ("bake_cmd", "bake"),
-    "audit": ("audit_cmd", "audit"),
-    "verify": ("verify_cmd", "verify"),
-    "check": ("check_cmd", "check"),
-    "diff": ("diff_cmd", "diff"),
-    "serve": ("serve_cmd", "serve"),
-    "keys": ("keys_cmd", "keys"),
-    "secret": ("secret_cmd", "secret"),
-    "signing-key": ("signing_key_cmd", "signing_key"),
-    "target": ("target_cmd", "target"),
-    "log": ("log_cmd", "log"),
-    "witness": ("witness_cmd", "witness"),
-    "witness-key": ("witness_cmd", "witness_key"),
-}
-
-
-def _load(name: str) -> click.Command:
-    module, attribute = COMMANDS[name]
-    loaded = importlib.import_module(f"compliance_bake.cli.{module}")
-    command: click.Command = getattr(loaded, attribute)
-    return command
-
-
 class BakeGroup(click.Group):
-    """Loads a command's module when the command is asked for; turns every BakeError into one
-    line on stderr and its documented exit code."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS.keys() | self.commands.keys())
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in self.commands or cmd_name not in COMMANDS:
-            return self.commands.get(cmd_name)
-        return _load(cmd_name)
-
-    def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
-        if args and args[0] not in COMMANDS:
-            # click suggests a close name ("Did you mean 'audit'?") from the commands it holds
-            for name in COMMANDS:
-                self.commands.setdefault(name, _load(name))
-        return super().resolve_command(ctx, args)
+    """Turns every BakeError into one line on stderr and its documented exit code."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -140,6 +94,40 @@ def cli(verbose: bool) -> None:
       compliance-bake check --partner node-bay-01 --state MA \\
         --wager-type basketball.totals
     """
+
+
+def _register() -> None:
+    from compliance_bake.cli import (
+        audit_cmd,
+        bake_cmd,
+        check_cmd,
+        diff_cmd,
+        keys_cmd,
+        log_cmd,
+        secret_cmd,
+        serve_cmd,
+        signing_key_cmd,
+        target_cmd,
+        verify_cmd,
+        witness_cmd,
+    )
+
+    cli.add_command(bake_cmd.bake)
+    cli.add_command(audit_cmd.audit)
+    cli.add_command(verify_cmd.verify)
+    cli.add_command(check_cmd.check)
+    cli.add_command(diff_cmd.diff)
+    cli.add_command(serve_cmd.serve)
+    cli.add_command(keys_cmd.keys)
+    cli.add_command(secret_cmd.secret)
+    cli.add_command(signing_key_cmd.signing_key)
+    cli.add_command(target_cmd.target)
+    cli.add_command(log_cmd.log)
+    cli.add_command(witness_cmd.witness)
+    cli.add_command(witness_cmd.witness_key)
+
+
+_register()
 
 
 # click >= 8.2 raises this for a group called without a command; older clicks print help.

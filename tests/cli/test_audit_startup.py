@@ -21,16 +21,10 @@ from compliance_bake.inputs import schemas
 DEMO_PLAYS = Path(__file__).resolve().parents[2] / "fixtures" / "plays.csv"
 NOW = "2026-11-22T04:06:00Z"
 
-# Modules the audit's --json run must not import: the other commands' modules (each is loaded
-# when its command is asked for); the report outcome and the terminal's tables, built only for a
-# --report or a human table; rich, only for a terminal or a table; the pure-Python jsonschema,
-# only to word a fixture's error; Jinja2, only for the bake's portal.
+# Modules the audit's --json run must not import: the report outcome and the terminal's tables
+# are built only for a --report or a human table; rich only for a terminal or a table; the
+# pure-Python jsonschema only to word a fixture's error; Jinja2 only for the bake's portal.
 NOT_IMPORTED = (
-    "compliance_bake.cli.bake_cmd",
-    "compliance_bake.cli.verify_cmd",
-    "compliance_bake.cli.serve_cmd",
-    "compliance_bake.cli.diff_cmd",
-    "compliance_bake.cli.witness_cmd",
     "compliance_bake.cli.outcome",
     "compliance_bake.cli.render",
     "compliance_bake.cli.terminal",
