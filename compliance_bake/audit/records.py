@@ -35,7 +35,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 RECORD_LIMIT = 64 << 20  # bytes, line feed included; the reader takes records up to this size
 CHUNK = 1 << 20  # bytes read at a time (module docstring)
@@ -94,12 +94,15 @@ class RecordCount:
         return sorted(self.oversized + self.misfits, key=lambda record: record.start)
 
 
-def _numpy_ready() -> None:
-    """Before numpy's first import: OpenBLAS's thread pool at one thread. numpy's import starts
-    one OpenBLAS thread per core, with its buffers, for linear algebra the count never does (it
+def _numpy() -> Any:
+    """numpy, imported with OpenBLAS's thread pool at one thread. numpy's import starts one
+    OpenBLAS thread per core, with its buffers, for linear algebra the count never does (it
     only compares bytes): about 0.05 s of CPU, more beside DuckDB's reader on a busy machine. A
     value the user set is kept; once numpy is imported, this changes nothing."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    import numpy
+
+    return numpy
 
 
 def line_feeds(data: Chunk, begin: int, end: int, block: int = FEED_BLOCK) -> int | None:
@@ -118,8 +121,7 @@ def line_feeds(data: Chunk, begin: int, end: int, block: int = FEED_BLOCK) -> in
         if returns and data.find(b"\n\r\n", begin, end) >= 0:
             return None
         return data.count(b"\n", begin, end)
-    _numpy_ready()
-    import numpy as np
+    np = _numpy()
 
     view = np.frombuffer(data, dtype=np.uint8, count=end - begin, offset=begin)
     feeds = 0
@@ -139,8 +141,7 @@ def comma_ends(data: Chunk, begin: int, end: int, block: int = FEED_BLOCK) -> bo
     returns = data.find(b"\r", begin, end) >= 0
     if end - begin <= block:
         return data.find(b",\n", begin, end) >= 0 or returns and data.find(b",\r", begin, end) >= 0
-    _numpy_ready()
-    import numpy as np
+    np = _numpy()
 
     view = np.frombuffer(data, dtype=np.uint8, count=end - begin, offset=begin)
     for at in range(0, end - begin, block):
@@ -162,8 +163,7 @@ def fields_match(data: Chunk, begin: int, end: int, commas: int) -> bool:
     if end - begin <= FEED_BLOCK:
         lines = bytes(data[begin : end - 1]).split(b"\n")
         return all(line.count(b",") == commas for line in lines)
-    _numpy_ready()
-    import numpy as np
+    np = _numpy()
 
     view = np.frombuffer(data, dtype=np.uint8, count=end - begin, offset=begin)
     feeds, found = np.flatnonzero(view == 0x0A), np.flatnonzero(view == 0x2C)

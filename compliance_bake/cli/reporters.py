@@ -39,8 +39,6 @@ from compliance_bake import __version__
 
 if TYPE_CHECKING:
     from compliance_bake.cli.outcome import Case, Outcome
-
-if TYPE_CHECKING:
     from compliance_bake.report.models import JsonObject
 
 FORMATS = ("json", "junit", "github", "markdown")

@@ -23,7 +23,6 @@ from typing import Any
 
 import msgspec
 
-from compliance_bake.memory import gc_paused
 from compliance_bake.report.models import ShadowRow
 
 
@@ -93,14 +92,13 @@ def shadow_columns(
             typed = msgspec.convert(rows, list[ShadowRow])
         except (KeyError, TypeError, msgspec.ValidationError):
             return None
-    with gc_paused(keep=True):  # lists of 500,000 values: collections would walk them
-        state = [row.state for row in typed]
-        partner = [row.partner for row in typed]
-        kinds = Counter(
-            (row.state, row.license_status, row.real_allowed, row.shadow_allowed, row.match,
-             row.reason)
-            for row in typed
-        )  # fmt: skip
+    state = [row.state for row in typed]
+    partner = [row.partner for row in typed]
+    kinds = Counter(
+        (row.state, row.license_status, row.real_allowed, row.shadow_allowed, row.match,
+         row.reason)
+        for row in typed
+    )  # fmt: skip
     return ShadowColumns(state, partner, kinds, grid=_grid(state, partner))
 
 
