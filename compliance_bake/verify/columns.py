@@ -23,6 +23,7 @@ from typing import Any
 
 import msgspec
 
+from compliance_bake.memory import gc_paused
 from compliance_bake.report.models import ShadowRow
 
 
@@ -92,13 +93,14 @@ def shadow_columns(
             typed = msgspec.convert(rows, list[ShadowRow])
         except (KeyError, TypeError, msgspec.ValidationError):
             return None
-    state = [row.state for row in typed]
-    partner = [row.partner for row in typed]
-    kinds = Counter(
-        (row.state, row.license_status, row.real_allowed, row.shadow_allowed, row.match,
-         row.reason)
-        for row in typed
-    )  # fmt: skip
+    with gc_paused(keep=True):  # lists of 500,000 values: collections would walk them
+        state = [row.state for row in typed]
+        partner = [row.partner for row in typed]
+        kinds = Counter(
+            (row.state, row.license_status, row.real_allowed, row.shadow_allowed, row.match,
+             row.reason)
+            for row in typed
+        )  # fmt: skip
     return ShadowColumns(state, partner, kinds, grid=_grid(state, partner))
 
 
