@@ -42,7 +42,7 @@ from compliance_bake.log.tiles import (
     tile_path,
 )
 from compliance_bake.report.models import Snapshot
-from compliance_bake.report.publish import TEMP_PREFIX, _crash_point, make_folders
+from compliance_bake.report.publish import TEMP_PREFIX, crash_point, make_folders
 from compliance_bake.signing.signing_key import SigningKey
 
 CHECKPOINT = "checkpoint"
@@ -143,7 +143,7 @@ class Writer:
 
     def step(self) -> None:
         self.steps += 1
-        _crash_point("log", self.steps)
+        crash_point("log", self.steps)
 
     def write(self, relative: str, data: bytes) -> None:
         dest = self.directory / relative

@@ -62,7 +62,10 @@ _FOLDER_MODE = 0o755
 _CRASH_ENV = "_COMPLIANCE_BAKE_CRASH_AT"
 
 
-def _crash_point(stage: str, count: int | None = None) -> None:
+def crash_point(stage: str, count: int | None = None) -> None:
+    """Stop here when _COMPLIANCE_BAKE_CRASH_AT names this point (`stage` or `stage:count`):
+    killed (SIGKILL) or paused (`pause:stage`, SIGSTOP), so the kill tests reach every step of a
+    publish or a log append. Unset, as in every real run, it does nothing."""
     point = os.environ.get(_CRASH_ENV)
     if point is None:
         return
@@ -196,11 +199,11 @@ def _stage_and_exchange(real: Path, stage: Path, files: dict[str, bytes], stale:
         try:
             for count, (relative, data) in enumerate(files.items(), start=1):
                 _write_file(stage / relative, data)
-                _crash_point("staged", count)
+                crash_point("staged", count)
         except OSError:
             shutil.rmtree(stage, ignore_errors=True)
             raise
-        _crash_point("swap")
+        crash_point("swap")
         try:
             # A file another user owns may refuse a hard link (fs.protected_hardlinks).
             link_the_rest(real, stage, stale | set(files), OWN_TEMP)
@@ -211,7 +214,7 @@ def _stage_and_exchange(real: Path, stage: Path, files: dict[str, bytes], stale:
             _rename_each(stage, real, files, stale)
             shutil.rmtree(stage, ignore_errors=True)
             return
-        _crash_point("exchanged")
+        crash_point("exchanged")
         _sync_folder(real.parent)  # the exchange itself survives a power loss
         move_late_arrivals(stage, real, stale, OWN_TEMP)  # `stage` now holds the old folder
         shutil.rmtree(stage, ignore_errors=True)
@@ -226,7 +229,7 @@ def _rename_each(stage: Path, real: Path, files: dict[str, bytes], stale: Iterab
     for count, relative in enumerate(files, start=1):
         make_folders((real / relative).parent)
         os.replace(stage / relative, real / relative)
-        _crash_point("renamed", count)
+        crash_point("renamed", count)
     for folder in dict.fromkeys((real / relative).parent for relative in files):
         _sync_folder(folder)
 
@@ -246,11 +249,11 @@ def _stage_and_rename(out_dir: Path, files: dict[str, bytes], stale: Iterable[st
                 handle.flush()
                 os.fsync(handle.fileno())
             os.chmod(tmp, 0o644)
-            _crash_point("staged", len(staged))
+            crash_point("staged", len(staged))
     except OSError:
         _discard(staged)
         raise
-    _crash_point("swap")
+    crash_point("swap")
     try:
         for relative in stale:
             (out_dir / relative).unlink(missing_ok=True)
@@ -262,7 +265,7 @@ def _stage_and_rename(out_dir: Path, files: dict[str, bytes], stale: Iterable[st
         ) from None
     for count, (tmp, dest) in enumerate(staged, start=1):
         os.replace(tmp, dest)
-        _crash_point("renamed", count)
+        crash_point("renamed", count)
     for folder in dict.fromkeys(dest.parent for _, dest in staged):
         _sync_folder(folder)  # the renames themselves survive a power loss
     return [dest for _, dest in staged]
