@@ -70,10 +70,18 @@ class ViolatingPlay:
     def sort_key(self) -> tuple[object, ...]:
         """Reason, play id, line, then every field: a total order, the engines' own
         (`sql.VIOLATION_ORDER`), by which a listing past the bound is cut. The report then lists
-        the plays of each reason that have a file line first, in file order (play_lines)."""
-        fields = (self.play_id, self.partner, self.state, self.zip, self.enriched_at, self.raw)
-        text = tuple("" if f is None else f for f in fields)
-        return (_RANK[self.reason], text[0], self.line or 0, *text[1:])
+        the plays of each reason that have a file line first, in file order (play_lines).
+        Spelled out field by field: a dirty file sorts one key per violating play."""
+        return (
+            _RANK[self.reason],
+            self.play_id or "",
+            self.line or 0,
+            self.partner or "",
+            self.state or "",
+            self.zip or "",
+            self.enriched_at or "",
+            self.raw or "",
+        )
 
 
 _RANK = {reason: i for i, reason in enumerate(Violation)}
