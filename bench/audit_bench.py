@@ -18,7 +18,8 @@ First, the start-up: `audit deep` on a file of two plays, the median CPU of 5 ru
 at most 0.35 s). Each child's CPU time (user + system, all threads) and wall time come from
 `os.wait4` through a fresh launcher (bench/peak.py). Both must agree on every count. Prints,
 per case, the medians and the median of the rounds' paired ratios audit/baseline, of CPU and of
-wall time, and per size and format the audit's CPU dirty/clean.
+wall time, and per size and format the audit's CPU dirty/clean: each round audits the clean and
+the dirty file one after the other, and the ratio is the median of the rounds' paired ratios.
 """
 
 from __future__ import annotations
@@ -180,35 +181,44 @@ def main() -> None:
     header = "audit/baseline CPU / wall (median of paired rounds); audit and baseline medians"
     print(f"{header}\n{'plays':>10} {'kind':5} {'format':7} {'CPU':>6} {'wall':>6}   "
           f"{'audit CPU':>9} {'wall':>6}  {'base CPU':>8} {'wall':>6}  violations")  # fmt: skip
-    audit_cpu: dict[tuple[int, str, str], float] = {}
+    # Per size and format, each round runs every kind once, so dirty/clean is paired too.
+    dirty_clean: dict[tuple[int, str], float] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for rows in (int(r) for r in args.rows.split(",")):
-            for kind in args.kinds.split(","):
-                for fmt in args.formats.split(","):
-                    path = _data(rows, fmt, dirty=kind == "dirty")
-                    rounds = [
-                        _round(path, fmt, env, Path(scratch) / "out", "audit" if i % 2 else "x")
-                        for i in range(args.repeat)
-                    ]
+            for fmt in args.formats.split(","):
+                kinds = args.kinds.split(",")
+                paths = {kind: _data(rows, fmt, dirty=kind == "dirty") for kind in kinds}
+                rounds: dict[str, list[dict[str, Any]]] = {kind: [] for kind in kinds}
+                for i in range(args.repeat):
+                    for kind in kinds:
+                        first = "audit" if i % 2 else "x"
+                        out = Path(scratch) / "out"
+                        rounds[kind].append(_round(paths[kind], fmt, env, out, first))
+                for kind in kinds:
+                    _print_case(rows, kind, fmt, rounds[kind])
+                if "clean" in rounds and "dirty" in rounds:
+                    pairs = zip(rounds["dirty"], rounds["clean"], strict=True)
+                    ratios = [d["audit"][0] / c["audit"][0] for d, c in pairs]
+                    dirty_clean[(rows, fmt)] = statistics.median(ratios)
+    print("\naudit CPU, dirty/clean (median of the rounds' paired ratios):")
+    for (rows, fmt), ratio in dirty_clean.items():
+        print(f"{rows:>10,} {fmt:7} {ratio:5.2f}x")
 
-                    def med(name: str, i: int, rs: list[dict[str, Any]] = rounds) -> float:
-                        return statistics.median(r[name][i] for r in rs)
 
-                    def ratio(i: int, rs: list[dict[str, Any]] = rounds) -> float:
-                        return statistics.median(r["audit"][i] / r["baseline"][i] for r in rs)
+def _print_case(rows: int, kind: str, fmt: str, rounds: list[dict[str, Any]]) -> None:
+    """One line: the medians of the rounds, and the median of their paired ratios."""
 
-                    audit_cpu[(rows, kind, fmt)] = med("audit", 0)
-                    bad = sum(v for k, v in rounds[0]["counts"].items() if "-" in k)
-                    print(f"{rows:>10,} {kind:5} {fmt:7} {ratio(0):5.2f}x {ratio(1):5.2f}x   "
-                          f"{med('audit', 0):8.2f}s {med('audit', 1):5.2f}s  "
-                          f"{med('baseline', 0):7.2f}s {med('baseline', 1):5.2f}s  {bad:,}",
-                          flush=True)  # fmt: skip
-    print("\naudit CPU, dirty/clean:")
-    for (rows, kind, fmt), cpu in audit_cpu.items():
-        clean = audit_cpu.get((rows, "clean", fmt))
-        if kind == "dirty" and clean:
-            print(f"{rows:>10,} {fmt:7} {cpu / clean:5.2f}x")
+    def med(name: str, i: int) -> float:
+        return statistics.median(r[name][i] for r in rounds)
 
+    def ratio(i: int) -> float:
+        return statistics.median(r["audit"][i] / r["baseline"][i] for r in rounds)
+
+    bad = sum(v for k, v in rounds[0]["counts"].items() if "-" in k)
+    print(f"{rows:>10,} {kind:5} {fmt:7} {ratio(0):5.2f}x {ratio(1):5.2f}x   "
+          f"{med('audit', 0):8.2f}s {med('audit', 1):5.2f}s  "
+          f"{med('baseline', 0):7.2f}s {med('baseline', 1):5.2f}s  {bad:,}",
+          flush=True)  # fmt: skip
 
 if __name__ == "__main__":
     main()

@@ -208,7 +208,10 @@ parsed {m} (
 # the group key, so it is a group of its own (identical rows share one, with their number in
 # `n`). The engine keeps the result as the relation `GROUPS`; the counts, the violating plays,
 # their digest and --violations-out are read from it, never from the plays again. A clean file
-# holds no play in it, and the groups are as many as the violating plays, plus three.
+# holds no play in it, and the groups are as many as the violating plays, plus three. Grouping
+# by the three flags alone, with the violating plays gathered in a list aggregate, is cheaper on
+# a clean file, but that list is one value held in memory whole: on a file where every play
+# violates it takes longer and twice the memory of these groups, which the engines can spill.
 GROUPS = "audit_groups"
 # `COPIES(k)`, k = 1 .. the largest `n`: joined on `k <= n`, it gives a group's plays one by one.
 COPIES = "audit_copies"
