@@ -33,16 +33,6 @@ SUBJECTS = [
 ]
 
 
-@pytest.fixture
-def key(tmp_path: Path) -> KeyPair:
-    return mint(tmp_path / "keys")
-
-
-@pytest.fixture
-def attested(tmp_path: Path, key: KeyPair) -> Path:
-    return bake(tmp_path / "out", key)
-
-
 def _statement(out: Path) -> dict:  # type: ignore[type-arg]
     envelope = json.loads((out / ATTESTATION_FILE).read_text())
     return json.loads(base64.b64decode(envelope["payload"]))  # type: ignore[no-any-return]

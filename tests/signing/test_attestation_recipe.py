@@ -15,7 +15,7 @@ import pytest
 
 from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.canon import canon
-from tests._attest_helpers import KeyPair, bake, mint
+from tests._attest_helpers import KeyPair, mint
 from tests.conftest import NOW, invoke
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,16 +52,6 @@ def run_recipe(out: Path, public: Path) -> dict[str, bool]:
 
 def failing(results: dict[str, bool]) -> set[str]:
     return {check for check, ok in results.items() if not ok}
-
-
-@pytest.fixture
-def key(tmp_path: Path) -> KeyPair:
-    return mint(tmp_path / "keys")
-
-
-@pytest.fixture
-def attested(tmp_path: Path, key: KeyPair) -> Path:
-    return bake(tmp_path / "out", key)
 
 
 def test_the_recipe_confirms_a_fresh_bake(attested: Path, key: KeyPair) -> None:
