@@ -1,7 +1,9 @@
 """`serve --log DIR`: the transparency log's files under /log/, read-only, as a static server
 would publish them (tlog-tiles is static by design). Only the names tlog-tiles defines are
 answered; the checkpoint changes with every append, so it is never cached, and tiles never
-change once written."""
+change once written. The files are opened the way the baked `out/` is (`service/baked`): one
+component at a time with no link followed, so a symlink planted in the log folder (to the
+signing key, say) is answered 404 rather than published."""
 
 from __future__ import annotations
 
@@ -11,9 +13,8 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
-from compliance_bake.errors import InputError
-from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.log.source import MAX_FILE_BYTES
+from compliance_bake.service.baked import LinkOut, NotServable, read_baked
 from compliance_bake.log.tiles import media_type, published_path
 
 
@@ -24,10 +25,8 @@ def add_log_route(app: FastAPI, log_dir: Path, not_found: Callable[[], Response]
         if request.url.query or not published_path(path):
             return not_found()
         try:
-            data = await run_in_threadpool(
-                read_regular_file, log_dir / path, max_bytes=MAX_FILE_BYTES, what="log file"
-            )
-        except (InputError, OSError):
+            data = await run_in_threadpool(read_baked, log_dir, path, MAX_FILE_BYTES)
+        except (LinkOut, NotServable, OSError):
             return not_found()
         cache = "no-cache" if path == "checkpoint" else "public, max-age=31536000, immutable"
         return Response(data, media_type=media_type(path), headers={"Cache-Control": cache})
