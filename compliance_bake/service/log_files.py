@@ -14,8 +14,8 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
 from compliance_bake.log.source import MAX_FILE_BYTES
-from compliance_bake.service.baked import LinkOut, NotServable, read_baked
 from compliance_bake.log.tiles import media_type, published_path
+from compliance_bake.service.baked import LinkOut, NotServable, read_baked
 
 
 def add_log_route(app: FastAPI, log_dir: Path, not_found: Callable[[], Response]) -> None:

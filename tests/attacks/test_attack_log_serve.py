@@ -32,7 +32,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     keys_file = root / "agent-keys.json"
     mint_key(keys_file, "test")
     extra = ("--log", str(root / "log"))
-    with LiveService(keys_file=keys_file, out_dir=root / "out2", cwd=root, extra_args=extra) as live:
+    with LiveService(
+        keys_file=keys_file, out_dir=root / "out2", cwd=root, extra_args=extra
+    ) as live:
         yield live.url + "/log", root / "log", private
 
 
