@@ -77,7 +77,6 @@ SPARK = Dialect(
     instant="TIMESTAMP",
     hex_to_int=lambda x: f"CAST(conv({x}, 16, 10) AS BIGINT)",
 )
-DIALECTS = {d.name: d for d in (DUCKDB, SPARK)}
 
 # ISO 8601 date-time with seconds and an offset within +-18:00; an engine's own cast is lenient
 # (naive times, dates, `epoch`, hour 24), so the shape is checked first and the cast then checks

@@ -9,7 +9,6 @@ from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
 from compliance_bake.report.models import JsonObject, JsonValue
 
 SCHEMA_VERSION = 1
-DIFF_SCHEMA = "compliance-diff.schema.json"
 
 
 class ChangeClass(StrEnum):

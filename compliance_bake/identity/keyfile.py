@@ -20,7 +20,6 @@ from compliance_bake.inputs.files import FIXTURE_MAX_BYTES, read_regular_file
 from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
 from compliance_bake.inputs.private_file import write_private_bytes
 
-DEFAULT_KEYS_FILE = Path(".compliance-bake") / "agent-keys.json"
 _PREFIX = re.compile(rf"[a-z0-9]{{{PREFIX_LEN}}}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _FIX = "mint keys with `compliance-bake keys mint`, or restore the file from a backup"

@@ -53,16 +53,6 @@ def _document(name: str) -> dict[str, Any]:
     return document
 
 
-def load_all() -> dict[str, dict[str, Any]]:
-    """Every schema by file name. Raises SchemaError if one is missing or not valid JSON."""
-    folder = schemas_dir()
-    if not folder.is_dir():
-        raise SchemaError(f"schema folder {folder} is missing", "reinstall compliance-bake")
-    names = {path.name for path in folder.glob("*.schema.json")}
-    names.update((SNAPSHOT, REGISTRY_ENHANCEMENTS, REGISTRY_SHADOW, LICENCES, GEO))
-    return {name: _document(name) for name in sorted(names)}
-
-
 def schema(name: str) -> dict[str, Any]:
     return _document(name)
 

@@ -16,7 +16,6 @@ from compliance_bake.audit.sql import Dialect
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.progress import ProgressSink
 
-ENGINES = ("duckdb", "spark")
 DEFAULT_SPARK_MASTER = "local[*]"
 
 
