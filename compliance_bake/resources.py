@@ -33,3 +33,4 @@ def is_demo_fixtures(folder: Path) -> bool:
 
 def templates_dir() -> Path:
     return _PACKAGE / "templates"
+

@@ -278,11 +278,8 @@ def snapshot(
         with reporters.human_output(tables_to_stderr):
             render.bake_report(result, console_depth, found)
         if result.log is not None:
-            click.echo(
-                f"logged: entry {result.log.index} of {result.log.directory} "
-                f"(size {result.log.size}); proof in {out_dir}/log/",
-                err=True,
-            )
+            click.echo(f"logged: entry {result.log.index} of {result.log.directory} "
+                       f"(size {result.log.size}); proof in {out_dir}/log/", err=True)
     reporters.write_reports(reports, found)
     audited = result.snapshot.deep_audit
     window = None if audited is None else audited.zip_window

@@ -79,7 +79,9 @@ def check(
         )
     registry = load_fixtures(fixtures_path(fixtures_dir)).registry
     known = registry.partner(partner) is not None
-    target = open_target(target_url, agent_key_file, timeout, 1, retries, target_profile, explain)
+    target = open_target(
+        target_url, agent_key_file, timeout, 1, retries, target_profile, explain
+    )
     if target is None:
         target = InProcessTarget(Engine(registry))
     try:
