@@ -103,7 +103,7 @@ def parse_profile(text: str, source: str, builtin: bool = False) -> Profile:
     )
 
 
-def _depth(document: dict[str, Any]) -> int:
+def _depth(document: object) -> int:
     """How deep tables and arrays nest in `document`, counted without recursion."""
     deepest = 0
     stack: list[tuple[object, int]] = [(document, 1)]
