@@ -25,6 +25,7 @@ from tests.targets.fault_server import AGENT_KEY, RUNTIME, FaultServer
 KEY_ENV = {"COMPLIANCE_AGENT_KEY": AGENT_KEY}
 PASSWORD = "hunter2-url-password"
 TOKEN = "tok-query-token-0123"
+REPORTS = ("json", "junit", "github", "markdown")
 ECHO = f"echo {AGENT_KEY} via https://operator:{PASSWORD}@evil.example/x?token={TOKEN}#frag"
 
 
@@ -48,13 +49,15 @@ def _health_echoing(server: FaultServer, runtime: str) -> None:
 def test_a_key_echoed_in_health_reaches_no_written_file_and_no_output(
     tmp_path: Path, extra: tuple[str, ...]
 ) -> None:
-    """Failed before: api/compliance.json, the registry copy and the portal page held the key."""
+    """Failed before: api/compliance.json, the registry copy and the portal page held the key.
+    Every file the bake writes is searched: out/ and the four reports."""
+    reports = [f"--report={kind}:{tmp_path / 'reports' / kind}" for kind in REPORTS]
     with FaultServer() as server:
         _health_echoing(server, ECHO)
-        code, output = _bake(server, tmp_path / "out", *extra)
+        code, output = _bake(server, tmp_path / "out", *extra, *reports)
     assert code == 0, output
-    files = _written(tmp_path / "out")
-    assert len(files) >= 3
+    files = _written(tmp_path)  # out/ and the four reports
+    assert len(files) >= 3 + len(REPORTS)
     for secret in (AGENT_KEY, PASSWORD, TOKEN, "frag"):
         assert secret not in output
         leaked = [name for name, data in files.items() if secret.encode() in data]
