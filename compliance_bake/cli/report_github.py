@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from compliance_bake.cli.outcome import Outcome
 from compliance_bake.cli.terminal import plain
+from compliance_bake.report.escape import markdown as _md
 
 GITHUB_ITEMS = 5  # annotations and listed items of a failed case (GitHub shows 10 a step)
 MARKDOWN_ITEMS = 5
@@ -54,15 +55,6 @@ def github_bytes(outcome: Outcome) -> bytes:
         f"{_escape_data(plain(outcome.verdict))}"
     )
     return ("\n".join(lines) + "\n").encode("utf-8")
-
-
-_MARKDOWN_SPECIAL = set("\\`*_{}[]<>()#+-.!|~&")
-
-
-def _md(text: object) -> str:
-    """Untrusted text as literal Markdown: control characters as escapes, every punctuation
-    mark that could start markup or HTML backslash-escaped, on one line."""
-    return "".join(f"\\{ch}" if ch in _MARKDOWN_SPECIAL else ch for ch in plain(text))
 
 
 def markdown_bytes(outcome: Outcome) -> bytes:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
@@ -81,31 +79,34 @@ def init(source: str, timeout: float) -> None:
       compliance-bake target profile init --from-openapi openapi.json
     """
     from compliance_bake.errors import InputError
+    from compliance_bake.inputs.files import read_regular_file
     from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
     from compliance_bake.targets.draft import draft_profile
+    from compliance_bake.targets.fetch import fetch_document, is_url, shown_url
 
-    if source.startswith(("http://", "https://")):
-        from compliance_bake.targets.fetch import fetch_document
-
+    shown = shown_url(source)  # never the URL's password or query, in a message or the draft
+    if is_url(source):
         raw = fetch_document(source, timeout=timeout, max_bytes=_OPENAPI_MAX_BYTES)
     else:
         try:
-            raw = Path(source).read_bytes()
-        except OSError as exc:
+            raw = read_regular_file(
+                source, max_bytes=_OPENAPI_MAX_BYTES, what="OpenAPI document (JSON)"
+            )
+        except FileNotFoundError:
             raise InputError(
-                f"--from-openapi {source}: cannot read it ({exc.strerror})",
+                f"--from-openapi {shown}: no such file",
                 "give the OpenAPI document's URL or a JSON file",
             ) from None
     try:
         document = loads_strict(raw)
     except StrictJSONError as exc:
         raise InputError(
-            f"--from-openapi {source}: not JSON ({exc} at {exc.where})",
+            f"--from-openapi {shown}: not JSON ({exc} at {exc.where})",
             "give the OpenAPI document in JSON (YAML: convert it first)",
         ) from None
     if not isinstance(document, dict) or not isinstance(document.get("paths"), dict):
         raise InputError(
-            f"--from-openapi {source}: not an OpenAPI document (no `paths`)",
+            f"--from-openapi {shown}: not an OpenAPI document (no `paths`)",
             "give the service's OpenAPI document, e.g. /openapi.json",
         )
-    click.echo(draft_profile(document, source), nl=False)
+    click.echo(draft_profile(document, shown), nl=False)

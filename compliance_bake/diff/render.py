@@ -1,5 +1,7 @@
 """The diff as text people read: the terminal (80 columns) and Markdown. JSON is
-`DiffResult.as_json`. Renderers return strings; the CLI prints them.
+`DiffResult.as_json`. Renderers return strings; the CLI prints them. In Markdown every text
+from a snapshot (its source, its time, each change's values) goes through `report/escape.markdown`,
+the one Markdown escaper.
 
 Decisions come first, then coverage, self-check and cosmetic changes; each class shows its
 first `limit` changes and counts the rest. An unauthenticated comparison says so on its first
@@ -20,6 +22,7 @@ from compliance_bake.diff.model import (
     DiffResult,
     SideInfo,
 )
+from compliance_bake.report.escape import markdown as _md
 from compliance_bake.report.models import JsonValue
 
 WIDTH = 80
@@ -174,10 +177,6 @@ def _wrap(text: str) -> list[str]:
     return textwrap.wrap(text, WIDTH, subsequent_indent="   ")
 
 
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("`", "'")
-
-
 def markdown_report(result: DiffResult, limit: int = DEFAULT_LIMIT) -> str:
     lines: list[str] = []
     if not result.authenticated:
@@ -185,9 +184,9 @@ def markdown_report(result: DiffResult, limit: int = DEFAULT_LIMIT) -> str:
     lines += [
         "### Compliance snapshot diff",
         "",
-        f"- old: `{_md(result.old.source)}` generated {result.old.generated_at}"
+        f"- old: {_md(result.old.source)} generated {_md(result.old.generated_at)}"
         f" ({'authentic' if result.old.authentic else 'not authenticated'})",
-        f"- new: `{_md(result.new.source)}` generated {result.new.generated_at}"
+        f"- new: {_md(result.new.source)} generated {_md(result.new.generated_at)}"
         f" ({'authentic' if result.new.authentic else 'not authenticated'})",
         f"- verdict: **{verdict(result)}**",
         "",

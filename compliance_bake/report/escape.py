@@ -12,6 +12,11 @@ terminal or a log raw, where it could recolour, retitle or overwrite what the op
 C0 and C1 control characters and DEL are shown as `\\xNN`; the Unicode line and paragraph
 separators and the bidirectional overrides as `\\uNNNN`, since they reorder or split a line too.
 It lives here, below the CLI, because the service logs such strings as well.
+
+`markdown` is the one escape for Markdown (the `--report markdown` step summary and
+`diff --markdown`, read as a pull-request comment): `visible` first, so the text stays on its
+line, then every punctuation mark that could start markup, a link or HTML backslash-escaped, so
+a service's runtime reads as the literal text it is, never as a heading, an image or a link.
 """
 
 from __future__ import annotations
@@ -32,6 +37,14 @@ def visible(value: object) -> str:
     """The text of value with every control character as a visible escape."""
     text = "" if value is None else str(value)
     return INVISIBLE.sub(_shown, text)
+
+
+MARKDOWN_SPECIAL = frozenset("\\`*_{}[]<>()#+-.!|~&:")
+
+
+def markdown(value: object) -> str:
+    """The text of value as literal Markdown on one line (see the module's docstring)."""
+    return "".join(f"\\{ch}" if ch in MARKDOWN_SPECIAL else ch for ch in visible(value))
 
 
 def escape_html(value: object) -> Markup:

@@ -4,7 +4,9 @@ of `contract.py`, and the checks that go beyond one answer's shape (the echo mat
 
 Pure functions, no sockets. Everything doubtful is a `TargetError` whose message starts with the
 method and route (`GET /api/compliance/check: ...`), names the profile's expression and what it
-yielded, and never quotes a credential.
+yielded, and never quotes a credential: every text of an answer that goes on (into a decision, the
+runtime, a message) has been through `redacted` with the agent key, so a service that echoes the
+key, or a URL with a password or a token, never gets it into a snapshot, a report or a terminal.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from pydantic import TypeAdapter, ValidationError
 from compliance_bake.errors import TargetError
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.inputs.models import STATUS_ALLOWED, Decision, Health, StatusPanel
+from compliance_bake.inputs.redaction import redacted
 from compliance_bake.targets import contract
 from compliance_bake.targets.interface import CheckRequest
 from compliance_bake.targets.profile import MISSING, Operation, Profile
 from compliance_bake.targets.routes import shown
 
 T = TypeVar("T")
+KEY_SHOWN = "<agent key>"  # where a secret stood in an answer's text
 _EXPECTED = {
     "bool_type": "a boolean",
     "int_type": "an integer",
@@ -52,10 +56,13 @@ def kind(value: object) -> str:
 class Answer:
     """Decodes one JSON answer for one operation of a profile; every refusal names the route."""
 
-    __slots__ = ("builtin", "contract", "hint", "label", "operation")
+    __slots__ = ("builtin", "contract", "hint", "label", "operation", "secrets")
 
-    def __init__(self, operation: Operation, base: str, profile: Profile) -> None:
+    def __init__(
+        self, operation: Operation, base: str, profile: Profile, secrets: tuple[str, ...] = ()
+    ) -> None:
         self.operation = operation
+        self.secrets = secrets  # what `redacted` removes from the answer's texts
         self.label = operation.label
         self.contract = profile.source
         self.builtin = profile.builtin
@@ -63,7 +70,11 @@ class Answer:
         self.hint = f"the service at {base} does not answer as {profile.source} says; {check}"
 
     def fail(self, problem: str) -> TargetError:
-        return TargetError(f"{self.label}: {problem}", self.hint)
+        return TargetError(self.redacted(f"{self.label}: {problem}"), self.hint)
+
+    def redacted(self, text: str) -> str:
+        """`text` without the secrets (`inputs/redaction.py`), what KEY_SHOWN marks."""
+        return redacted(text, self.secrets, KEY_SHOWN)
 
     def body(self, raw: bytes) -> dict[str, Any]:
         fast = _compact_flat_object(raw)
@@ -96,9 +107,16 @@ class Answer:
         mapped = {name: value for name, value in values.items() if value is not MISSING}
         try:
             value: T = shape.validator.validate_python(mapped)
-            return value
         except ValidationError as exc:
             raise self.fail(self._first_problem(exc, values)) from None
+        # Held to its shape, each value is a string, a list of strings, a boolean or an integer.
+        shaped: Any = value
+        for name, item in shaped.items():
+            if type(item) is str:
+                shaped[name] = self.redacted(item)
+            elif type(item) is list:
+                shaped[name] = [self.redacted(text) for text in item]
+        return value
 
     def _first_problem(self, exc: ValidationError, values: dict[str, Any]) -> str:
         error = exc.errors(include_url=False)[0]
@@ -107,8 +125,10 @@ class Answer:
         name = where.lstrip(".")
         if error["type"] == "missing":
             problem = f"`{name}` is missing from the answer"
-        elif error["type"] in _EMPTY:
+        elif error["type"] in _EMPTY and not str(error["input"]).strip():
             problem = f"`{name}` is empty"
+        elif error["type"] == "string_pattern_mismatch":
+            problem = f"`{name}` is {shown(error['input'])}, not a two-letter state code such as NJ"
         elif (expected := _EXPECTED.get(error["type"])) is not None:
             problem = f"`{name}` is {kind(error['input'])}, not {expected}"
         else:  # pragma: no cover - every declared constraint is above

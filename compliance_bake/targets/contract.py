@@ -22,7 +22,8 @@ from typing_extensions import TypedDict  # pydantic needs it before Python 3.12
 RUNTIME_UNKNOWN = "unknown (the service did not report its runtime)"
 
 _STRICT = ConfigDict(strict=True)
-_Code = Annotated[str, Field(description="A two-letter state code.")]
+STATE_CODE = r"^[A-Z]{2}$"  # as the snapshot's schema says (`stateCode`)
+_Code = Annotated[str, Field(pattern=STATE_CODE, description="A two-letter state code.")]
 _Echo = Annotated[str, Field(description="Echoed from the request, when the service echoes.")]
 
 

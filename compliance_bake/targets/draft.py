@@ -7,7 +7,10 @@ placeholder) and finds each spec field in the answer's schema by name, nested en
 comment: the draft is a start, checked by `check --target URL --target-profile FILE --explain`.
 
 Pure: a parsed document in, TOML text out; the result always loads as a profile when no TODO is
-left, and most often before.
+left, and most often before. The document is outside input: any part may have any JSON type
+(`_obj`, `_seq` read a part as what it must be, or as empty), every text of it reaches the draft
+through TOML's escapes (`_toml` for strings and keys, `_comment` for comments), and the work is
+bounded (`_BODY_KEYS` keys in a drafted body, a schema never inside itself).
 """
 
 from __future__ import annotations
@@ -33,6 +36,37 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "hasLimits": ("haslimits", "limits"),
 }
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
+_BODY_KEYS = 256  # keys of one drafted request body, nested ones included
+_FIND_QUEUE = 256  # schemas waiting in one breadth-first search
+# Escaped in TOML text: what TOML forbids (C0 controls but tab, DEL), and what would reorder or
+# split the line on a terminal (C1 controls, line and paragraph separators, bidi overrides);
+# a lone surrogate (which UTF-8 cannot hold) becomes U+FFFD.
+_ESCAPED = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (the document is outside input)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _seq(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return "\\ufffd" if 0xD800 <= code <= 0xDFFF else f"\\u{code:04x}"
+
+
+def _toml(text: str) -> str:
+    """`text` as a TOML basic string: quotes and backslashes escaped, every control character
+    as `\\uXXXX`, other characters as they are (UTF-8)."""
+    return '"' + _ESCAPED.sub(_escape, text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+
+
+def _comment(text: str) -> str:
+    """`text` for a TOML comment: on one line, every control character shown as `\\uXXXX`."""
+    return _ESCAPED.sub(_escape, text)
 
 
 def _placeholder(name: str, allowed: frozenset[str]) -> str | None:
@@ -78,43 +112,44 @@ class _Document:
             if not queue:
                 return None
             node, where = queue.pop(0)
-            properties = node.get("properties", {}) if isinstance(node, dict) else {}
-            if not isinstance(properties, dict):
-                continue
+            properties = _obj(node.get("properties"))
             by_name = {str(key).lower(): str(key) for key in properties}
             for name in names:
                 if name in by_name:
                     return f"{where}.{_field(by_name[name])}"
-            queue += [
-                (self.resolve(value), f"{where}.{_field(key)}") for key, value in properties.items()
-            ]
+            for key, value in properties.items():
+                if len(queue) >= _FIND_QUEUE:
+                    break
+                queue.append((self.resolve(value), f"{where}.{_field(key)}"))
         return None
 
 
 def _field(name: str) -> str:
-    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else json.dumps(name)
+    """A JMESPath identifier (quoted as JSON where it must be; `_toml` escapes it again)."""
+    return (
+        name
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)
+        else json.dumps(name, ensure_ascii=False)
+    )
 
 
 def _key(name: str) -> str:
-    return name if _BARE.fullmatch(name) else json.dumps(name)
+    return name if _BARE.fullmatch(name) else _toml(name)
 
 
 def _inline(table: dict[str, Any]) -> str:
     parts = []
     for key, value in table.items():
-        text = _inline(value) if isinstance(value, dict) else json.dumps(value)
+        text = _inline(value) if isinstance(value, dict) else _toml(str(value))
         parts.append(f"{_key(key)} = {text}")
     return "{ " + ", ".join(parts) + " }" if parts else "{}"
 
 
 def _operations(document: dict[str, Any]) -> dict[str, list[tuple[str, str, dict[str, Any]]]]:
     found: dict[str, list[tuple[str, str, dict[str, Any]]]] = {name: [] for name in OPERATIONS}
-    paths = document.get("paths", {})
-    for path, item in paths.items() if isinstance(paths, dict) else ():
-        if not isinstance(item, dict):
-            continue
+    for path, item in _obj(document.get("paths")).items():
         for method in ("get", "post"):
-            operation = item.get(method)
+            operation = _obj(item).get(method)
             if not isinstance(operation, dict):
                 continue
             words = f"{path} {operation.get('operationId', '')}".lower()
@@ -125,12 +160,11 @@ def _operations(document: dict[str, Any]) -> dict[str, list[tuple[str, str, dict
 
 
 def _answer_schema(operation: dict[str, Any]) -> Any:
-    responses = operation.get("responses", {})
+    responses = _obj(operation.get("responses"))
     for code in ("200", "201", "403", "default"):
-        response = responses.get(code) if isinstance(responses, dict) else None
+        response = responses.get(code)
         if isinstance(response, dict):
-            content = response.get("content", {})
-            media = content.get("application/json") if isinstance(content, dict) else None
+            media = _obj(response.get("content")).get("application/json")
             if isinstance(media, dict):
                 return media.get("schema", {})
     return {}
@@ -140,7 +174,8 @@ def draft_profile(document: dict[str, Any], source: str) -> str:
     """A profile's TOML text for the service `document` describes."""
     doc = _Document(document)
     lines = [
-        f"# A target profile drafted from {source} by `compliance-bake target profile init`.",
+        f"# A target profile drafted from {_comment(source)} by "
+        "`compliance-bake target profile init`.",
         "# Check each `# TODO`, then try it: compliance-bake check --target URL \\",
         "#   --target-profile THIS-FILE --partner P --state S --wager-type W --explain",
         "# Every key: docs/target-profiles.md.",
@@ -154,14 +189,14 @@ def draft_profile(document: dict[str, Any], source: str) -> str:
 
 
 def _auth(document: dict[str, Any]) -> list[str]:
-    schemes = document.get("components", {}).get("securitySchemes", {})
-    for scheme in schemes.values() if isinstance(schemes, dict) else ():
+    schemes = _obj(_obj(document.get("components")).get("securitySchemes"))
+    for scheme in schemes.values():
         if not isinstance(scheme, dict):
             continue
         if scheme.get("type") == "http" and str(scheme.get("scheme", "")).lower() == "bearer":
             return ["[auth]", 'header = "Authorization"', 'value = "Bearer {key}"']
         if scheme.get("type") == "apiKey" and scheme.get("in") == "header":
-            return ["[auth]", f"header = {json.dumps(str(scheme.get('name')))}", 'value = "{key}"']
+            return ["[auth]", f"header = {_toml(str(scheme.get('name')))}", 'value = "{key}"']
     return [
         "[auth]  # TODO: the document declares no bearer or header key; this is the default",
         'header = "Authorization"',
@@ -194,9 +229,8 @@ def _operation(
     lines += [f"method = {json.dumps(method)}"]
     query: dict[str, str] = {}
     todo: list[str] = []
-    for parameter in operation.get("parameters", []) + doc.document.get("paths", {}).get(
-        path, {}
-    ).get("parameters", []):
+    shared = _obj(_obj(doc.document.get("paths")).get(path)).get("parameters")
+    for parameter in _seq(operation.get("parameters")) + _seq(shared):
         parameter = doc.resolve(parameter)
         where, pname = parameter.get("in"), str(parameter.get("name", ""))
         guess = _placeholder(pname, allowed)
@@ -209,48 +243,55 @@ def _operation(
             query[pname] = guess if guess is not None else "TODO"
             if guess is None:
                 todo.append(f"query {pname}")
-    lines.append(f"path = {json.dumps(path)}" + (f"  # TODO: {'; '.join(todo)}" if todo else ""))
+    lines.append(
+        f"path = {_toml(path)}" + (f"  # TODO: {_comment('; '.join(todo))}" if todo else "")
+    )
     if query:
         lines.append(
             f"query = {_inline(query)}" + ("  # TODO: a value" if "TODO" in query.values() else "")
         )
     if method == "POST":
-        body_schema = (
-            operation.get("requestBody", {})
-            .get("content", {})
-            .get("application/json", {})
-            .get("schema")
-        )
+        content = _obj(_obj(operation.get("requestBody")).get("content"))
+        body_schema = _obj(content.get("application/json")).get("schema")
         if body_schema is not None:
-            body, guessed = _body(doc, body_schema, allowed)
+            body, guessed = _body(doc, body_schema, allowed, [_BODY_KEYS], ())
             lines.append(
                 f"body = {_inline(body)}" + ("  # TODO: check the values" if guessed else "")
             )
     if name == "check":
-        codes = [
-            int(code) for code in operation.get("responses", {}) if str(code) in ("200", "403")
-        ]
+        codes = [int(code) for code in _obj(operation.get("responses")) if code in ("200", "403")]
         lines.append(f"answers = {sorted(codes) or [200]}")
     schema = _answer_schema(operation)
     for field in REQUIRED[name] + OPTIONAL[name]:
         where = doc.find(schema, _ALIASES.get(field, (field.lower(),)))
         if where is not None:
-            lines.append(f"{field} = {json.dumps(where)}")
+            lines.append(f"{field} = {_toml(where)}")
         elif field in REQUIRED[name]:
             lines.append(f'{field} = "body.{field}"  # TODO: not found in the answer\'s schema')
     return lines
 
 
 def _body(
-    doc: _Document, schema: Any, allowed: frozenset[str], depth: int = 0
+    doc: _Document,
+    schema: Any,
+    allowed: frozenset[str],
+    budget: list[int],
+    within: tuple[int, ...],
 ) -> tuple[dict[str, Any], bool]:
+    """The body's keys with placeholders or TODO; `budget` holds the keys left to draft, and
+    `within` the schemas this one is inside (a schema that holds itself is drafted once)."""
     node = doc.resolve(schema)
+    inside = (*within, id(node))
     body: dict[str, Any] = {}
     guessed = False
-    for key, value in (node.get("properties") or {}).items():
+    for key, value in _obj(node.get("properties")).items():
+        if budget[0] <= 0:
+            return body, True
+        budget[0] -= 1
+        key = str(key)
         inner = doc.resolve(value)
-        if inner.get("type") == "object" and depth < 8:
-            body[key], more = _body(doc, inner, allowed, depth + 1)
+        if inner.get("type") == "object" and id(inner) not in inside and len(inside) <= 8:
+            body[key], more = _body(doc, inner, allowed, budget, inside)
             guessed = guessed or more
             continue
         guess = _placeholder(key, allowed)

@@ -3,8 +3,10 @@
 Written for someone writing a target profile: the request (method, URL, headers with the agent
 key masked, body), the raw answer (status, headers, the body cut at 2 KiB) and, for each field,
 its expression and the value it yielded. The record is built from the profile's templates and the
-answer, so the key is not in it: the auth header shows `<agent key>` where the key goes, and a
-service that echoes the key back has it masked the same way (`masked`).
+answer, so the key is not in it: the auth header shows `<agent key>` where the key goes, and
+what the service sent (headers, body, the fields' values, the problem) goes through `redacted`
+(`inputs/redaction.py`), the one function that removes secrets, before it is shown (`masked`).
+`render` takes the terminal's escaper: every text from outside is shown through it.
 """
 
 from __future__ import annotations
@@ -13,15 +15,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-import orjson
-
 from compliance_bake.errors import TargetError
-from compliance_bake.targets.answers import Answer
+from compliance_bake.inputs.redaction import redacted
+from compliance_bake.targets.answers import KEY_SHOWN, Answer
 from compliance_bake.targets.profile import MISSING
-from compliance_bake.targets.routes import shown
+from compliance_bake.targets.routes import shown_json
 
 BODY_SHOWN = 2048  # bytes of an answer's body shown
-KEY_SHOWN = "<agent key>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,44 +78,50 @@ def exchange(
 
 
 def masked(record: Exchange, key: str | None) -> Exchange:
-    """The record with every copy of the agent key a service echoed replaced by KEY_SHOWN."""
-    if not key:
-        return record
-    raw = key.encode()
+    """The record with what the service sent through `redacted`: every copy of the agent key
+    it echoed as KEY_SHOWN, every URL without its credentials."""
+    secrets = (key,)
+
+    def clean(text: str) -> str:
+        return redacted(text, secrets, KEY_SHOWN)
+
     return replace(
         record,
-        response_headers=tuple(
-            (name, value.replace(key, KEY_SHOWN)) for name, value in record.response_headers
-        ),
-        body=record.body.replace(raw, KEY_SHOWN.encode()),
-        fields=tuple(
-            (name, text, value.replace(key, KEY_SHOWN)) for name, text, value in record.fields
-        ),
-        problem=record.problem.replace(key, KEY_SHOWN),
+        response_headers=tuple((name, clean(value)) for name, value in record.response_headers),
+        body=clean(record.body.decode("utf-8", "replace")).encode(),
+        fields=tuple((name, text, clean(value)) for name, text, value in record.fields),
+        problem=clean(record.problem),
     )
 
 
 def _json(value: Any) -> str:
-    """A yielded value as JSON (what the profile's author wrote the expression against)."""
-    try:
-        return shown(orjson.dumps(value).decode(), False)
-    except TypeError:  # pragma: no cover - JMESPath yields JSON values only
-        return shown(value)
+    """A yielded value as JSON (what the profile's author wrote the expression against), its
+    first characters only: built no further than shown (`routes.shown_json`)."""
+    return shown_json(value)
 
 
-def render(record: Exchange) -> str:
-    """The record as text, one section each: request, answer, fields."""
-    lines = [f"--- {record.operation}: request", f"{record.method} {record.url}"]
-    lines += [f"{name}: {value}" for name, value in record.request_headers]
+def render(record: Exchange, escape: Callable[[object], str]) -> str:
+    """The record as text, one section each: request, answer, fields. Every text in it that
+    came from outside (the URL, headers, bodies, the values) goes through `escape`, the
+    terminal's escaper (`report/escape.visible`, which this layer may not import): one line
+    each (a body keeps its line breaks), with no control character that could retitle or
+    rewrite the operator's terminal."""
+    lines = [f"--- {record.operation}: request", f"{record.method} {escape(record.url)}"]
+    lines += [f"{escape(name)}: {escape(value)}" for name, value in record.request_headers]
     if record.request_body is not None:
-        lines += ["", record.request_body.decode("utf-8", "replace")]
+        lines += ["", _lines(record.request_body.decode("utf-8", "replace"), escape)]
     lines += [f"--- {record.operation}: answer", f"HTTP {record.status}"]
-    lines += [f"{name}: {value}" for name, value in record.response_headers]
-    body = record.body[:BODY_SHOWN].decode("utf-8", "replace")
+    lines += [f"{escape(name)}: {escape(value)}" for name, value in record.response_headers]
+    body = _lines(record.body[:BODY_SHOWN].decode("utf-8", "replace"), escape)
     cut = len(record.body) - BODY_SHOWN
     lines += ["", body + (f"… ({cut} more bytes)" if cut > 0 else "")]
     lines.append(f"--- {record.operation}: fields")
-    lines += [f"{name}: {text} -> {value}" for name, text, value in record.fields]
+    lines += [f"{name}: {escape(text)} -> {escape(value)}" for name, text, value in record.fields]
     if record.problem:
-        lines.append(f"(no fields: {record.problem})")
+        lines.append(f"(no fields: {escape(record.problem)})")
     return "\n".join(lines)
+
+
+def _lines(text: str, escape: Callable[[object], str]) -> str:
+    """A body with its line breaks kept and every other control character escaped."""
+    return "\n".join(escape(line) for line in text.split("\n"))

@@ -17,10 +17,11 @@ import socket
 import ssl
 import time
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from compliance_bake import __version__
 from compliance_bake.errors import TargetError
+from compliance_bake.inputs.redaction import redacted
 
 # A 500,000-row snapshot is about 80 MB; the cap leaves room for three times that.
 SNAPSHOT_MAX_BYTES = 256 * 1024 * 1024
@@ -35,12 +36,9 @@ def is_url(source: str) -> bool:
 
 def shown_url(source: str) -> str:
     """`source` as every output shows it: a URL without its user name, password, query or
-    fragment (any of them may carry a credential); anything else as given."""
-    if not is_url(source):
-        return source
-    parts = urlsplit(source)
-    netloc = parts.netloc.rpartition("@")[2]  # the host and port, as given
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    fragment (any of them may carry a credential; `inputs/redaction.py`, the one function that
+    removes secrets); a path as given."""
+    return redacted(source)
 
 
 class _Deadline:

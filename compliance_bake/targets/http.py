@@ -31,7 +31,7 @@ from compliance_bake.errors import TargetError
 from compliance_bake.inputs.models import Decision, Health, StatusPanel
 from compliance_bake.targets import answers, explain, routes
 from compliance_bake.targets.interface import CheckRequest, Progress
-from compliance_bake.targets.profile import Operation, Profile
+from compliance_bake.targets.profile import Operation, Profile, refuse_unsafe
 from compliance_bake.targets.profile_file import builtin_profile
 from compliance_bake.targets.routes import TargetUrl
 from compliance_bake.targets.transport import HttpSettings, Observe, Request, Transport
@@ -69,7 +69,7 @@ class HttpTarget:
         self._shown_headers = dict(headers)
         if agent_key is not None:
             headers[auth.header] = auth.render(agent_key)
-            self._shown_headers[auth.header] = auth.render(explain.KEY_SHOWN)
+            self._shown_headers[auth.header] = auth.render(answers.KEY_SHOWN)
         self._transport = Transport(self._url, headers, self._settings, auth.header)
         self._explain = explain_to
         self._key = agent_key
@@ -79,7 +79,8 @@ class HttpTarget:
         self._closed = False
         self._running: set[Future[Any]] = set()
         profile_ = self._profile
-        self._check_answer = answers.Answer(profile_.check, self.base, profile_)
+        self._secrets = (agent_key,) if agent_key else ()
+        self._check_answer = answers.Answer(profile_.check, self.base, profile_, self._secrets)
         self._runtime: str | None = None
 
     def __repr__(self) -> str:  # never the key
@@ -98,7 +99,7 @@ class HttpTarget:
 
     def health(self) -> Health:
         operation = self._profile.health
-        answer = answers.Answer(operation, self.base, self._profile)
+        answer = answers.Answer(operation, self.base, self._profile, self._secrets)
         found: tuple[Health, str] = self._call(
             self._send,
             answer,
@@ -130,7 +131,7 @@ class HttpTarget:
 
     def status(self, state: str, partner: str) -> StatusPanel:
         operation = self._profile.status
-        answer = answers.Answer(operation, self.base, self._profile)
+        answer = answers.Answer(operation, self.base, self._profile, self._secrets)
         panel: StatusPanel = self._call(
             self._send,
             answer,
@@ -225,10 +226,10 @@ class HttpTarget:
             return await self._transport.send(answer, request, decode, operation.answers, observe)
         except TargetError as error:
             # A message quotes what the service sent; a service that echoes the key back must
-            # not get it printed.
-            if self._key and self._key in error.message:
-                masked = error.message.replace(self._key, explain.KEY_SHOWN)
-                raise TargetError(masked, error.hint) from None
+            # not get it printed (the transport's messages have not been through the answer).
+            shown = answer.redacted(error.message)
+            if shown != error.message:
+                raise TargetError(shown, error.hint) from None
             raise
 
     async def _check_chunk(self, chunk: list[CheckRequest]) -> list[Decision]:
@@ -267,6 +268,7 @@ class HttpTarget:
 
 
 def _request(operation: Operation, values: Mapping[str, str]) -> Request:
+    refuse_unsafe(operation, values)
     return Request(
         method=operation.method,
         target=operation.target(values),

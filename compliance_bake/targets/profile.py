@@ -23,6 +23,9 @@ from urllib.parse import quote
 import jmespath
 import orjson
 
+from compliance_bake.errors import InputError
+from compliance_bake.targets.routes import shown
+
 BUILTIN_CONTRACT = "docs/service-api.md"
 OPERATIONS = ("health", "check", "status")
 PLACEHOLDERS = {
@@ -88,6 +91,18 @@ def compile_expression(text: str) -> Expression:
     """`text` compiled once; raises JMESPathError when it is not JMESPath."""
     parsed = jmespath.compile(text)
     return Expression(text, _field_path(parsed.parsed), parsed)
+
+
+def expression_nodes(expression: Expression) -> int:
+    """The number of nodes in the expression's syntax tree, counted without recursion: what
+    bounds the work of one search (each `[@, @]` can double the value it is given)."""
+    count = 0
+    stack = [expression.parsed.parsed]
+    while stack:
+        node = stack.pop()
+        count += 1
+        stack += [child for child in node.get("children", ()) if isinstance(child, dict)]
+    return count
 
 
 def _field_path(node: Any) -> tuple[str, ...] | None:
@@ -197,3 +212,27 @@ def format_string(text: str, pattern: re.Pattern[str] = PLACEHOLDER) -> str:
 def _q(value: str) -> str:
     # A matrix asks about each partner once per state: quoting each value once saves ~2 us/check.
     return quote(value, safe="")
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_DOT_SEGMENTS = frozenset((".", ".."))
+
+
+def refuse_unsafe(operation: Operation, values: Mapping[str, str]) -> None:
+    """Refuse a question whose value would change the request instead of filling it in.
+
+    A control character (a CR/LF would end a header and start another) is never part of a
+    partner, a state or a wager type; `.` or `..` alone in a path segment would move the request
+    to another route (`/pre/api/../check`), with the agent key. InputError: bad input, exit 2.
+    """
+    for name, value in values.items():
+        if _CONTROL.search(value):
+            raise InputError(
+                f"{operation.label}: the {name} {shown(value)} holds a control character",
+                f"a {name} is printable text; fix it where it was given",
+            )
+        if value in _DOT_SEGMENTS and "{" + name + "}" in operation.path:
+            raise InputError(
+                f"{operation.label}: the {name} {value!r} would change the route in the path",
+                f"a {name} is a name, not . or ..",
+            )

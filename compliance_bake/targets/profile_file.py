@@ -19,6 +19,7 @@ import orjson
 from jmespath.exceptions import JMESPathError
 
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.targets.profile import (
     BUILTIN_CONTRACT,
     OPERATIONS,
@@ -30,6 +31,7 @@ from compliance_bake.targets.profile import (
     Operation,
     Profile,
     compile_expression,
+    expression_nodes,
     format_string,
     uses_http,
 )
@@ -40,6 +42,10 @@ _AUTH_KEYS = ("header", "value")
 # A 3xx is never followed, a 401 is a refused key, a 429 and a 5xx are retried.
 _ANSWERABLE = frozenset(range(200, 300)) | (frozenset(range(400, 500)) - {401, 429})
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+PROFILE_MAX_BYTES = 1024 * 1024  # a profile is a page of TOML (docs/limits.md)
+PROFILE_MAX_DEPTH = 32  # tables and arrays within each other
+EXPRESSION_MAX_CHARS = 512  # of one field's JMESPath
+EXPRESSION_MAX_NODES = 64  # of its syntax tree: bounds what one search can build
 _FIX = "see docs/target-profiles.md, or `compliance-bake target profile show` for a whole profile"
 
 
@@ -59,17 +65,13 @@ def load_profile(path: Path) -> Profile:
     """The profile in `path`; every problem is an InputError naming the file and the key."""
     where = str(path)
     try:
-        text = path.read_text("utf-8")
+        raw = read_regular_file(path, max_bytes=PROFILE_MAX_BYTES, what="target profile (TOML)")
     except FileNotFoundError:
         raise InputError(f"--target-profile {where}: no such file", _FIX) from None
-    except IsADirectoryError:
-        raise InputError(f"--target-profile {where}: a folder, not a TOML file", _FIX) from None
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{where}: not UTF-8 text", "save the profile as UTF-8") from None
-    except OSError as exc:
-        raise InputError(
-            f"--target-profile {where}: cannot read it ({exc.strerror})", _FIX
-        ) from None
     return parse_profile(text, where, builtin=False)
 
 
@@ -78,7 +80,17 @@ def parse_profile(text: str, source: str, builtin: bool = False) -> Profile:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{source}: not valid TOML ({exc})", "fix the TOML syntax") from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise InputError(
+            f"{source}: the TOML is nested deeper than Python can parse",
+            f"a profile nests at most {PROFILE_MAX_DEPTH} levels",
+        ) from None
     problem = _Problems(source)
+    if _depth(document) > PROFILE_MAX_DEPTH:  # dotted keys nest without recursing
+        problem.fail(
+            f"nested deeper than {PROFILE_MAX_DEPTH} levels",
+            "a profile is tables of strings, a body a few levels of JSON",
+        )
     for table in document:
         if table not in (*OPERATIONS, "auth"):
             problem.fail(
@@ -89,6 +101,22 @@ def parse_profile(text: str, source: str, builtin: bool = False) -> Profile:
     return Profile(
         source, builtin, auth, operations["health"], operations["check"], operations["status"]
     )
+
+
+def _depth(document: object) -> int:
+    """How deep tables and arrays nest in `document`, counted without recursion."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(document, 1)]
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > PROFILE_MAX_DEPTH:
+            break
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        )
+        stack += [(child, depth + 1) for child in children if isinstance(child, dict | list)]
+    return deepest
 
 
 class _Problems:
@@ -247,14 +275,26 @@ def _operation(problem: _Problems, name: str, value: object) -> Operation:
                 )
             continue
         text = _string(problem, f"[{name}] {field}", table[field])
+        if len(text) > EXPRESSION_MAX_CHARS:  # the parser recurses once per bracket
+            problem.fail(
+                f"[{name}] {field}: the expression is {len(text):,} characters, over the "
+                f"{EXPRESSION_MAX_CHARS} limit",
+                "a field's expression is a path and a few operators",
+            )
         try:
-            compiled.append((field, compile_expression(text)))
+            expression = compile_expression(text)
         except JMESPathError as exc:
             detail = " ".join(str(exc).split())[:120]
             problem.fail(
                 f"[{name}] {field}: {text!r} is not a JMESPath expression ({detail})",
                 'e.g. "body.data.allowed"; see https://jmespath.org',
             )
+        if expression_nodes(expression) > EXPRESSION_MAX_NODES:  # each `[@, @]` doubles
+            problem.fail(
+                f"[{name}] {field}: the expression has more than {EXPRESSION_MAX_NODES} parts",
+                "a field's expression is a path and a few operators",
+            )
+        compiled.append((field, expression))
     return Operation(
         name=name,
         method=method,

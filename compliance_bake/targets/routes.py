@@ -6,6 +6,8 @@ functions, no sockets. The messages never quote the URL's credentials.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -15,9 +17,78 @@ _SHOWN = 60  # characters of a server-sent value quoted in a message
 
 
 def shown(value: object, quoted: bool = True) -> str:
-    """A server-sent value, short and on one line, for a message."""
-    text = repr(value) if quoted else str(value)
+    """A server-sent value, short and on one line, for a message (Python's repr, or the text
+    itself when not `quoted`)."""
+    if isinstance(value, str) and not quoted:
+        return _cut(value[: _SHOWN + 1])
+    return _cut(_head(value, repr))
+
+
+def shown_json(value: object) -> str:
+    """A JSON value as compact JSON, short, for a message."""
+    return _cut(_head(value, _json_scalar, ":", ","))
+
+
+def _cut(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
+
+
+def _json_scalar(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, default=repr)
+
+
+class _Mark(str):
+    """Punctuation the rendering adds (a bracket, a comma), told apart from a value's text."""
+
+
+def _parts(value: object, colon: str, comma: str) -> Iterator[object]:
+    """The marks and the values one level down of a list or an object."""
+    if isinstance(value, dict):
+        yield _Mark("{")
+        for index, (key, item) in enumerate(value.items()):
+            if index:
+                yield _Mark(comma)
+            yield from (key, _Mark(colon), item)
+        yield _Mark("}")
+    else:
+        assert isinstance(value, list | tuple)
+        yield _Mark("[")
+        for index, item in enumerate(value):
+            if index:
+                yield _Mark(comma)
+            yield item
+        yield _Mark("]")
+
+
+def _head(
+    value: object, scalar: Callable[[object], str], colon: str = ": ", comma: str = ", "
+) -> str:
+    """The first _SHOWN + 1 characters of `value` rendered, built no further: a value of a
+    million items, or one that nests a list in itself a hundred times over (which a JMESPath
+    `[@, @]` makes), costs what the characters shown cost. Without recursion."""
+    out: list[str] = []
+    size = 0
+    stack: list[Iterator[object]] = [iter((value,))]
+    while stack and size <= _SHOWN:
+        item = next(stack[-1], _END)
+        if item is _END:
+            stack.pop()
+            continue
+        if isinstance(item, _Mark):
+            text = str(item)
+        elif isinstance(item, dict | list | tuple):
+            stack.append(_parts(item, colon, comma))
+            continue
+        elif isinstance(item, str):
+            text = scalar(item[: _SHOWN + 1])
+        else:
+            text = scalar(item)
+        out.append(text)
+        size += len(text)
+    return "".join(out)
+
+
+_END = object()
 
 
 @dataclass(frozen=True, slots=True)

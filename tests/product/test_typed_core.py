@@ -50,7 +50,7 @@ UNTYPED: dict[str, Use] = {
     "targets/profile.py": Use(JSON_IN, 2, "the JMESPath context: an answer as parsed"),
     "targets/explain.py": Use(JSON_IN, 1, "an answer's fields as the profile maps them"),
     "targets/profile_file.py": Use(JSON_IN, 1, "a profile file's TOML table, before its keys"),
-    "targets/draft.py": Use(JSON_IN, 11, "a service's OpenAPI document, read to draft a profile"),
+    "targets/draft.py": Use(JSON_IN, 12, "a service's OpenAPI document, read to draft a profile"),
     "log/audit.py": Use(JSON_IN, 3, "log entries as read from the tiles (any JSON object)"),
     "log/proof.py": Use(JSON_IN, 3, "out/log/inclusion.json and the attestation, as read"),
     "log/entry.py": Use(JSON_IN, 1, "an entry and a predicate as read from out/, compared"),

@@ -246,7 +246,7 @@ class FaultServer:
         if kind == "non_json":
             return await self._reply(writer, status, b"<html>Service Unavailable</html>")
         if kind == "raw":  # these exact bytes as the body (deep nesting, a huge integer ...)
-            return await self._reply(writer, status, params["body"])
+            return await self._reply(writer, status, params["body"], params.get("headers"))
         if kind == "allowed_string":
             return await self._reply(
                 writer, status, {**body, "allowed": str(body["allowed"]).lower()}
