@@ -225,11 +225,10 @@ def snapshot(
       compliance-bake bake snapshot --target https://compliance.example \\
         --target-profile my-service.toml --explain
     """
-    import json
-
     from compliance_bake.bake import run_bake
     from compliance_bake.cli import outcome, render, reporters
     from compliance_bake.cli.phases import reporting
+    from compliance_bake.controls import terminal_json
     from compliance_bake.log.append import LogTarget
 
     tables_to_stderr = reporters.check_stdout(reports, as_json)
@@ -273,13 +272,16 @@ def snapshot(
     # A mismatch points at the licence to fix: in a rehearsal, the service's own file.
     found = outcome.of_bake(result, service_fixtures_dir or fixtures_path(fixtures_dir))
     if as_json:
-        click.echo(json.dumps(result.summary(), indent=2))
+        click.echo(terminal_json(result.summary()))
     else:
         with reporters.human_output(tables_to_stderr):
             render.bake_report(result, console_depth, found)
         if result.log is not None:
-            click.echo(f"logged: entry {result.log.index} of {result.log.directory} "
-                       f"(size {result.log.size}); proof in {out_dir}/log/", err=True)
+            click.echo(
+                f"logged: entry {result.log.index} of {result.log.directory} "
+                f"(size {result.log.size}); proof in {out_dir}/log/",
+                err=True,
+            )
     reporters.write_reports(reports, found)
     audited = result.snapshot.deep_audit
     window = None if audited is None else audited.zip_window

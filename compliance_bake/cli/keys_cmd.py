@@ -60,15 +60,14 @@ def list_keys(keys_file: Path, as_json: bool) -> None:
     Example:
       compliance-bake keys list --json
     """
-    import json
-
     from compliance_bake.cli.terminal import plain
+    from compliance_bake.controls import terminal_json
     from compliance_bake.identity.keyfile import load_keys
 
     records = load_keys(keys_file).records()
     rows = [{"prefix": r.prefix, "label": r.label, "revoked": r.revoked} for r in records]
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        click.echo(terminal_json(rows))
         return
     if not rows:
         click.echo(f"no agent keys in {keys_file}", err=True)

@@ -151,8 +151,9 @@ def verify(
             phases=phases,
         )
         report = verify_source(source, keys, options)
-    _check_log(report, source, keys.public_keys, log_location, witness_keys, witness_threshold,
-               timeout)
+    _check_log(
+        report, source, keys.public_keys, log_location, witness_keys, witness_threshold, timeout
+    )
     code = EXIT_OK if report.ok else EXIT_CHECK_FAILED
     result = outcome.of_verify(report, code, render.verify_summary(report))
     if as_json:
