@@ -26,7 +26,6 @@ from compliance_bake.cli.options import (
 )
 from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
-from compliance_bake.errors import EXIT_NOTHING_CHECKED
 
 
 @click.group(context_settings=CONTEXT)
@@ -265,6 +264,7 @@ def snapshot(
                 previous=comparison,
                 log=None if log_dir is None else LogTarget(log_dir, log_origin),
                 service_fixtures_dir=service_fixtures_dir,
+                allow_empty_window=allow_empty_window,
             )
     finally:
         if target is not None:
@@ -283,17 +283,9 @@ def snapshot(
                 err=True,
             )
     reporters.write_reports(reports, found)
-    audited = result.snapshot.deep_audit
-    window = None if audited is None else audited.zip_window
-    if result.exit_code == 0 and window and not window.in_window_plays and not allow_empty_window:
+    if result.nothing_audited is not None:
         # The snapshot keeps the honest counts; the run is no pass: nothing was audited.
         from compliance_bake.cli.terminal import plain
 
-        click.echo(
-            f"compliance-bake: nothing audited: no play of {plain(str(deep_audit))} falls in the "
-            f"{window.days}-day window before the bake's clock (fix: pass --now, or "
-            "--allow-empty-window to accept it)",
-            err=True,
-        )
-        sys.exit(EXIT_NOTHING_CHECKED)
+        click.echo(f"compliance-bake: {plain(result.nothing_audited)}", err=True)
     sys.exit(result.exit_code)
