@@ -227,6 +227,12 @@ _SNAPSHOT_ROUTES: list[tuple[str, str, str, str]] = [
     # here and on a static server publishing out/ (where /api/compliance has no file).
     ("/api/compliance.json", layout.API_FILE, JSON, "The baked snapshot, by its file name."),
     (
+        "/portal/compliance/index.html",
+        layout.PORTAL_FILE,
+        "text/html; charset=utf-8",
+        "The portal page, by its file name (as the attestation names it).",
+    ),
+    (
         "/attestation/compliance.intoto.json",
         ATTESTATION_FILE,
         JSON,

@@ -47,7 +47,8 @@ NO_KEY_HINT = (
     "--public-key PEM for the Ed25519 attestation; or pass --digests-only to check digests and "
     "rules without authenticating"
 )
-FOLDER_ONLY = ["byte layout", "registry copies", "portal page", "no unexpected files"]
+UNEXPECTED_FILES = "no unexpected files"
+FOLDER_ONLY = ["byte layout", "registry copies", "portal page", UNEXPECTED_FILES]
 ANY_SOURCE = ["schema", "digests", "HMACs", "rules of the specification", "recorded checks"]
 
 
@@ -83,7 +84,8 @@ def verify_source(
         raise InputError(
             f"{report.source}: the Ed25519 attestation covers an out/ folder, not a single "
             "document",
-            "verify the folder with --public-key, or this document with REPORT_SIGNING_SECRET",
+            "verify the out/ folder, or the URL of its published api/compliance.json, with "
+            "--public-key; or this document with REPORT_SIGNING_SECRET",
         )
     reading = read_snapshot(
         source, keys, timeout=opts.timeout, max_bytes=opts.max_bytes, phases=opts.phases
