@@ -148,7 +148,6 @@ def verify(
     from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
     from compliance_bake.signing.secret import resolve_secret
     from compliance_bake.signing.signing_key import public_keys_from
-    from compliance_bake.verify.published import published
     from compliance_bake.verify.verifier import KeyMaterial, VerifyOptions, verify_source
 
     tables_to_stderr = reporters.check_stdout(reports, as_json)
@@ -165,6 +164,8 @@ def verify(
         )
         report = verify_source(str(local or source), keys, options)
         if local is not None:
+            from compliance_bake.verify.published import published
+
             published(report, source)
         folder = local or Path(source)
         _check_log(
