@@ -166,7 +166,7 @@ def verify(
         if local is not None:
             from compliance_bake.verify.published import published
 
-            published(report, source)
+            published(report, source, bool(log_location or witness_keys))
         folder = local or Path(source)
         _check_log(
             report, folder, keys.public_keys, log_location, witness_keys, witness_threshold, timeout

@@ -103,9 +103,10 @@ def published_copy(
         yield folder
 
 
-def published(report: VerifyReport, url: str) -> None:
+def published(report: VerifyReport, url: str, with_log: bool) -> None:
     """The folder check of a `published_copy`, as a check of `url`: the source shown is the URL,
-    and what a URL cannot show (the files published beyond those named) is not applied."""
+    what a URL cannot show (the files published beyond those named) is not applied, and a log
+    proof not fetched (no --log) is named."""
     report.source, report.source_kind = shown_url(url), "url"
     if UNEXPECTED_FILES in report.applied:
         report.applied.remove(UNEXPECTED_FILES)
@@ -115,3 +116,8 @@ def published(report: VerifyReport, url: str) -> None:
         "beside it, the attestation and every file it names; a URL lists no folder, so files "
         "published beyond them are not seen"
     )
+    if not with_log:
+        report.notes.append(
+            "a log proof published beside the snapshot (log/) is not fetched or checked "
+            "without --log DIR|URL"
+        )

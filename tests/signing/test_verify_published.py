@@ -62,6 +62,7 @@ def test_a_served_signed_bake_verifies_with_the_public_key_alone(
     assert any(key.key_id in signer for signer in report["authentic"]["signers"])
     assert "REPORT_SIGNING_SECRET" not in done.stdout
     assert "compliance-bake-verify-" not in done.stdout + done.stderr  # the copy is not shown
+    assert any("not fetched or checked without --log" in note for note in report["notes"])
 
 
 @pytest.mark.parametrize("name", SUBJECTS)
