@@ -19,6 +19,7 @@ from compliance_bake.clock import iso_millis, resolve_now
 from compliance_bake.errors import (
     EXIT_CHECK_FAILED,
     EXIT_INTERNAL,
+    EXIT_NOTHING_CHECKED,
     EXIT_OK,
     BakeError,
     InputError,
@@ -85,6 +86,8 @@ class BakeResult:
     log: Logged | None = None
     # With --deep-audit: the audit itself, whose violating plays the failure reports name.
     deep_audit: ZipWindow | None = None
+    # With --deep-audit: whether an empty window (no play in it) is accepted as a pass.
+    allow_empty_window: bool = False
 
     @property
     def ok(self) -> bool:
@@ -92,14 +95,32 @@ class BakeResult:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_OK if self.ok else EXIT_CHECK_FAILED
+        """The run's exit code, decided once, here, before any output is written: every report,
+        `--json` and the process exit read it. A deep audit that checked no play is exit 5 by
+        the audit's own decision (audit/report.exit_code), as for `audit deep`."""
+        if not self.ok:
+            return EXIT_CHECK_FAILED
+        if self.deep_audit is None:
+            return EXIT_OK
+        from compliance_bake.audit.report import exit_code
+
+        return exit_code(self.deep_audit, self.allow_empty_window)
+
+    @property
+    def nothing_audited(self) -> str | None:
+        """The message when the deep audit checked no play and that is not allowed, else None."""
+        if self.deep_audit is None or self.exit_code != EXIT_NOTHING_CHECKED:
+            return None
+        from compliance_bake.audit.report import empty_window_message
+
+        return empty_window_message(self.deep_audit)
 
     def summary(self) -> JsonObject:
         """What `bake snapshot --json` prints (and the JSON report's details)."""
         snap = self.snapshot
         board, shadow = snap.enhancements, snap.shadow
         return {
-            "ok": self.ok,
+            "ok": self.exit_code == EXIT_OK,
             "exitCode": self.exit_code,
             "generatedAt": snap.generated_at,
             "out": str(self.out_dir),
@@ -184,6 +205,7 @@ def run_bake(
     previous: PreviousComparison | None = None,
     log: LogTarget | None = None,
     service_fixtures_dir: Path | None = None,
+    allow_empty_window: bool = False,
 ) -> BakeResult:
     """Phases, in order: load (clock, secret, fixtures, the deep audit), matrix (the board and
     the shadow matrix), sign, validate, write (render and publish).
@@ -230,7 +252,16 @@ def run_bake(
     files = layout.render_files(snapshot, record, document=document, facts=facts)
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE, *OUT_FILES])
-        return BakeResult(snapshot, written, out_dir, None, by_reason, record, deep_audit=audit)
+        return BakeResult(
+            snapshot,
+            written,
+            out_dir,
+            None,
+            by_reason,
+            record,
+            deep_audit=audit,
+            allow_empty_window=allow_empty_window,
+        )
     # Last in the dict, so renamed into place after the files it names.
     record_json = None if record is None else record.to_json()
     files[ATTESTATION_FILE] = render_attestation(files, document, signing_key, record_json)
@@ -251,4 +282,5 @@ def run_bake(
         previous=record,
         log=logged,
         deep_audit=audit,
+        allow_empty_window=allow_empty_window,
     )

@@ -97,9 +97,10 @@ def _cut(audit: ZipWindow) -> models.JsonObject:
 def summary(
     audit: ZipWindow, command: str, report: Path | None, allow_empty_window: bool = False
 ) -> models.JsonObject:
+    code = exit_code(audit, allow_empty_window)
     return {
-        "ok": audit.ok,
-        "exitCode": exit_code(audit, allow_empty_window),
+        "ok": code == EXIT_OK,
+        "exitCode": code,
         "plays": audit.plays,
         "format": audit.format,
         "window": {"from": iso_millis(audit.since), "to": iso_millis(audit.now)},

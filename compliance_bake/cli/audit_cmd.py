@@ -151,11 +151,10 @@ def deep(
         --spark-master sc://spark.internal:15002 \\
         --violations-out s3a://book/violations/
     """
-    import json
-
     from compliance_bake.audit.run import run_audit
     from compliance_bake.cli import reporters
     from compliance_bake.cli.phases import reporting
+    from compliance_bake.controls import terminal_json
 
     tables_to_stderr = reporters.check_stdout(reports, as_json)
     options = engine_options(engine, spark_master, spark_conf)
@@ -174,7 +173,7 @@ def deep(
             allow_empty_window=allow_empty_window,
         )
     if as_json:
-        click.echo(json.dumps(result.summary(), indent=2, ensure_ascii=False))
+        click.echo(terminal_json(result.summary()))
     else:
         from compliance_bake.cli import render
 

@@ -26,7 +26,6 @@ from compliance_bake.cli.options import (
 )
 from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
-from compliance_bake.errors import EXIT_NOTHING_CHECKED
 
 
 @click.group(context_settings=CONTEXT)
@@ -225,11 +224,10 @@ def snapshot(
       compliance-bake bake snapshot --target https://compliance.example \\
         --target-profile my-service.toml --explain
     """
-    import json
-
     from compliance_bake.bake import run_bake
     from compliance_bake.cli import outcome, render, reporters
     from compliance_bake.cli.phases import reporting
+    from compliance_bake.controls import terminal_json
     from compliance_bake.log.append import LogTarget
 
     tables_to_stderr = reporters.check_stdout(reports, as_json)
@@ -266,6 +264,7 @@ def snapshot(
                 previous=comparison,
                 log=None if log_dir is None else LogTarget(log_dir, log_origin),
                 service_fixtures_dir=service_fixtures_dir,
+                allow_empty_window=allow_empty_window,
             )
     finally:
         if target is not None:
@@ -273,25 +272,20 @@ def snapshot(
     # A mismatch points at the licence to fix: in a rehearsal, the service's own file.
     found = outcome.of_bake(result, service_fixtures_dir or fixtures_path(fixtures_dir))
     if as_json:
-        click.echo(json.dumps(result.summary(), indent=2))
+        click.echo(terminal_json(result.summary()))
     else:
         with reporters.human_output(tables_to_stderr):
             render.bake_report(result, console_depth, found)
         if result.log is not None:
-            click.echo(f"logged: entry {result.log.index} of {result.log.directory} "
-                       f"(size {result.log.size}); proof in {out_dir}/log/", err=True)
+            click.echo(
+                f"logged: entry {result.log.index} of {result.log.directory} "
+                f"(size {result.log.size}); proof in {out_dir}/log/",
+                err=True,
+            )
     reporters.write_reports(reports, found)
-    audited = result.snapshot.deep_audit
-    window = None if audited is None else audited.zip_window
-    if result.exit_code == 0 and window and not window.in_window_plays and not allow_empty_window:
+    if result.nothing_audited is not None:
         # The snapshot keeps the honest counts; the run is no pass: nothing was audited.
         from compliance_bake.cli.terminal import plain
 
-        click.echo(
-            f"compliance-bake: nothing audited: no play of {plain(str(deep_audit))} falls in the "
-            f"{window.days}-day window before the bake's clock (fix: pass --now, or "
-            "--allow-empty-window to accept it)",
-            err=True,
-        )
-        sys.exit(EXIT_NOTHING_CHECKED)
+        click.echo(f"compliance-bake: {plain(result.nothing_audited)}", err=True)
     sys.exit(result.exit_code)

@@ -63,9 +63,8 @@ def check(
         --target-profile bun-service.toml --explain \\
         --partner node-bay-01 --state MA --wager-type basketball.totals
     """
-    import json
-
     from compliance_bake.cli import render
+    from compliance_bake.controls import terminal_json
     from compliance_bake.errors import InputError
     from compliance_bake.inputs.fixtures import load_fixtures
     from compliance_bake.inputs.zipindex import zip_index
@@ -79,9 +78,7 @@ def check(
         )
     registry = load_fixtures(fixtures_path(fixtures_dir)).registry
     known = registry.partner(partner) is not None
-    target = open_target(
-        target_url, agent_key_file, timeout, 1, retries, target_profile, explain
-    )
+    target = open_target(target_url, agent_key_file, timeout, 1, retries, target_profile, explain)
     if target is None:
         target = InProcessTarget(Engine(registry))
     try:
@@ -91,6 +88,6 @@ def check(
     if as_json:
         answer = {"partner": partner, "state": code, "wagerType": wager_type, **decision.as_json()}
         answer = {**answer, "target": target.base, "knownPartner": known}
-        click.echo(json.dumps(answer, indent=2))
+        click.echo(terminal_json(answer))
     else:
         render.decision_line(partner, code, wager_type, decision, target.base, known)

@@ -121,9 +121,9 @@ def diff(
         fail_on=fail_on,  # type: ignore[arg-type]
     )
     if as_json:
-        import json
+        from compliance_bake.controls import terminal_json
 
-        click.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+        click.echo(terminal_json(result.as_json()))
     elif as_markdown:
         click.echo(plain_lines(render.markdown_report(result, limit)), nl=False)
     else:

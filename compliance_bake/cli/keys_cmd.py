@@ -31,18 +31,24 @@ def mint(keys_file: Path, label: str) -> None:
     """Create an agent key, print it once on stdout, and store only its SHA3-256 hash.
 
     Give the key to the agent (e.g. as $COMPLIANCE_AGENT_KEY for `bake snapshot --target`); it
-    cannot be shown again. A running `serve` reads the file at start: restart it.
+    cannot be shown again. A running `serve` re-reads the file when it changes: the key works
+    from its next request, with no restart.
 
     \b
     Examples:
       compliance-bake keys mint --label ci
       export COMPLIANCE_AGENT_KEY=$(compliance-bake keys mint --label ci)
     """
+    from compliance_bake.cli.terminal import plain
     from compliance_bake.identity.keyfile import mint_key
 
     key = mint_key(keys_file, label)
     click.echo(key)
-    click.echo(f"compliance-bake: key {key[:5]} stored (hash only) in {keys_file}", err=True)
+    click.echo(
+        f"compliance-bake: key {key[:5]} stored (hash only) in {plain(keys_file)}; a running "
+        "`serve` with this --keys-file accepts it from its next request (no restart)",
+        err=True,
+    )
 
 
 @keys.command(
@@ -60,15 +66,14 @@ def list_keys(keys_file: Path, as_json: bool) -> None:
     Example:
       compliance-bake keys list --json
     """
-    import json
-
     from compliance_bake.cli.terminal import plain
+    from compliance_bake.controls import terminal_json
     from compliance_bake.identity.keyfile import load_keys
 
     records = load_keys(keys_file).records()
     rows = [{"prefix": r.prefix, "label": r.label, "revoked": r.revoked} for r in records]
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        click.echo(terminal_json(rows))
         return
     if not rows:
         click.echo(f"no agent keys in {keys_file}", err=True)
@@ -80,12 +85,13 @@ def list_keys(keys_file: Path, as_json: bool) -> None:
 @keys.command(
     context_settings=CONTEXT,
     epilog=exit_codes(0, 2, 4, zero=DONE),
-    short_help="Revoke a key by its prefix (restart serve to apply).",
+    short_help="Revoke a key by its prefix (a running serve refuses it at once).",
 )
 @keys_file_option
 @click.argument("prefix")
 def revoke(keys_file: Path, prefix: str) -> None:
-    """Revoke the key whose 5-character prefix is PREFIX (restart `serve` to apply).
+    """Revoke the key whose 5-character prefix is PREFIX; a running `serve` re-reads the file
+    when it changes and refuses the key from its next request.
 
     \b
     Example:
@@ -95,5 +101,7 @@ def revoke(keys_file: Path, prefix: str) -> None:
 
     record = revoke_key(keys_file, prefix)
     click.echo(
-        f"compliance-bake: key {record.prefix} revoked; restart `serve` to refuse it", err=True
+        f"compliance-bake: key {record.prefix} revoked; a running `serve` with this "
+        "--keys-file refuses it from its next request (no restart)",
+        err=True,
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,6 +10,7 @@ import click
 
 from compliance_bake.cli.options import json_option, public_key_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.controls import terminal_json
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -82,7 +82,7 @@ def verify_log(location: str, public_keys: tuple[Path, ...], timeout: float, as_
     result = audit_log(location, open_source(location, timeout), keys)
     if as_json:
         click.echo(
-            json.dumps(
+            terminal_json(
                 {
                     "ok": result.ok,
                     "log": location,
@@ -92,7 +92,6 @@ def verify_log(location: str, public_keys: tuple[Path, ...], timeout: float, as_
                     "problems": result.problems,
                     "entries": result.entries,
                 },
-                indent=2,
             )
         )
     else:
@@ -141,4 +140,4 @@ def show(location: str, index: int, public_keys: tuple[Path, ...], timeout: floa
 
     keys = log_keys(public_keys)
     entry = show_entry(open_source(location, timeout), keys, index)
-    click.echo(json.dumps(entry, indent=2))
+    click.echo(terminal_json(entry))

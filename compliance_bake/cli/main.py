@@ -49,9 +49,9 @@ def json_error(
     asked = ctx is not None and ctx.meta.get("compliance_bake.json")
     if not asked and "--json" not in (argv or []):
         return
-    import json
+    from compliance_bake.controls import terminal_json
 
-    click.echo(json.dumps({"code": code, "message": message, "fix": fix}, ensure_ascii=False))
+    click.echo(terminal_json({"code": code, "message": message, "fix": fix}, indent=None))
 
 
 def _visible(text: str) -> str:

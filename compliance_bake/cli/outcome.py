@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compliance_bake.cli.terminal import count, json_text
+from compliance_bake.errors import EXIT_NOTHING_CHECKED, EXIT_OK
 
 if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
@@ -234,10 +235,23 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
         audit = result.deep_audit
         violations = audit.violations if audit is not None else []
         plays = audit.plays if audit is not None else None
-        suites["zip-window"] = _reason_cases(result.violations_by_reason, violations, plays)
+        cases = _reason_cases(result.violations_by_reason, violations, plays)
+        suites["zip-window"] = cases + _empty_window_case(result.nothing_audited)
     failed = [c.name for c in suites["integrity"] if not c.ok]
     verdict = "PASS: every check holds" if result.ok else "FAIL: " + ", ".join(failed)
-    return Outcome("bake snapshot", result.ok, result.exit_code, verdict, suites, result.summary())
+    if result.nothing_audited is not None and result.deep_audit is not None:
+        label = result.deep_audit.label
+        verdict = f"NOTHING AUDITED (exit {EXIT_NOTHING_CHECKED}): {label}"
+    passed = result.exit_code == EXIT_OK
+    return Outcome("bake snapshot", passed, result.exit_code, verdict, suites, result.summary())
+
+
+def _empty_window_case(nothing_audited: str | None) -> list[Case]:
+    """A failed case when the deep audit checked no play and that was not allowed (exit 5):
+    a JUnit or GitHub reader sees the run is no pass, as its exit code says."""
+    if nothing_audited is None:
+        return []
+    return [Case("plays-in-window", False, nothing_audited)]
 
 
 def of_audit(result: AuditResult) -> Outcome:
@@ -249,8 +263,10 @@ def of_audit(result: AuditResult) -> Outcome:
         verdict = f"PASS: {audit.label}"
     else:
         verdict = f"FAIL: zip-window, {count(audit.violation_count)} violations"
-    suites = {"zip-window": _reason_cases(by_reason, audit.violations, audit.plays)}
-    return Outcome("audit deep", audit.ok, result.exit_code, verdict, suites, result.summary())
+    cases = _reason_cases(by_reason, audit.violations, audit.plays)
+    suites = {"zip-window": cases + _empty_window_case(result.nothing_audited)}
+    passed = result.exit_code == EXIT_OK
+    return Outcome("audit deep", passed, result.exit_code, verdict, suites, result.summary())
 
 
 def _verify_cases(report: VerifyReport) -> list[Case]:

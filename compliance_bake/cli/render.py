@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from compliance_bake.cli.phases import err_console
 from compliance_bake.cli.short_summary import failure_summary
 from compliance_bake.cli.terminal import clipped, count, previous_lines, safe, width
+from compliance_bake.controls import terminal_json
 
 if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
@@ -254,7 +255,7 @@ def verify_summary(report: VerifyReport) -> JsonObject:
 
 
 def verify_json(report: VerifyReport) -> None:
-    print(json.dumps(verify_summary(report), indent=2))
+    print(terminal_json(verify_summary(report)))
 
 
 def decision_line(

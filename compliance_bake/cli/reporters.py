@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import stat
 import sys
 from datetime import UTC, datetime
@@ -221,22 +220,11 @@ def run_clock() -> tuple[datetime, float]:
     return at, max(0.0, _monotonic() - monotonic)
 
 
-def _json_escape(match: re.Match[str]) -> str:
-    char = match.group()
-    return char if char == "\n" else f"\\u{ord(char):04x}"
-
-
 def _render(kind: str, outcome: Outcome) -> bytes:
     if kind == "json":
-        import json
+        from compliance_bake.controls import terminal_json
 
-        from compliance_bake.report.escape import INVISIBLE
-
-        text = json.dumps(summary_document(outcome), indent=2, ensure_ascii=False) + "\n"
-        # JSON escapes C0 itself (the raw line breaks are the indentation); DEL, C1 and the
-        # bidirectional controls are escaped too (the same value once parsed), as the report
-        # may be written to a terminal.
-        return INVISIBLE.sub(_json_escape, text).encode("utf-8")
+        return (terminal_json(summary_document(outcome)) + "\n").encode("utf-8")
     if kind == "junit":
         import socket
 

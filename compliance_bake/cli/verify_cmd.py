@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,7 +43,8 @@ if TYPE_CHECKING:
     "public_keys",
     metavar=None,
     help="Ed25519 public key (PEM, from `signing-key mint`) to check "
-    "out/attestation/compliance.intoto.json with; repeat it for key rotation.  "
+    "out/attestation/compliance.intoto.json with (for a URL: fetched from beside the "
+    "snapshot, with every file it names); repeat it for key rotation.  "
     "[default: $COMPLIANCE_PUBLIC_KEY_FILE, several separated by ':']",
 )
 @click.option(
@@ -112,8 +115,12 @@ def verify(
     there but not checked (no --public-key) is named, never called verified.
 
     For an out/ folder it also checks the byte layout, the registry copies, the portal page,
-    and that out/ holds no file the tool does not write. JSON whitespace and key order do not
-    matter for a file or a URL. With no key at all it refuses (exit 2) unless --digests-only.
+    and that out/ holds no file the tool does not write. For a URL with --public-key, the
+    attestation is fetched from beside the snapshot (attestation/compliance.intoto.json), with
+    every file it names (and, with --log, the snapshot's log/ proof), and checked as a folder;
+    a missing attestation is named. A folder that holds no snapshot is exit 2. JSON
+    whitespace and key order do not matter for a file or a URL. With no key at all it refuses
+    (exit 2) unless --digests-only.
 
     \b
     Examples:
@@ -124,6 +131,8 @@ def verify(
       compliance-bake verify snapshot.json \\
         --secret-file report-signing.secret
       compliance-bake verify https://compliance.example/api/compliance
+      compliance-bake verify https://compliance.example/api/compliance.json \\
+        --public-key signing-key.pub.pem
       compliance-bake verify out --public-key signing-key.pub.pem
       compliance-bake verify out --digests-only
       compliance-bake verify out --allow-recorded-failures
@@ -143,16 +152,25 @@ def verify(
 
     tables_to_stderr = reporters.check_stdout(reports, as_json)
     keys = KeyMaterial(resolve_secret(secret_file), tuple(public_keys_from(public_keys)))
-    with reporting("verify", enabled=not (as_json or quiet)) as (_progress, phases):
+    with (
+        reporting("verify", enabled=not (as_json or quiet)) as (_progress, phases),
+        _local(source, keys.public_keys, timeout, bool(log_location or witness_keys)) as local,
+    ):
         options = VerifyOptions(
             digests_only=digests_only,
             allow_recorded_failures=allow_recorded_failures,
             timeout=timeout,
             phases=phases,
         )
-        report = verify_source(source, keys, options)
-    _check_log(report, source, keys.public_keys, log_location, witness_keys, witness_threshold,
-               timeout)
+        report = verify_source(str(local or source), keys, options)
+        if local is not None:
+            from compliance_bake.verify.published import published
+
+            published(report, source, bool(log_location or witness_keys))
+        folder = local or Path(source)
+        _check_log(
+            report, folder, keys.public_keys, log_location, witness_keys, witness_threshold, timeout
+        )
     code = EXIT_OK if report.ok else EXIT_CHECK_FAILED
     result = outcome.of_verify(report, code, render.verify_summary(report))
     if as_json:
@@ -164,9 +182,28 @@ def verify(
     sys.exit(code)
 
 
+@contextlib.contextmanager
+def _local(
+    source: str, public_keys: tuple[bytes, ...], timeout: float, with_log: bool
+) -> Iterator[Path | None]:
+    """For a URL checked with a public key: a temporary copy of the publication, which is then
+    verified as a folder (verify/published.py); None for anything else."""
+    from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES, is_url
+
+    if not (is_url(source) and public_keys):
+        yield None
+        return
+    from compliance_bake.verify.published import published_copy
+
+    with published_copy(
+        source, public_keys, timeout=timeout, max_bytes=SNAPSHOT_MAX_BYTES, with_log=with_log
+    ) as folder:
+        yield folder
+
+
 def _check_log(
     report: VerifyReport,
-    source: str,
+    folder: Path,
     public_keys: tuple[bytes, ...],
     log_location: str | None,
     witness_keys: tuple[Path, ...],
@@ -182,7 +219,7 @@ def _check_log(
     if report.source_kind != "folder" and not (log_location or witness_keys):
         return
     witnesses = [read_public_key(path, "--witness-key") for path in witness_keys]
-    found = check_folder(Path(source), public_keys, log_location, witnesses, threshold, timeout)
+    found = check_folder(folder, public_keys, log_location, witnesses, threshold, timeout)
     for file, ok, what in found.findings:
         report.add(file, ok, what, KEY)
     report.notes.extend(found.notes)

@@ -5,12 +5,17 @@
 
 A key is printed once, when it is minted; the file holds its SHA3-256 hash. The file is written
 through a temporary file and renamed, so a crash leaves the old file whole.
+
+`serve` reads it through `KeyFile`, which re-reads it whenever it changes, so a key minted or
+revoked while the service runs counts from the next request, without a restart.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +112,48 @@ def revoke_key(path: Path, prefix: str) -> KeyRecord:
     store.revoke(prefix)
     save_keys(path, store)
     return next(r for r in store.records() if r.prefix == prefix)
+
+
+_Signature = tuple[int, int, int, int] | None  # (device, inode, size, mtime in ns); None: absent
+
+
+def _signature(path: Path) -> _Signature:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+class KeyFile:
+    """The agent-key file as a running service reads it: checked at each lookup (one stat) and
+    re-read when its device, inode, size or modification time changed, as `keys mint` and
+    `keys revoke` change them (they write a new file and rename it into place). The signature is
+    taken before the file is read, so a change during the read is seen at the next lookup.
+
+    A file that no longer loads (edited by hand into invalid JSON, made writable by others)
+    accepts no key until it loads again, and `on_problem` is told once per change: a key file
+    nobody can trust must not keep old keys, or a revocation, silently alive."""
+
+    def __init__(self, path: Path, on_problem: Callable[[str], None]) -> None:
+        self._path = path
+        self._on_problem = on_problem
+        self._seen = _signature(path)
+        self._store = load_keys(path)  # at start a bad file is bad input (exit 2), as before
+
+    def records(self) -> list[KeyRecord]:
+        return self._current().records()
+
+    def lookup(self, presented: str) -> KeyRecord | None:
+        return self._current().lookup(presented)
+
+    def _current(self) -> KeyStore:
+        seen = _signature(self._path)
+        if seen != self._seen:
+            self._seen = seen
+            try:
+                self._store = load_keys(self._path)
+            except InputError as exc:
+                self._store = KeyStore()
+                self._on_problem(exc.one_line())
+        return self._store

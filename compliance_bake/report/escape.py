@@ -11,7 +11,8 @@ lines are not trusted, and an ESC, an OSC sequence or a carriage return must nev
 terminal or a log raw, where it could recolour, retitle or overwrite what the operator reads.
 C0 and C1 control characters and DEL are shown as `\\xNN`; the Unicode line and paragraph
 separators and the bidirectional overrides as `\\uNNNN`, since they reorder or split a line too.
-It lives here, below the CLI, because the service logs such strings as well.
+It lives here, below the CLI, because the service logs such strings as well. What counts as a
+control character is `controls.INVISIBLE`, shared with the JSON writer `controls.terminal_json`.
 
 `markdown` is the one escape for Markdown (the `--report markdown` step summary and
 `diff --markdown`, read as a pull-request comment): `visible` first, so the text stays on its
@@ -25,7 +26,7 @@ import re
 
 from markupsafe import Markup, escape
 
-INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+from compliance_bake.controls import INVISIBLE
 
 
 def _shown(match: re.Match[str]) -> str:

@@ -18,11 +18,10 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from compliance_bake import __version__
-from compliance_bake.identity.keys import KeyStore
 from compliance_bake.report import layout
 from compliance_bake.report.escape import visible
 from compliance_bake.service import models
-from compliance_bake.service.auth import AgentAuth, Unauthorized
+from compliance_bake.service.auth import AgentAuth, KeyLookup, Unauthorized
 from compliance_bake.service.baked import LinkOut, NotServable, read_baked
 from compliance_bake.service.openapi import install_document
 from compliance_bake.service.protocol import HeadAsGet
@@ -96,7 +95,7 @@ def _documented_query(*names: str) -> dict[str, Any]:
 
 
 def create_app(
-    engine: Engine, keys: KeyStore, out_dir: Path, runtime: str, log_dir: Path | None = None
+    engine: Engine, keys: KeyLookup, out_dir: Path, runtime: str, log_dir: Path | None = None
 ) -> FastAPI:
     """The service over `engine`, accepting the keys of `keys`, serving the files of `out_dir`."""
     app = FastAPI(
@@ -227,6 +226,12 @@ _SNAPSHOT_ROUTES: list[tuple[str, str, str, str]] = [
     # The names of the files in out/, which the portal links to: its links then resolve both
     # here and on a static server publishing out/ (where /api/compliance has no file).
     ("/api/compliance.json", layout.API_FILE, JSON, "The baked snapshot, by its file name."),
+    (
+        "/portal/compliance/index.html",
+        layout.PORTAL_FILE,
+        "text/html; charset=utf-8",
+        "The portal page, by its file name (as the attestation names it).",
+    ),
     (
         "/attestation/compliance.intoto.json",
         ATTESTATION_FILE,

@@ -7,11 +7,13 @@ constant-time comparison (keys.py).
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 
-from compliance_bake.identity.keys import KeyStore
+from compliance_bake.identity.keys import KeyRecord
 
 REALM = 'Bearer realm="compliance-bake"'
 _REFUSAL = orjson.dumps(
@@ -25,12 +27,18 @@ _REFUSAL = orjson.dumps(
 _SCHEME = "bearer "
 
 
+class KeyLookup(Protocol):
+    """A `KeyStore`, or the `KeyFile` a running service re-reads when it changes."""
+
+    def lookup(self, presented: str) -> KeyRecord | None: ...
+
+
 class Unauthorized(Exception):
     """Raised by a handler; the app answers with `AgentAuth.refusal()`."""
 
 
 class AgentAuth:
-    def __init__(self, keys: KeyStore) -> None:
+    def __init__(self, keys: KeyLookup) -> None:
         self._keys = keys
 
     def presented_key(self, header: str | None) -> str | None:

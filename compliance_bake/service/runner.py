@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from compliance_bake.errors import InputError
-from compliance_bake.identity.keyfile import load_keys
+from compliance_bake.identity.keyfile import KeyFile
 from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.service.protocol import CLIENT_TIMEOUT
 from compliance_bake.targets.engine import Engine
@@ -79,6 +79,17 @@ def _log_config() -> dict[str, Any]:
     return config
 
 
+def _key_file_problem(problem: str) -> None:
+    import logging
+
+    from compliance_bake.report.escape import visible
+
+    logging.getLogger("uvicorn.error").warning(
+        "the agent-key file changed and no longer loads, so every key is refused until it does: %s",
+        visible(problem),
+    )
+
+
 def serve(settings: ServeSettings, on_listening: Callable[[Listening], None]) -> None:
     """Load everything, bind, announce, then serve until interrupted (SIGINT/SIGTERM)."""
     import uvicorn
@@ -87,7 +98,7 @@ def serve(settings: ServeSettings, on_listening: Callable[[Listening], None]) ->
     from compliance_bake.service.protocol import GuardedHttp
 
     fixtures = load_fixtures(settings.fixtures_dir)
-    keys = load_keys(settings.keys_file)
+    keys = KeyFile(settings.keys_file, _key_file_problem)
     engine = Engine(fixtures.registry)
     app = create_app(engine, keys, settings.out_dir, python_runtime(), settings.log_dir)
     sock = bind(settings.host, settings.port)

@@ -140,6 +140,18 @@ def _fail(url: str, what: str, hint: str = "check the URL and that the service a
 def fetch_document(url: str, *, timeout: float, max_bytes: int) -> bytes:
     """The body of `GET url` when it answers 200, whole, within `timeout` seconds and
     `max_bytes`."""
+    body = _fetch(url, timeout, max_bytes, absent_ok=False)
+    assert body is not None  # a 404 is a failure here
+    return body
+
+
+def fetch_if_published(url: str, *, timeout: float, max_bytes: int) -> bytes | None:
+    """As `fetch_document`, with the same limits, but None when the server answers 404: for a
+    file that may be absent from a publication (the caller names what is missing)."""
+    return _fetch(url, timeout, max_bytes, absent_ok=True)
+
+
+def _fetch(url: str, timeout: float, max_bytes: int, *, absent_ok: bool) -> bytes | None:
     parts = urlsplit(url)
     try:
         port = parts.port
@@ -163,6 +175,8 @@ def fetch_document(url: str, *, timeout: float, max_bytes: int) -> bytes:
             _fail(
                 url, f"answered {response.status} (a redirect, not followed)", "use the final URL"
             )
+        if response.status == 404 and absent_ok:
+            return None
         if response.status != 200:
             _fail(url, f"answered {response.status} {response.reason}")
         length = response.getheader("Content-Length")

@@ -289,6 +289,19 @@ def parse_problems(out_dir: Path) -> list[tuple[str, str]]:
     return found.failures
 
 
+def signed_subjects(out_dir: Path, public_keys: Sequence[bytes]) -> list[str]:
+    """The names of the subjects of `out_dir`'s attestation, once its signature verifies with
+    one of the given keys; empty otherwise (then `check_attestation` says why). Only what a
+    trusted signer named is worth fetching: `verify URL` fetches these beside the snapshot."""
+    keys = _public_keys(public_keys)
+    found = _Findings()
+    doc = _envelope(out_dir, found)
+    if doc is None or _signer(doc, keys, found) is None or found.failures:
+        return []
+    parsed = _subjects(doc, found)
+    return [] if parsed is None else sorted(parsed[0])
+
+
 def check_attestation(
     out_dir: Path, public_keys: Sequence[bytes], *, snapshot: Any = None
 ) -> AttestationResult:

@@ -12,6 +12,7 @@ verifies; the byte-layout, registry-copy and portal checks need the folder a bak
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,8 @@ NO_KEY_HINT = (
     "--public-key PEM for the Ed25519 attestation; or pass --digests-only to check digests and "
     "rules without authenticating"
 )
-FOLDER_ONLY = ["byte layout", "registry copies", "portal page", "no unexpected files"]
+UNEXPECTED_FILES = "no unexpected files"
+FOLDER_ONLY = ["byte layout", "registry copies", "portal page", UNEXPECTED_FILES]
 ANY_SOURCE = ["schema", "digests", "HMACs", "rules of the specification", "recorded checks"]
 
 
@@ -63,6 +65,8 @@ def verify_source(
     source: str, keys: KeyMaterial, options: VerifyOptions | None = None
 ) -> VerifyReport:
     opts = options or VerifyOptions()
+    if Path(source).is_dir() and not is_url(source):
+        refuse_unless_baked(Path(source))
     if keys.empty and not opts.digests_only:
         raise InputError("no key material: nothing can say who signed this snapshot", NO_KEY_HINT)
     kind = "url" if is_url(source) else "folder" if Path(source).is_dir() else "file"
@@ -80,7 +84,8 @@ def verify_source(
         raise InputError(
             f"{report.source}: the Ed25519 attestation covers an out/ folder, not a single "
             "document",
-            "verify the folder with --public-key, or this document with REPORT_SIGNING_SECRET",
+            "verify the out/ folder, or the URL of its published api/compliance.json, with "
+            "--public-key; or this document with REPORT_SIGNING_SECRET",
         )
     reading = read_snapshot(
         source, keys, timeout=opts.timeout, max_bytes=opts.max_bytes, phases=opts.phases
@@ -93,6 +98,28 @@ def verify_source(
     files.schema_finding(name, reading.schema, report)
     verify_snapshot(name, reading, keys.secret, report, [(name, reading.raw)], opts.phases)
     return report
+
+
+BAKED_FILES = (
+    layout.API_FILE,
+    layout.ENHANCEMENTS_FILE,
+    layout.SHADOW_FILE,
+    layout.PORTAL_FILE,
+    ATTESTATION_FILE,
+)
+
+
+def refuse_unless_baked(folder: Path) -> None:
+    """InputError (exit 2) for a folder that holds no snapshot and no other file a bake writes:
+    there is nothing to give a verdict on, so no verdict is given. A folder that holds a bake's
+    other files but lost its snapshot is verified, and fails, by what is missing."""
+    if not any(os.path.lexists(folder / name) for name in BAKED_FILES):
+        raise InputError(
+            f"{folder}: holds no snapshot ({layout.API_FILE} is missing, and so is every other "
+            "file a bake writes)",
+            "pass the --out folder of a bake, a snapshot file or the URL of a published "
+            "/api/compliance",
+        )
 
 
 def _applied(keys: KeyMaterial) -> list[str]:

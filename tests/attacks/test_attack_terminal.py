@@ -15,6 +15,7 @@ import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -176,3 +177,45 @@ def test_the_json_report_escapes_what_json_itself_leaves_raw() -> None:
     assert_no_raw_control(text.replace("\n", ""))
     assert "\u2028" not in text
     assert json.loads(text)["suites"][0]["cases"][0]["name"] == hostile
+
+
+HOSTILE = f"{OSC}\x9b31m\u202e\u2066"
+
+
+def _assert_escaped_json(stdout: str) -> Any:
+    """No raw ESC, C1 or bidi control in a `--json` output, and the value is still there once
+    parsed (the escapes are JSON's own)."""
+    assert_no_raw_control(stdout)
+    assert "\u2066" not in stdout
+    return json.loads(stdout)
+
+
+def test_audit_deep_json_escapes_a_plays_control_characters(tmp_path: Path) -> None:
+    from tests._plays_helpers import play, write_plays
+
+    plays = write_plays(
+        tmp_path, [play(f"pl-1{HOSTILE}", partner=f"node{HOSTILE}", zip="99999")], "jsonl"
+    )
+    out = tmp_path / "out"
+    result = run_cli(
+        "audit", "deep", "--plays", str(plays), "--now", NOW, "--out", str(out), "--json"
+    )
+    assert result.returncode == 1, result.stderr
+    summary = _assert_escaped_json(result.stdout)
+    assert summary["firstViolations"][0]["partner"] == f"node{HOSTILE}"
+    assert summary["firstViolations"][0]["playId"] == f"pl-1{HOSTILE}"
+
+
+def test_diff_json_escapes_a_snapshots_control_characters(baked: Path, tmp_path: Path) -> None:
+    forged = tmp_path / "forged.json"
+    doc = json.loads((baked / "api" / "compliance.json").read_text())
+    for row in doc["shadow"]["rows"]:
+        row["partner"] = f"{row['partner']}{HOSTILE}"
+        row["shadowAllowed"] = not row["shadowAllowed"]
+    forged.write_text(json.dumps(doc))
+    args = ["diff", str(baked), str(forged), "--unauthenticated", "--fail-on", "", "--json"]
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    summary = _assert_escaped_json(result.stdout)
+    partners = {change["concerns"].get("partner") for change in summary["changes"]}
+    assert f"node-bay-01{HOSTILE}" in partners

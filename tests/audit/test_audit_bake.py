@@ -51,8 +51,8 @@ def test_bake_with_the_demo_plays_validates_verifies_and_labels(tmp_path: Path) 
     ]  # fmt: skip
     verified = invoke("verify", str(out), "--json")
     assert verified.exit_code == 0, verified.output
-    lines = run_recipe(tmp_path, SECRET)
-    assert len(lines) == 8 and all(line.startswith("ok   ") for line in lines), lines
+    recipe = run_recipe(tmp_path, SECRET)
+    assert recipe.code == 0 and len(recipe.checks) == 9 and recipe.failing == set(), recipe
 
 
 def test_the_deep_audit_command_reproduces_the_bakes_audit(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -57,3 +58,48 @@ def test_bake_deep_audit_with_nothing_in_the_window(tmp_path: Path, allow: bool)
     snapshot = json.loads((out / "api" / "compliance.json").read_text())
     assert snapshot["deepAudit"]["zipWindow"]["inWindowPlays"] == 0
     assert snapshot["deepAudit"]["zipWindow"]["totalPlays"] == 20
+
+
+COMMANDS = {
+    "audit": ["audit", "deep", "--plays", PLAYS],
+    "bake": ["bake", "snapshot", "--deep-audit", PLAYS],
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_report_of_an_empty_window_says_exit_5_and_no_pass(
+    tmp_path: Path, command: str
+) -> None:
+    """The exit-5 decision is made once, before anything is written: `--json` and every
+    `--report` format say it, none of them a pass (a bake wrote PASS reports and exitCode 0)."""
+    out, reports = tmp_path / "out", tmp_path / "reports"
+    reports.mkdir()
+    kinds = {"json": "r.json", "junit": "r.xml", "github": "r.txt", "markdown": "r.md"}
+    args = [*COMMANDS[command], "--now", LATER, "--out", str(out), "--json"]
+    args += [a for kind, name in kinds.items() for a in ("--report", f"{kind}:{reports / name}")]
+    done = run_cli(*args)
+    assert done.returncode == 5, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["exitCode"] == 5 and summary["ok"] is False
+    report = json.loads((reports / "r.json").read_text())
+    assert report["exitCode"] == 5 and report["ok"] is False
+    failed = [c["name"] for s in report["suites"] for c in s["cases"] if not c["ok"]]
+    assert failed == ["plays-in-window"]
+    junit = ElementTree.parse(reports / "r.xml").getroot()
+    assert junit.get("failures") == "1"
+    failure = junit.find(".//testcase[@name='plays-in-window']/failure")
+    assert failure is not None and "nothing audited" in failure.get("message", "")
+    github = (reports / "r.txt").read_text()
+    assert "::notice" not in github and "::error" in github and "NOTHING AUDITED (exit 5)" in github
+    markdown = (reports / "r.md").read_text()
+    assert "✅" not in markdown and "(exit 5)" in markdown
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_an_allowed_empty_window_reports_a_pass(tmp_path: Path, command: str) -> None:
+    report = tmp_path / "r.json"
+    args = [*COMMANDS[command], "--now", LATER, "--out", str(tmp_path / "out"), "--json"]
+    done = run_cli(*args, "--allow-empty-window", "--report", f"json:{report}")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["ok"] is True
+    assert json.loads(report.read_text())["exitCode"] == 0

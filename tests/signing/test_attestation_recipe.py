@@ -6,9 +6,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
-import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -16,6 +13,7 @@ import pytest
 from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.canon import canon
 from tests._attest_helpers import KeyPair, mint
+from tests._recipes import run
 from tests.conftest import NOW, invoke
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,28 +24,15 @@ SUBJECTS = [
     "registry/compliance-enhancements.json",
     "registry/compliance-shadow.json",
 ]
-CHECKS = ["payloadType", "keyid", "signature", "statement"]
+CHECKS = ["payloadType", "keyid", "signature", "statement", "subjects"]
 ALL_LINES = [*CHECKS, *(f"sha256 {name}" for name in SUBJECTS), "files = subjects"]
 
 
-def recipe() -> str:
-    text = SIGNING_DOC.read_text(encoding="utf-8")
-    match = re.search(r"<!-- recipe:attestation -->\n```sh\n(.*?)```", text, re.S)
-    assert match, "docs/signing.md lost its attestation recipe block"
-    return match.group(1)
-
-
 def run_recipe(out: Path, public: Path) -> dict[str, bool]:
-    """{check: ok} from the recipe's lines; the recipe itself must run without error."""
-    env = {**os.environ, "PUB": str(public), "LC_ALL": "C"}
-    done = subprocess.run(
-        ["bash", "-c", recipe()], cwd=out.parent, env=env, capture_output=True, text=True,
-        timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert all(line[:5] in ("ok   ", "FAIL ") for line in lines), lines
-    return {line[5:]: line.startswith("ok") for line in lines}
+    """{check: ok} from the recipe's lines; it exits 0 exactly when every check holds."""
+    done = run("attestation", out.parent, PUB=str(public))
+    assert (done.code == 0) == (not done.failing), (done.code, done.checks, done.stderr)
+    return done.checks
 
 
 def failing(results: dict[str, bool]) -> set[str]:

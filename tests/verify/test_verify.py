@@ -227,6 +227,27 @@ def test_missing_folder_is_bad_input(tmp_path: Path) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("extra", [[], ["--digests-only"], ["--json"]])
+def test_a_folder_without_a_snapshot_is_bad_input_with_no_verdict(
+    tmp_path: Path, extra: list[str]
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("not a bake\n")
+    result = invoke("verify", str(empty), *extra)
+    assert result.exit_code == 2, result.output
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "holds no snapshot" in result.stderr
+    assert "compliant" not in result.output.lower()
+
+
+def test_a_bake_that_lost_its_snapshot_still_fails_as_a_check(baked: Path) -> None:
+    (baked / "api" / "compliance.json").unlink()
+    result = invoke("verify", str(baked))
+    assert result.exit_code == 1, result.output
+    assert "api/compliance.json" in result.output
+
+
 @pytest.mark.parametrize("depth", [300, 900])
 def test_a_deep_value_inside_a_snapshot_is_a_failed_check(baked: Path, depth: int) -> None:
     path = baked / "api" / "compliance.json"
