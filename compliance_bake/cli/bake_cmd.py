@@ -17,6 +17,8 @@ from compliance_bake.cli.options import (
     now_option,
     open_target,
     out_option,
+    plays_options,
+    plays_source_options,
     public_key_option,
     quiet_option,
     secret_file_option,
@@ -72,7 +74,8 @@ def bake() -> None:
     metavar="PLAYS",
     default=None,
     help="Also run the 90-day ZIP-window audit over PLAYS (a .csv, .jsonl or .parquet file; - "
-    "reads a CSV from standard input; with --engine spark also a folder, a glob or a URI) on the "
+    "reads a CSV from standard input; sqlite:PATH or postgresql://... with --plays-table or "
+    "--plays-query; with --engine spark also a folder, a glob or a URI) on the "
     "bake's clock: adds deepAudit and the zip-window check. No play in the window: exit 5.",
 )
 @click.option(
@@ -134,6 +137,7 @@ def bake() -> None:
 @engine_option
 @spark_master_option
 @spark_conf_option
+@plays_source_options
 @target_options
 @concurrency_option
 @json_option
@@ -157,6 +161,9 @@ def snapshot(
     engine: str,
     spark_master: str,
     spark_conf: tuple[str, ...],
+    plays_columns: str | None,
+    plays_table: str | None,
+    plays_query: str | None,
     target_url: str | None,
     agent_key_file: Path | None,
     target_profile: Path | None,
@@ -227,6 +234,7 @@ def snapshot(
     """
     import json
 
+    from compliance_bake.audit.report import shown_source
     from compliance_bake.bake import run_bake
     from compliance_bake.cli import outcome, render, reporters
     from compliance_bake.cli.phases import reporting
@@ -234,6 +242,7 @@ def snapshot(
 
     tables_to_stderr = reporters.check_stdout(reports, as_json)
     options = engine_options(engine, spark_master, spark_conf)
+    read = plays_options(plays_columns, plays_table, plays_query)
     target = open_target(
         target_url, agent_key_file, timeout, concurrency, retries, target_profile, explain
     )
@@ -266,6 +275,7 @@ def snapshot(
                 previous=comparison,
                 log=None if log_dir is None else LogTarget(log_dir, log_origin),
                 service_fixtures_dir=service_fixtures_dir,
+                plays_options=read,
             )
     finally:
         if target is not None:
@@ -278,8 +288,11 @@ def snapshot(
         with reporters.human_output(tables_to_stderr):
             render.bake_report(result, console_depth, found)
         if result.log is not None:
-            click.echo(f"logged: entry {result.log.index} of {result.log.directory} "
-                       f"(size {result.log.size}); proof in {out_dir}/log/", err=True)
+            click.echo(
+                f"logged: entry {result.log.index} of {result.log.directory} "
+                f"(size {result.log.size}); proof in {out_dir}/log/",
+                err=True,
+            )
     reporters.write_reports(reports, found)
     audited = result.snapshot.deep_audit
     window = None if audited is None else audited.zip_window
@@ -288,7 +301,8 @@ def snapshot(
         from compliance_bake.cli.terminal import plain
 
         click.echo(
-            f"compliance-bake: nothing audited: no play of {plain(str(deep_audit))} falls in the "
+            "compliance-bake: nothing audited: no play of "
+            f"{plain(shown_source(str(deep_audit)))} falls in the "
             f"{window.days}-day window before the bake's clock (fix: pass --now, or "
             "--allow-empty-window to accept it)",
             err=True,
