@@ -172,5 +172,11 @@ bench-audit-spark: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,spark,bench]'
 	$(BIN)/python bench/audit_spark_bench.py --repeat $(or $(REPEAT),1)
 
+## bench-audit-db: the audit over 1,000,000 and 10,000,000 plays in PostgreSQL (a throwaway
+## cluster) against psql's \copy of the same columns to /dev/null, and against the same plays as
+## Parquet: CPU and wall, in one run (REPEAT=N rounds)
+bench-audit-db: $(STAMP) tools
+	$(BIN)/python bench/audit_db_bench.py --repeat $(or $(REPEAT),1)
+
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
