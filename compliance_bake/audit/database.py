@@ -160,43 +160,114 @@ class DatabaseRead:
     provenance: Provenance
     row_keys: bool
     select: str  # the SELECT the stream reads (`_select`)
-    _connection: Any
-    _cursor: Any  # kept open: the stream is the cursor's (a closed cursor ends it)
+    _session: Any  # kept open: the stream is its statement's (database._Session)
+
+    def close(self) -> None:
+        self._session.close()
+
+
+class _Session:
+    """One ADBC connection in one transaction, with a small DuckDB connection that reads the
+    answers of the metadata queries (the low-level ADBC API hands each answer over as an Arrow
+    stream; its DB-API layer would import pandas and pyarrow, 0.9 s of start-up)."""
+
+    def __init__(self, source: DatabaseSource) -> None:
+        import duckdb
+
+        self.source = source
+        self.duck = duckdb.connect()
+        self.statements: list[Any] = []
+        self.database, self.connection = _connect(source)
+
+    def stream(self, sql: str) -> Any:
+        """The answer of `sql` as an Arrow stream (kept open until `close`)."""
+        import adbc_driver_manager as adbc
+
+        statement = adbc.AdbcStatement(self.connection)
+        self.statements.append(statement)
+        statement.set_sql_query(sql)
+        handle, _ = statement.execute_query()
+        return handle
+
+    def run(self, sql: str) -> None:
+        """A statement that answers no rows."""
+        import adbc_driver_manager as adbc
+
+        statement = adbc.AdbcStatement(self.connection)
+        try:
+            statement.set_sql_query(sql)
+            statement.execute_update()
+        finally:
+            statement.close()
+
+    def rows(self, sql: str) -> list[tuple[Any, ...]]:
+        self.duck.register("adbc_answer", self.stream(sql))
+        try:
+            found: list[tuple[Any, ...]] = self.duck.execute("SELECT * FROM adbc_answer").fetchall()
+        finally:
+            self.duck.unregister("adbc_answer")
+        return found
+
+    def columns(self, sql: str) -> dict[str, str]:
+        """The names and (DuckDB) types of the answer's columns."""
+        self.duck.register("adbc_answer", self.stream(sql))
+        try:
+            described = self.duck.execute("DESCRIBE SELECT * FROM adbc_answer").fetchall()
+        finally:
+            self.duck.unregister("adbc_answer")
+        return {str(row[0]): str(row[1]) for row in described}
 
     def close(self) -> None:
         try:
-            self._cursor.close()
-            self._connection.rollback()
+            for statement in self.statements:
+                statement.close()
+            self.connection.rollback()
         finally:
-            self._connection.close()
+            self.connection.close()
+            self.database.close()
+            self.duck.close()
 
 
-def _connect(source: DatabaseSource) -> Any:
+def _connect(source: DatabaseSource) -> tuple[Any, Any]:
     try:
+        import adbc_driver_manager as adbc
+
         if source.kind == "sqlite":
-            import adbc_driver_sqlite.dbapi as sqlite
+            import adbc_driver_sqlite as sqlite
 
             uri = "file:" + quote(str(source.path.resolve())) + "?mode=ro"
-            return sqlite.connect(uri)
-        import adbc_driver_postgresql.dbapi as postgresql
+            database = sqlite.connect(uri)
+        else:
+            import adbc_driver_postgresql as postgresql
 
-        return postgresql.connect(source.text)
+            database = postgresql.connect(source.text)
     except ImportError:
         raise InputError(
             f"{source.shown}: the {source.kind} reader is not installed",
             "pip install compliance-bake (adbc-driver-sqlite, adbc-driver-postgresql)",
         ) from None
     except Exception as exc:  # the driver's own error types
-        message = source.scrub(str(exc))
-        if "password" in message or "authentication" in message:
-            raise InputError(
-                f"{source.shown}: the server refused the login: {message}",
-                "give the right user and password (in the URL, PGPASSWORD or ~/.pgpass)",
-            ) from None
-        raise SourceError(
-            f"{source.shown}: cannot connect: {message}",
-            "check the host, port, database, user and password (PGPASSWORD, ~/.pgpass)",
-        ) from None
+        raise _refused(source, exc) from None
+    try:
+        connection = adbc.AdbcConnection(database)
+        connection.set_options(**{"adbc.connection.autocommit": "false"})
+    except Exception as exc:
+        database.close()
+        raise _refused(source, exc) from None
+    return database, connection
+
+
+def _refused(source: DatabaseSource, exc: Exception) -> InputError | SourceError:
+    message = source.scrub(str(exc))
+    if "password" in message or "authentication" in message:
+        return InputError(
+            f"{source.shown}: the server refused the login: {message}",
+            "give the right user and password (in the URL, PGPASSWORD or ~/.pgpass)",
+        )
+    return SourceError(
+        f"{source.shown}: cannot connect: {message}",
+        "check the host, port, database, user and password (PGPASSWORD, ~/.pgpass)",
+    )
 
 
 @contextmanager
@@ -217,11 +288,11 @@ def _failing(source: DatabaseSource, what: str, fix: str) -> Iterator[None]:
         raise error(f"{source.shown}: {what}: {message}", fix) from None
 
 
-def _text(kind: str, column: str, arrow_type: str) -> str:
+def _text(kind: str, column: str, arrow_type: str) -> str:  # arrow_type: DuckDB's name
     """A column as text: an instant as ISO 8601 in UTC, anything else its own text."""
     ident = '"' + column.replace('"', '""') + '"'
     if kind == "postgresql":
-        if arrow_type.startswith("timestamp") and "tz=" in arrow_type:
+        if arrow_type == "TIMESTAMP WITH TIME ZONE":
             return f"to_char({ident} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
         return f"CAST({ident} AS TEXT)"
     return f"CASE WHEN typeof({ident}) = 'blob' THEN NULL ELSE CAST({ident} AS TEXT) END"
@@ -275,17 +346,15 @@ def open_read(source: DatabaseSource, columns: ColumnMap, stream: bool = True) -
     """Connect, check the columns, count the rows and open the stream of the plays (unless
     `stream` is false), all in one read-only transaction. Bad input raises InputError; a source
     that fails, SourceError."""
-    connection = _connect(source)
+    session = _Session(source)
     try:
-        cursor = connection.cursor()
         with _failing(source, "cannot start a read-only transaction", "check the server"):
             if source.kind == "postgresql":
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                cursor.execute("SELECT current_setting('server_version')")
-                server = "PostgreSQL " + str(cursor.fetchone()[0])
+                session.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                version = session.rows("SELECT current_setting('server_version')")[0][0]
+                server = f"PostgreSQL {version}"
             else:
-                cursor.execute("SELECT sqlite_version()")
-                server = "SQLite " + str(cursor.fetchone()[0])
+                server = f"SQLite {session.rows('SELECT sqlite_version()')[0][0]}"
         what = "cannot read the table" if source.table else "the query failed"
         fix = (
             "check the table's name and schema (--plays-table SCHEMA.NAME)"
@@ -293,31 +362,24 @@ def open_read(source: DatabaseSource, columns: ColumnMap, stream: bool = True) -
             else "give one read-only SELECT that runs on its own (--plays-query)"
         )
         with _failing(source, what, fix):
-            cursor.execute(f"SELECT * FROM {source.relation} LIMIT 0")
-            schema = cursor.fetch_arrow_table().schema
-        types = {name: str(kind) for name, kind in zip(schema.names, schema.types, strict=True)}
+            types = session.columns(f"SELECT * FROM {source.relation} LIMIT 0")
         columns.missing(f"{source.shown} ({source.selected})", list(types))
-        key = source.kind == "sqlite" and source.table is not None and _has_rowid(cursor, source)
+        key = source.kind == "sqlite" and source.table is not None and _has_rowid(session)
         with _failing(source, what, fix):
-            cursor.execute(f"SELECT count(*) FROM {source.relation}")
-            rows = int(cursor.fetchone()[0])
+            rows = int(session.rows(f"SELECT count(*) FROM {source.relation}")[0][0])
             select = _select(source, columns, types, key)
-            plays = None
-            if stream:
-                cursor.execute(select)
-                plays = cursor.fetch_record_batch()
+            plays = session.stream(select) if stream else None
         provenance = Provenance(source.shown, source.selected, server)
-        return DatabaseRead(plays, rows, provenance, key, select, connection, cursor)
+        return DatabaseRead(plays, rows, provenance, key, select, session)
     except BaseException:
-        connection.close()
+        session.close()
         raise
 
 
-def _has_rowid(cursor: Any, source: DatabaseSource) -> bool:
+def _has_rowid(session: _Session) -> bool:
     """Whether the SQLite table has a rowid (not a view, not WITHOUT ROWID)."""
     try:
-        cursor.execute(f"SELECT rowid FROM {source.relation} LIMIT 0")
-        cursor.fetchall()
+        session.columns(f"SELECT rowid FROM {session.source.relation} LIMIT 0")
     except Exception:
         return False
     return True

@@ -210,8 +210,7 @@ def test_sqlite_values_of_other_types_are_counted_and_classified(tmp_path: Path)
 
 
 def test_the_row_count_check_fails_when_a_row_went_missing() -> None:
-    read = DatabaseRead(None, 5, Provenance("sqlite:x.db", "table t", "SQLite"), True, "", None,
-                        None)  # fmt: skip
+    read = DatabaseRead(None, 5, Provenance("sqlite:x.db", "table t", "SQLite"), True, "", None)
     check_count(read, 5)
     with pytest.raises(SourceError, match="counted 4 plays but the table t holds 5 rows"):
         check_count(read, 4)
