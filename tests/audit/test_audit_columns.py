@@ -150,3 +150,12 @@ def test_a_prefix_lists_every_state_with_a_zip_beginning_with_it() -> None:
 def test_a_bad_map_is_bad_input(text: str, words: str) -> None:
     with pytest.raises(InputError, match=words):
         parse_columns(text)
+
+
+def test_a_table_or_query_with_a_plays_file_is_bad_input(tmp_path: Path) -> None:
+    plays = write_plays(tmp_path, [play("p")], "csv")
+    for option in ("--plays-table", "--plays-query"):
+        result, _ = audit(plays, tmp_path / "out", option, "x")
+        assert result.exit_code == 2, result.output
+        assert "read a database source only" in result.output
+        assert not (tmp_path / "out").exists()

@@ -278,7 +278,10 @@ def test_the_password_appears_in_no_output_and_no_file(
              "--out", str(tmp_path / "e"), env={"PGPASSWORD": secret}),
     ]  # fmt: skip
     assert [r.returncode for r in runs] == [1, 1, 1, 2, 2], [r.stderr for r in runs]
-    assert (tmp_path / "c" / "api" / "compliance.json").is_file()
+    snapshot = json.loads((tmp_path / "c" / "api" / "compliance.json").read_text())
+    command = snapshot["deepAudit"]["command"]  # the database source reruns from the snapshot
+    assert f"--plays-table {seeded['pg_table']}" in command
+    assert pg_cluster.url(password=False) in command
     for run in runs:
         assert secret not in run.stdout and secret not in run.stderr, run
     written = _files_text(tmp_path)
