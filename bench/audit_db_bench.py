@@ -11,6 +11,8 @@ one after the other:
   stream of the five audited columns, the one pass, the report);
 - `copy-out`: `psql -c "\\copy (SELECT play_id, partner, state, zip, enriched_at FROM plays) TO
   '/dev/null'"`: the cost of getting the same columns out of the server at all;
+- `reader`: the reader alone, in a bare Python process: the same five columns through the ADBC
+  driver as an Arrow stream that DuckDB counts (what the audit's reading costs before any rule);
 - `parquet`: the same audit over the same plays as a Parquet file.
 CPU (user + system of the child and its threads, from `os.wait4` through bench/peak.py) and wall
 time of each; the server's own CPU is in neither (it is another process), so the wall times say
@@ -37,6 +39,22 @@ BENCH_DIR = Path(__file__).resolve().parent
 DATA_DIR = BENCH_DIR / ".data"
 NOW = "2026-11-22T04:06:00Z"
 COLUMNS = "play_id, partner, state, zip, placed_at, enriched_at, wager_type, stake"
+# The reader alone. argv: URL, table.
+READER = """
+import sys
+import adbc_driver_manager as adbc
+import adbc_driver_postgresql as pg
+import duckdb
+
+database = pg.connect(sys.argv[1])
+connection = adbc.AdbcConnection(database)
+statement = adbc.AdbcStatement(connection)
+statement.set_sql_query(f"SELECT play_id, partner, state, zip, enriched_at FROM {sys.argv[2]}")
+stream, _ = statement.execute_query()
+con = duckdb.connect()
+con.register("plays", stream)
+print(con.execute("SELECT count(*) FROM plays").fetchone()[0])
+"""
 
 
 def _plays(rows: int) -> Path:
@@ -105,9 +123,12 @@ def main() -> None:
             table = f"plays_{rows}"
             print(f"loading {rows:,} plays into {table} ...", flush=True)
             _load(cluster, parquet, table)
-            times: dict[str, list[tuple[float, float]]] = {"audit": [], "copy-out": [],
-                                                           "parquet": []}  # fmt: skip
-            pairs: dict[str, list[tuple[float, float]]] = {"copy-out": [], "parquet": []}
+            times: dict[str, list[tuple[float, float]]] = {
+                "audit": [], "copy-out": [], "reader": [], "parquet": []
+            }  # fmt: skip
+            pairs: dict[str, list[tuple[float, float]]] = {
+                "copy-out": [], "reader": [], "parquet": []
+            }  # fmt: skip
             for _ in range(args.repeat):
                 db, summary = _audit(cluster.url(password=False), "--plays-table", table, env=env)
                 copy = measure(
@@ -119,15 +140,20 @@ def main() -> None:
                 )  # fmt: skip
                 if copy.exit_code:
                     raise SystemExit(f"psql failed: {copy.stderr}")
+                reader = measure([sys.executable, "-c", READER, cluster.url(password=False), table],
+                                 env=env)  # fmt: skip
+                if reader.exit_code or int(reader.stdout) != rows:
+                    raise SystemExit(f"the reader failed: {reader.stderr[-500:]}")
                 pq, pq_summary = _audit(str(parquet), env=env)
                 for key in ("zipWindow", "notEnrichedPlays", "violations", "byReason"):
                     if summary[key] != pq_summary[key]:
                         raise SystemExit(f"PostgreSQL and Parquet disagree on {key}")
                 if summary["zipWindow"]["totalPlays"] != rows:
                     raise SystemExit(f"audited {summary['zipWindow']['totalPlays']} of {rows}")
-                for name, run in (("audit", db), ("copy-out", copy), ("parquet", pq)):
+                runs = (("audit", db), ("copy-out", copy), ("reader", reader), ("parquet", pq))
+                for name, run in runs:
                     times[name].append((run.cpu_s, run.wall_s))
-                for name, run in (("copy-out", copy), ("parquet", pq)):
+                for name, run in runs[1:]:
                     pairs[name].append((db.cpu_s / run.cpu_s, db.wall_s / run.wall_s))
             print(header)
             for name, values in times.items():
