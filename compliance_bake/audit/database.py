@@ -175,9 +175,9 @@ class _Session:
         import duckdb
 
         self.source = source
-        self.duck = duckdb.connect()
         self.statements: list[Any] = []
         self.database, self.connection = _connect(source)
+        self.duck = duckdb.connect()
 
     def stream(self, sql: str) -> Any:
         """The answer of `sql` as an Arrow stream (kept open until `close`)."""

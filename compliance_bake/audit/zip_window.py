@@ -87,7 +87,7 @@ def run_zip_window(
             violations = sorted(runner.violations(window, None), key=ViolatingPlay.sort_key)
         if violations_out is not None:
             runner.write_violations(window, violations_out)
-        provenance = getattr(runner, "provenance", None)
+        provenance = runner.provenance
     finally:
         runner.close()
     database = is_database(str(plays_path))

@@ -18,6 +18,7 @@ from typing import Any
 from compliance_bake.audit.accounting import unread_plays
 from compliance_bake.audit.database import (
     DatabaseRead,
+    Provenance,
     check_count,
     database_source,
     is_database,
@@ -59,7 +60,7 @@ from compliance_bake.audit.sql import (
     digest_sql,
 )
 from compliance_bake.audit.violations import ViolatingPlay, Violation
-from compliance_bake.errors import InputError
+from compliance_bake.errors import InputError, SourceError
 from compliance_bake.progress import ProgressSink
 
 
@@ -233,8 +234,6 @@ class DuckDBEngine:
         try:
             self.con.execute(f"CREATE OR REPLACE TEMP TABLE {GROUPS} AS {query}", window.params)
         except self._error as exc:
-            from compliance_bake.errors import SourceError
-
             raise SourceError(
                 f"{read.provenance.source}: reading the plays failed: "
                 + (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300],
@@ -247,7 +246,7 @@ class DuckDBEngine:
         return totals
 
     @property
-    def provenance(self) -> Any:
+    def provenance(self) -> Provenance | None:
         """Where a database's plays came from (None for a file)."""
         return None if self._database is None else self._database.provenance
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from compliance_bake.audit.columns import DEFAULT, ColumnMap
+from compliance_bake.audit.database import Provenance
 from compliance_bake.audit.plays import PlaysFormat
 from compliance_bake.audit.sql import Dialect
 from compliance_bake.audit.violations import ViolatingPlay, Violation
@@ -94,6 +95,10 @@ class AuditEngine(Protocol):
 
     def write_violations(self, window: Window, folder: str) -> None:
         """Write every violating play as a Parquet dataset into `folder`, from the engine."""
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """Where a database source's plays came from, once read (None for files)."""
 
     def close(self) -> None:
         """End the session (an engine leaves a session it did not start running)."""

@@ -20,7 +20,12 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from compliance_bake.audit.database import is_database, jdbc_jars, no_database_options
+from compliance_bake.audit.database import (
+    Provenance,
+    is_database,
+    jdbc_jars,
+    no_database_options,
+)
 from compliance_bake.audit.engines.interface import (
     NO_OPTIONS,
     EngineOptions,
@@ -270,7 +275,7 @@ class SparkEngine:
         return source.kind
 
     @property
-    def provenance(self) -> Any:
+    def provenance(self) -> Provenance | None:
         """Where a database's plays came from (None for a file)."""
         return None if self._database is None else self._database.provenance
 
