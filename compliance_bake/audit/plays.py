@@ -9,7 +9,8 @@ object with the eight keys) is kept with `malformed` true, its file line in `lin
 
 The format follows the file name: `.csv`, `.jsonl` or `.ndjson`, `.parquet` (or is given). The
 CSV header (or the first JSON line, or the Parquet schema) must name the eight columns; extra
-columns are ignored.
+columns are ignored. With a column map (`--plays-columns`, audit/columns.py) each field is read
+from its mapped column, only the five audited fields must exist, and the others are NULL.
 
 DuckDB's CSV reader (which reads JSON Lines too, a line as one column) has a `max_line_size`,
 2,000,000 bytes by default. Past it, DuckDB 2.0 is not reliable: a record of 3 to 20 MB lands in
