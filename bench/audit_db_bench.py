@@ -52,6 +52,7 @@ statement = adbc.AdbcStatement(connection)
 statement.set_sql_query(f"SELECT play_id, partner, state, zip, enriched_at FROM {sys.argv[2]}")
 stream, _ = statement.execute_query()
 con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")  # it would print on stdout
 con.register("plays", stream)
 print(con.execute("SELECT count(*) FROM plays").fetchone()[0])
 """
