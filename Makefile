@@ -64,7 +64,9 @@ demo-fail: $(RUNTIME)
 ## tools: jq and openssl, which the auditor recipe test runs, xmllint, with which the JUnit tests
 ## validate against Jenkins' schema, chromium, in which the portal
 ## tests open the page (Debian: installed when missing; Playwright drives it, never downloads one),
-## Java (17+) for the Spark tests (without it they skip and say why), and Bun, which runs the
+## Java (17+) for the Spark tests (without it they skip and say why), PostgreSQL (server and
+## psql: the database-source tests start a throwaway cluster) with Debian's PostgreSQL and SQLite
+## JDBC drivers (Spark reads database plays through them), and Bun, which runs the
 ## TypeScript compliance service the target-profile tests bake against (npm's
 ## @oven/bun-linux-x64 into .tools/, when missing; npm from Debian when that is missing too)
 BUN := .tools/node_modules/@oven/bun-linux-x64/bin/bun
@@ -87,6 +89,12 @@ tools:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq openjdk-17-jre-headless >/dev/null \
 	  || echo "no Java 17 installed: the Spark tests will skip" >&2; }
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && command -v psql >/dev/null \
+	  && test -f /usr/share/java/postgresql.jar && test -f /usr/share/java/sqlite-jdbc.jar || { \
+	  command -v apt-get >/dev/null || { echo "install PostgreSQL (server and psql) and the PostgreSQL and SQLite JDBC drivers, then re-run" >&2; exit 2; }; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	    postgresql libpostgresql-jdbc-java libxerial-sqlite-jdbc-java >/dev/null; }
 
 ## test: set up and run lint, types and the whole test suite (in parallel: one worker per core,
 ## at most 4; the tests share nothing but the machine)
@@ -163,6 +171,12 @@ bench-diff: $(STAMP)
 bench-audit-spark: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,spark,bench]'
 	$(BIN)/python bench/audit_spark_bench.py --repeat $(or $(REPEAT),1)
+
+## bench-audit-db: the audit over 1,000,000 and 10,000,000 plays in PostgreSQL (a throwaway
+## cluster) against psql's \copy of the same columns to /dev/null, and against the same plays as
+## Parquet: CPU and wall, in one run (REPEAT=N rounds)
+bench-audit-db: $(STAMP) tools
+	$(BIN)/python bench/audit_db_bench.py --repeat $(or $(REPEAT),1)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -47,7 +47,7 @@ from compliance_bake.targets.inprocess import InProcessTarget
 from compliance_bake.targets.interface import Target
 
 if TYPE_CHECKING:
-    from compliance_bake.audit.engines.interface import EngineOptions
+    from compliance_bake.audit.engines.interface import EngineOptions, PlaysOptions
     from compliance_bake.audit.result import ZipWindow
 
 
@@ -177,14 +177,19 @@ def _deep_audit(
     moment: datetime,
     fixtures_dir: Path,
     engine: EngineOptions | None,
+    plays_options: PlaysOptions | None = None,
 ) -> tuple[DeepAudit, dict[str, int], ZipWindow]:
     """The deepAudit block (the ZIP window over the plays, on the bake's clock and licences),
     its violations by reason, and the audit."""
     from compliance_bake.audit.report import audit_command, deep_audit_block
     from compliance_bake.audit.zip_window import DEFAULT_DAYS, run_zip_window
 
-    audit = run_zip_window(plays, fixtures.registry, moment, DEFAULT_DAYS, engine=engine)
-    command = audit_command(str(plays), DEFAULT_DAYS, iso_millis(moment), fixtures_dir)
+    audit = run_zip_window(
+        plays, fixtures.registry, moment, DEFAULT_DAYS, engine=engine, plays_options=plays_options
+    )
+    command = audit_command(
+        str(plays), DEFAULT_DAYS, iso_millis(moment), fixtures_dir, options=plays_options
+    )
     by_reason = {reason.value: count for reason, count in audit.by_reason.items()}
     return deep_audit_block(audit, command), by_reason, audit
 
@@ -206,6 +211,7 @@ def run_bake(
     log: LogTarget | None = None,
     service_fixtures_dir: Path | None = None,
     allow_empty_window: bool = False,
+    plays_options: PlaysOptions | None = None,
 ) -> BakeResult:
     """Phases, in order: load (clock, secret, fixtures, the deep audit), matrix (the board and
     the shadow matrix), sign, validate, write (render and publish).
@@ -234,8 +240,10 @@ def run_bake(
     block = by_reason = audit = None
     sample: list[JsonObject] = []  # the first violating plays, as the page carries them
     if deep_audit is not None:
-        block, by_reason, audit = _deep_audit(deep_audit, fixtures, moment, fixtures_dir, engine)
-        sample = [play.as_json() for play in audit.violations[:SAMPLE_LIMIT]]
+        block, by_reason, audit = _deep_audit(
+            deep_audit, fixtures, moment, fixtures_dir, engine, plays_options
+        )
+        sample = [play.as_json(audit.line_name) for play in audit.violations[:SAMPLE_LIMIT]]
     settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
     target = target or InProcessTarget(Engine(engine_licences))
     phases("matrix")

@@ -53,3 +53,10 @@ class TargetError(BakeError):
     """The compliance service under test failed: unreachable, too slow, or malformed answers."""
 
     exit_code = EXIT_TARGET_FAILED
+
+
+class SourceError(BakeError):
+    """A plays source (a database) that failed: refused the connection, broke off, or gave
+    another count of rows than it holds."""
+
+    exit_code = EXIT_TARGET_FAILED

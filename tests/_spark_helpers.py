@@ -63,8 +63,13 @@ def start_session() -> Any:
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from compliance_bake.audit.database import jdbc_jars
+
     builder = SparkSession.builder.master(SPARK_MASTER).appName("compliance-bake tests")
-    for key, value in SESSION_CONF.items():
+    conf = dict(SESSION_CONF)
+    if jdbc_jars():  # Debian's JDBC drivers: the database-source parity tests read through them
+        conf["spark.jars"] = ",".join(jdbc_jars())
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

@@ -142,3 +142,17 @@ def engine(request: pytest.FixtureRequest) -> str:
     if request.param == "spark":
         request.getfixturevalue("spark_session")
     return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[object]:
+    """One throwaway PostgreSQL cluster for the run (tests/_pg_helpers.py): Debian's server on
+    a free 127.0.0.1 port with password authentication, stopped and removed at the end."""
+    from tests._pg_helpers import start_cluster, why_no_postgres
+
+    reason = why_no_postgres()
+    if reason is not None:
+        pytest.skip(reason)
+    cluster = start_cluster("pg-" + os.urandom(12).hex())
+    yield cluster
+    cluster.stop()

@@ -9,7 +9,8 @@ object with the eight keys) is kept with `malformed` true, its file line in `lin
 
 The format follows the file name: `.csv`, `.jsonl` or `.ndjson`, `.parquet` (or is given). The
 CSV header (or the first JSON line, or the Parquet schema) must name the eight columns; extra
-columns are ignored.
+columns are ignored. With a column map (`--plays-columns`, audit/columns.py) each field is read
+from its mapped column, only the five audited fields must exist, and the others are NULL.
 
 DuckDB's CSV reader (which reads JSON Lines too, a line as one column) has a `max_line_size`,
 2,000,000 bytes by default. Past it, DuckDB 2.0 is not reliable: a record of 3 to 20 MB lands in
@@ -33,6 +34,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from compliance_bake.audit.columns import DEFAULT, ColumnMap
 from compliance_bake.errors import InputError
 
 COLUMNS = (
@@ -73,6 +75,16 @@ class PlaysSource:
     format: PlaysFormat
     header: tuple[str, ...]  # CSV: the file's columns in order; else the eight columns
     max_line_size: int = 2_000_000  # bytes: the longest record the reader takes (CSV, JSONL)
+    columns: ColumnMap = DEFAULT  # which source column holds each field (audit/columns.py)
+
+    def read(self) -> list[tuple[str, str | None]]:
+        """Each plays-relation column and the source column it is read from (None: absent,
+        read as NULL: with a column map only the audited fields are read)."""
+        return self.columns.read(COLUMNS)
+
+    def present(self) -> list[str]:
+        """The source columns the relation reads."""
+        return self.columns.present(COLUMNS)
 
 
 def plays_format(path: Path) -> PlaysFormat:
@@ -116,7 +128,10 @@ def _first_line(path: Path, head: bytes) -> str:
         raise InputError(f"{path}: line 1 is not UTF-8", "save the file as UTF-8") from None
 
 
-def _require(path: Path, names: list[str], where: str) -> None:
+def _require(path: Path, names: list[str], where: str, columns: ColumnMap = DEFAULT) -> None:
+    if columns.given:
+        columns.missing(f"{path}: {where}", names)
+        return
     missing = [c for c in COLUMNS if c not in names]
     if missing:
         raise InputError(
@@ -126,10 +141,10 @@ def _require(path: Path, names: list[str], where: str) -> None:
         )
 
 
-def _csv_header(path: Path, head: bytes) -> tuple[str, ...]:
+def _csv_header(path: Path, head: bytes, columns: ColumnMap) -> tuple[str, ...]:
     names = next(csv.reader(io.StringIO(_first_line(path, head))))
     names = [n.strip() for n in names]
-    _require(path, names, "the CSV header")
+    _require(path, names, "the CSV header", columns)
     duplicated = sorted({n for n in names if names.count(n) > 1})
     if duplicated:
         raise InputError(
@@ -139,7 +154,7 @@ def _csv_header(path: Path, head: bytes) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _jsonl_keys(path: Path, head: bytes) -> None:
+def _jsonl_keys(path: Path, head: bytes, columns: ColumnMap) -> None:
     from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 
     line = _first_line(path, head)
@@ -156,7 +171,7 @@ def _jsonl_keys(path: Path, head: bytes) -> None:
             f"{path}: line 1 is not a JSON object, so this is not a JSON Lines plays file",
             "write one JSON object per line, or name a CSV file .csv",
         )
-    _require(path, list(first), "the first JSON line")
+    _require(path, list(first), "the first JSON line", columns)
 
 
 def open_plays(
@@ -164,6 +179,7 @@ def open_plays(
     fmt: PlaysFormat | None = None,
     name: str | None = None,
     max_line_size: int = 2_000_000,
+    columns: ColumnMap = DEFAULT,
 ) -> PlaysSource:
     """Check that the file exists, is readable, has a known format and names the columns.
     `fmt` overrides the file name's suffix; `name` is how messages call the file."""
@@ -171,12 +187,12 @@ def open_plays(
     head = _head(path)
     called = Path(name) if name is not None else path
     if fmt is PlaysFormat.CSV:
-        return PlaysSource(path, fmt, _csv_header(called, head), max_line_size)
+        return PlaysSource(path, fmt, _csv_header(called, head, columns), max_line_size, columns)
     if fmt is PlaysFormat.JSONL:
-        _jsonl_keys(called, head)
+        _jsonl_keys(called, head, columns)
     elif not head.startswith(b"PAR1"):
         raise InputError(f"{called}: not a Parquet file", "write it as Parquet or rename it")
-    return PlaysSource(path, fmt, COLUMNS, max_line_size)
+    return PlaysSource(path, fmt, COLUMNS, max_line_size, columns)
 
 
 def _literal(text: str) -> str:
@@ -192,14 +208,15 @@ def _sizes(source: PlaysSource) -> str:
 def _csv_relation(source: PlaysSource, nul_check: bool) -> str:
     columns = "{" + ", ".join(f"{_literal(n)}: 'VARCHAR'" for n in source.header) + "}"
     # A NUL byte in any of the columns makes the row malformed; the reader itself lets it through.
-    nul = " OR ".join(f"contains({_ident(c)}, chr(0))" for c in COLUMNS)
+    read = source.present()
+    nul = " OR ".join(f"contains({_ident(c)}, chr(0))" for c in read)
     if not nul_check:
         nul = "false"
     # A row of empty fields (a line of commas, however many) holds no play: the reader passes
     # empty trailing fields, so it would otherwise be a play with no ZIP (malformed-zip).
-    empty = f"coalesce({', '.join(_ident(c) for c in COLUMNS)}) IS NULL"
+    empty = f"coalesce({', '.join(_ident(c) for c in read)}) IS NULL"
     return f"""
-        SELECT NULL::BIGINT AS line, {", ".join(_ident(c) for c in COLUMNS)},
+        SELECT NULL::BIGINT AS line, {_select(source, _ident)},
                coalesce({nul}, false) OR {empty} AS malformed, NULL::VARCHAR AS raw
         FROM read_csv({_literal(str(source.path))}, header = true, columns = {columns},
                       auto_detect = false, delim = ',', quote = '"', escape = '"',
@@ -211,11 +228,13 @@ def _csv_relation(source: PlaysSource, nul_check: bool) -> str:
 def _jsonl_relation(source: PlaysSource, nul_check: bool) -> str:
     # Each line is read whole (\x01 cannot appear unescaped in JSON, so a line holding one is
     # rejected by the reader and reported as malformed), then parsed by DuckDB's JSON functions.
-    keys = ", ".join(_literal(c) for c in COLUMNS)
+    keys = ", ".join(_literal(c) for c in source.present())
     nul = "contains(text, chr(0))" if nul_check else "false"
     fields = ", ".join(
-        f"CASE WHEN NOT bad THEN json_extract_string(text, {_literal('$.' + c)}) END AS {c}"
-        for c in COLUMNS
+        f"CASE WHEN NOT bad THEN json_extract_string(text, {_literal(_json_path(s))}) END AS {c}"
+        if s is not None
+        else f"NULL::VARCHAR AS {c}"
+        for c, s in source.read()
     )
     return f"""
         SELECT NULL::BIGINT AS line, {fields}, bad AS malformed,
@@ -247,7 +266,7 @@ def _parquet_relation(source: PlaysSource, types: dict[str, str]) -> str:
         return f"CAST({_ident(column)} AS VARCHAR)"
 
     return f"""
-        SELECT NULL::BIGINT AS line, {", ".join(f"{text(c)} AS {c}" for c in COLUMNS)},
+        SELECT NULL::BIGINT AS line, {_select(source, text)},
                false AS malformed, NULL::VARCHAR AS raw
         FROM read_parquet({_literal(str(source.path))})
     """
@@ -255,6 +274,19 @@ def _parquet_relation(source: PlaysSource, types: dict[str, str]) -> str:
 
 def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def _json_path(key: str) -> str:
+    """The JSON path of a top-level key, quoted."""
+    return '$."' + key.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _select(source: PlaysSource, value: Any) -> str:
+    """The eight plays columns, each read from its source column (`value` spells the read) or
+    NULL when the source is not read for it."""
+    return ", ".join(
+        f"{value(s)} AS {c}" if s is not None else f"NULL::VARCHAR AS {c}" for c, s in source.read()
+    )
 
 
 def plays_relation(con: Any, source: PlaysSource, nul_check: bool = True) -> str:
@@ -271,7 +303,7 @@ def plays_relation(con: Any, source: PlaysSource, nul_check: bool = True) -> str
         f"DESCRIBE SELECT * FROM read_parquet({_literal(str(source.path))})"
     ).fetchall()
     types = {str(row[0]): str(row[1]) for row in described}
-    _require(source.path, list(types), "the Parquet schema")
+    _require(source.path, list(types), "the Parquet schema", source.columns)
     return _parquet_relation(source, types)
 
 

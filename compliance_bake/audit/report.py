@@ -13,6 +13,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from compliance_bake.audit.database import is_database, without_password
+from compliance_bake.audit.engines.interface import PlaysOptions
 from compliance_bake.audit.plays import PlaysFormat
 from compliance_bake.audit.violations import Violation
 from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, ZipWindow
@@ -32,11 +34,19 @@ def audit_command(
     now: str | None = None,
     fixtures: Path | None = None,
     plays_format: PlaysFormat | None = None,
+    options: PlaysOptions | None = None,
 ) -> str:
     """The command line that runs this audit (with `now` and `fixtures`: reproduces it). The
     demo fixtures are the default of --fixtures, so they are not named. Plays read from standard
     input keep `--plays -`: the command reproduces the audit with the same plays piped in."""
-    words = ["compliance-bake", "audit", "deep", "--plays", plays]
+    words = ["compliance-bake", "audit", "deep", "--plays", shown_source(plays)]
+    if options is not None:
+        if options.columns.given:
+            words += ["--plays-columns", options.columns.text()]
+        if options.table is not None:
+            words += ["--plays-table", options.table]
+        if options.query is not None:
+            words += ["--plays-query", options.query]
     if plays_format is not None:
         words += ["--format", plays_format.value]
     words += ["--days", str(days)]
@@ -45,6 +55,22 @@ def audit_command(
     if fixtures is not None and not is_demo_fixtures(fixtures):
         words += ["--fixtures", str(fixtures)]
     return shlex.join(words)
+
+
+def shown_source(plays: str) -> str:
+    """The plays source as output names it: a database URL without its password."""
+    return without_password(plays) if is_database(plays) else plays
+
+
+def _kind(audit: ZipWindow) -> models.JsonObject:
+    """What the ZIP column held, and a database's provenance: only when not a plain file's
+    5-digit ZIPs, so a file's report is as it was."""
+    out: models.JsonObject = {}
+    if audit.zip_kind != "zip":
+        out["zipColumn"] = audit.zip_kind
+    if audit.source is not None:
+        out["source"] = dict(audit.source)
+    return out
 
 
 def zip_window_block(audit: ZipWindow) -> models.ZipWindow:
@@ -72,8 +98,9 @@ def nothing_audited(audit: ZipWindow) -> bool:
 def empty_window_message(audit: ZipWindow) -> str:
     """What to tell the operator when `nothing_audited`: where the window was, and the fix."""
     return (
-        f"nothing audited: none of the {audit.total_plays:,} plays of {audit.plays} was enriched "
-        f"in the {audit.days}-day window {iso_millis(audit.since)} .. {iso_millis(audit.now)} "
+        f"nothing audited: none of the {audit.total_plays:,} plays of "
+        f"{shown_source(audit.plays)} was enriched in the {audit.days}-day window "
+        f"{iso_millis(audit.since)} .. {iso_millis(audit.now)} "
         "(fix: pass the plays' own --now, more --days, or --allow-empty-window to accept it)"
     )
 
@@ -108,7 +135,8 @@ def summary(
         "notEnrichedPlays": audit.not_enriched_plays,
         "violations": audit.violation_count,
         "byReason": {reason.value: audit.by_reason[reason] for reason in Violation},
-        "firstViolations": [v.as_json() for v in audit.violations[:FIRST_SHOWN]],
+        **_kind(audit),
+        "firstViolations": [v.as_json(audit.line_name) for v in audit.violations[:FIRST_SHOWN]],
         **_cut(audit),
         "report": None if report is None else str(report),
         "command": command,
@@ -121,6 +149,7 @@ def report_bytes(audit: ZipWindow, command: str) -> bytes:
         "generatedAt": iso_millis(audit.now),
         "plays": audit.plays,
         "format": audit.format,
+        **_kind(audit),
         "window": {"from": iso_millis(audit.since), "to": iso_millis(audit.now)},
         "deepAudit": deep_audit_block(audit, command).to_json(),
         "notEnrichedPlays": audit.not_enriched_plays,
@@ -128,6 +157,6 @@ def report_bytes(audit: ZipWindow, command: str) -> bytes:
         "byReason": {reason.value: audit.by_reason[reason] for reason in Violation},
         "reasons": {reason.value: reason.explanation for reason in Violation},
         **_cut(audit),
-        "violations": [v.as_json() for v in audit.violations],
+        "violations": [v.as_json(audit.line_name) for v in audit.violations],
     }
     return dumps_pretty(document)

@@ -25,6 +25,9 @@ class ZipWindow:
     violations: list[ViolatingPlay] = field(repr=False)
     engine: str = "duckdb"
     digest: str | None = None  # set when the violations were cut to the bound
+    zip_kind: str = "zip"  # what the ZIP column held: "zip" (5 digits) or "zip_prefix" (3)
+    source: dict[str, str] | None = None  # a database's provenance (database.Provenance)
+    line_name: str = "line"  # a listed play's place: its file "line", or a table's "rowKey"
 
     @property
     def since(self) -> datetime:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from compliance_bake.audit import report
-from compliance_bake.audit.engines.interface import EngineOptions
+from compliance_bake.audit.engines.interface import EngineOptions, PlaysOptions
 from compliance_bake.audit.plays import PlaysFormat
 from compliance_bake.audit.zip_window import DEFAULT_DAYS, ZipWindow, run_zip_window
 from compliance_bake.clock import iso_millis, resolve_now
@@ -62,6 +62,7 @@ def run_audit(
     engine: EngineOptions | None = None,
     violations_out: str | None = None,
     allow_empty_window: bool = False,
+    plays_options: PlaysOptions | None = None,
 ) -> AuditResult:
     """Phases: load (clock, licences), audit (the query over the plays), write."""
     phases("load")
@@ -70,9 +71,19 @@ def run_audit(
     fmt = None if plays_format is None else PlaysFormat(plays_format)
     phases("audit")
     audit = run_zip_window(
-        plays, registry, moment, days, progress, fmt, engine=engine, violations_out=violations_out
+        plays,
+        registry,
+        moment,
+        days,
+        progress,
+        fmt,
+        engine=engine,
+        violations_out=violations_out,
+        plays_options=plays_options,
     )
-    command = report.audit_command(str(plays), days, iso_millis(moment), fixtures_dir, fmt)
+    command = report.audit_command(
+        str(plays), days, iso_millis(moment), fixtures_dir, fmt, plays_options
+    )
     phases("write")
     written = publish(out_dir, {report.REPORT_FILE: report.report_bytes(audit, command)})
     return AuditResult(audit, command, written[0], allow_empty_window)

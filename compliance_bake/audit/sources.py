@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from compliance_bake.audit.columns import DEFAULT, ColumnMap
 from compliance_bake.audit.plays import (
     SUFFIXES,
     PlaysFormat,
@@ -38,6 +39,7 @@ class PlaysSpec:
     files: tuple[Path, ...]
     folder: Path | None  # a local folder given whole (Spark reads its partitions)
     header: tuple[str, ...]  # CSV: the files' columns in order; else the eight columns
+    columns: ColumnMap = DEFAULT  # which column holds each field (audit/columns.py)
 
     @property
     def remote(self) -> bool:
@@ -46,7 +48,7 @@ class PlaysSpec:
     @property
     def single(self) -> PlaysSource:
         """The one local file (DuckDB reads one file)."""
-        return PlaysSource(self.files[0], self.format, self.header)
+        return PlaysSource(self.files[0], self.format, self.header, columns=self.columns)
 
 
 def is_uri(text: str) -> bool:
@@ -80,7 +82,7 @@ def _one_format(text: str, files: list[Path]) -> PlaysFormat:
     return found
 
 
-def resolve_plays(text: str, allow_uri: bool) -> PlaysSpec:
+def resolve_plays(text: str, allow_uri: bool, columns: ColumnMap = DEFAULT) -> PlaysSpec:
     """Check a `--plays` value; bad input raises InputError naming it and the fix."""
     if is_uri(text) and not text.startswith("file://"):
         if not allow_uri:
@@ -93,7 +95,7 @@ def resolve_plays(text: str, allow_uri: bool) -> PlaysSpec:
         fmt = SUFFIXES.get(suffix, PlaysFormat.PARQUET) if suffix else PlaysFormat.PARQUET
         if suffix and suffix not in SUFFIXES and not _GLOB.search(name):
             plays_format(Path(name))  # raises: unknown format
-        return PlaysSpec(text, fmt, (), None, _columns())
+        return PlaysSpec(text, fmt, (), None, _columns(), columns)
     local = text.removeprefix("file://")
     path = Path(local)
     folder = None
@@ -106,16 +108,16 @@ def resolve_plays(text: str, allow_uri: bool) -> PlaysSpec:
         if not files:
             raise InputError(f"{text}: the folder holds no plays file", "pass a folder of plays")
     else:
-        source = open_plays(path)  # raises on a missing or unreadable file
-        return PlaysSpec(text, source.format, (path,), None, source.header)
+        source = open_plays(path, columns=columns)  # raises on a missing or unreadable file
+        return PlaysSpec(text, source.format, (path,), None, source.header, columns)
     fmt = _one_format(text, files)
     checked = files if fmt is PlaysFormat.CSV else files[:1]
-    headers = {open_plays(p).header for p in checked}
+    headers = {open_plays(p, columns=columns).header for p in checked}
     if len(headers) > 1:
         raise InputError(
             f"{text}: the CSV files' headers differ", "give every file the same header line"
         )
-    return PlaysSpec(text, fmt, tuple(files), folder, headers.pop())
+    return PlaysSpec(text, fmt, tuple(files), folder, headers.pop(), columns)
 
 
 def _columns() -> tuple[str, ...]:

@@ -121,14 +121,18 @@ def _timing(d: Dialect) -> str:
       END"""
 
 
-def _zip_check(d: Dialect) -> str:
-    """Of a play `p` joined with its ZIP `z`."""
+def _zip_check(d: Dialect, prefix: bool = False) -> str:
+    """Of a play `p` joined with its ZIP `z`. With `prefix`, `p.zip` is a 3-digit ZIP prefix
+    and `z.state` lists every state with a real ZIP that begins with it, as `|MA|NH|`
+    (relations.py): a prefix is real in a state when that state is in the list."""
     k = ZIP_CHECK
+    digits = "[0-9]{3}" if prefix else "[0-9]{5}"
+    other = "instr(z.state, '|' || p.state || '|') = 0" if prefix else "z.state <> p.state"
     return f"""CASE
-        WHEN z.zip IS NULL AND NOT {d.full_match("coalesce(p.zip, '')", "[0-9]{5}")}
+        WHEN z.zip IS NULL AND NOT {d.full_match("coalesce(p.zip, '')", digits)}
           THEN {k["malformed"]}
         WHEN z.zip IS NULL THEN {k["not-real"]}
-        WHEN z.state <> p.state THEN {k["other-state"]}
+        WHEN {other} THEN {k["other-state"]}
         ELSE 0
       END"""
 
@@ -175,7 +179,7 @@ _JOINS = """
 #   1.7 s there).
 # Anything else, or what the parse refuses (hour 24, second 60, 30 February), goes to the regex
 # and the cast.
-def _audit_sql(d: Dialect) -> str:
+def _audit_sql(d: Dialect, prefix: bool = False) -> str:
     m = d.materialized
     return f"""
 parsed {m} (
@@ -191,7 +195,7 @@ parsed {m} (
   SELECT *, {_timing(d)} AS timing
   FROM parsed
 ), zoned {m} (
-  SELECT p.*, {_zip_check(d)} AS zip_check
+  SELECT p.*, {_zip_check(d, prefix)} AS zip_check
   FROM timed p LEFT JOIN zips z ON z.zip = p.zip
 ), classified {m} (
   SELECT p.line, p.play_id, p.partner, p.state, p.zip, p.enriched_at, p.raw,
@@ -275,6 +279,7 @@ def digest_sql(dialect: Dialect) -> str:
     )
 
 
-def audit_query(dialect: Dialect, plays: str, final: str = COUNTS_SQL) -> str:
-    """The audit in one dialect, `plays` bound to a SELECT (inlined, so it is scanned once)."""
-    return f"WITH plays {dialect.materialized} ({plays}),\n{_audit_sql(dialect)}\n{final}"
+def audit_query(dialect: Dialect, plays: str, final: str = COUNTS_SQL, prefix: bool = False) -> str:
+    """The audit in one dialect, `plays` bound to a SELECT (inlined, so it is scanned once);
+    with `prefix`, the `zip` column holds 3-digit ZIP prefixes (`_zip_check`)."""
+    return f"WITH plays {dialect.materialized} ({plays}),\n{_audit_sql(dialect, prefix)}\n{final}"

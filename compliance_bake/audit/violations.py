@@ -34,10 +34,13 @@ _EXPLANATIONS = {
     Violation.MALFORMED_TIMESTAMP: "enriched_at is neither empty nor an ISO 8601 date-time with "
     "seconds and a UTC offset or Z",
     Violation.ENRICHED_IN_FUTURE: "enriched_at is after the audit's now",
-    Violation.MALFORMED_ZIP: "zip is not exactly five digits (four digits: a lost leading zero)",
+    Violation.MALFORMED_ZIP: "zip is not exactly five digits (four digits: a lost leading zero); "
+    "a zip_prefix column: not exactly three digits",
     Violation.UNKNOWN_STATE: "state is not a US jurisdiction code of the ZIP database",
-    Violation.ZIP_NOT_REAL: "in the window, and zip is not a real ZIP code",
-    Violation.ZIP_IN_OTHER_STATE: "in the window, and zip is a real ZIP of another state",
+    Violation.ZIP_NOT_REAL: "in the window, and zip is not a real ZIP code (a zip_prefix: no "
+    "real ZIP begins with it)",
+    Violation.ZIP_IN_OTHER_STATE: "in the window, and zip is a real ZIP of another state (a "
+    "zip_prefix: only ZIPs of other states begin with it)",
     Violation.STATE_NOT_REGULATED: "in the window, and the state is not regulated "
     "(not in licences.json)",
     Violation.PARTNER_NOT_LICENSED: "in the window, and the partner holds no active licence in "
@@ -56,10 +59,12 @@ class ViolatingPlay:
     enriched_at: str | None
     raw: str | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self, line_name: str = "line") -> dict[str, Any]:
+        """The play as the report lists it; `line_name` names its place (a file's `line`, a
+        table's `rowKey`)."""
         out: dict[str, Any] = {"reason": self.reason.value, "playId": self.play_id}
         if self.line is not None:
-            out["line"] = self.line
+            out[line_name] = self.line
         out.update(
             partner=self.partner, state=self.state, zip=self.zip, enrichedAt=self.enriched_at
         )

@@ -23,8 +23,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from compliance_bake.audit.database import is_database, without_password
 from compliance_bake.audit.engines import EngineOptions, open_engine
-from compliance_bake.audit.engines.interface import Window
+from compliance_bake.audit.engines.interface import PlaysOptions, Window
 from compliance_bake.audit.play_lines import with_lines
 from compliance_bake.audit.plays import PlaysFormat
 from compliance_bake.audit.relations import reference_relations
@@ -56,6 +57,7 @@ def run_zip_window(
     engine: EngineOptions | None = None,
     violations_out: str | None = None,
     bound: int | None = None,
+    plays_options: PlaysOptions | None = None,
 ) -> ZipWindow:
     """Audit the plays (`-`: standard input). Bad input (file, format, columns, engine) raises
     InputError first."""
@@ -69,10 +71,11 @@ def run_zip_window(
     bound = VIOLATIONS_BOUND if bound is None else bound
     options = engine or EngineOptions()
     sink = progress or NoProgress()
+    read = plays_options or PlaysOptions()
     runner = open_engine(options)
     try:
-        fmt = runner.make_plays(str(plays_path), plays_format)
-        runner.load_relations(reference_relations(registry))
+        fmt = runner.make_plays(str(plays_path), plays_format, read)
+        runner.load_relations(reference_relations(registry, read.columns.prefix))
         counts = runner.counts(window, sink)
         violations: list[ViolatingPlay] = []
         digest = None
@@ -84,12 +87,15 @@ def run_zip_window(
             violations = sorted(runner.violations(window, None), key=ViolatingPlay.sort_key)
         if violations_out is not None:
             runner.write_violations(window, violations_out)
+        provenance = runner.provenance
     finally:
         runner.close()
-    violations = with_lines(plays_path, fmt, violations)
+    database = is_database(str(plays_path))
+    if not database and not read.columns.given:  # a mapped file's lines: not looked for
+        violations = with_lines(plays_path, fmt, violations)
     reasons = list(Violation)
     return ZipWindow(
-        plays=str(plays_path),
+        plays=without_password(str(plays_path)) if database else str(plays_path),
         format=fmt,
         days=days,
         now=now,
@@ -100,4 +106,7 @@ def run_zip_window(
         violations=violations,
         engine=options.engine,
         digest=digest,
+        zip_kind=read.columns.zip_kind,
+        source=None if provenance is None else provenance.as_json(),
+        line_name="rowKey" if database else "line",
     )

@@ -15,6 +15,8 @@ from compliance_bake.cli.options import (
     fixtures_option,
     fixtures_path,
     json_option,
+    plays_options,
+    plays_source_options,
     quiet_option,
     spark_conf_option,
     spark_master_option,
@@ -39,7 +41,9 @@ Violation reasons (a play counts under the first that applies):
                         partner in the state"""
 
 
-FOOTER = exit_codes(0, 1, 2, 4, 5, one="done, and a play violates the window")
+FOOTER = exit_codes(
+    0, 1, 2, 3, 4, 5, one="done, and a play violates the window", three="a database source failed"
+)
 
 
 @click.group(context_settings=CONTEXT)
@@ -64,7 +68,8 @@ def audit() -> None:
     required=True,
     help="Plays: a .csv, .jsonl/.ndjson or .parquet file with the columns play_id, partner, "
     "state, zip, placed_at, enriched_at, wager_type, stake; - to read standard input (CSV "
-    "unless --format says otherwise); with --engine spark also a folder, a glob, a "
+    "unless --format says otherwise); sqlite:PATH or postgresql://[user@]host[:port]/db "
+    "with --plays-table or --plays-query; with --engine spark also a folder, a glob, a "
     "hive-partitioned Parquet folder, or an s3a://, hdfs://, abfss:// URI.",
 )
 @click.option(
@@ -99,6 +104,7 @@ def audit() -> None:
     is_flag=True,
     help="Exit 0 when no play falls in the window (else exit 5: nothing was audited).",
 )
+@plays_source_options
 @json_option
 @quiet_option
 @report_option
@@ -114,6 +120,9 @@ def deep(
     spark_conf: tuple[str, ...],
     violations_out: str | None,
     allow_empty_window: bool,
+    plays_columns: str | None,
+    plays_table: str | None,
+    plays_query: str | None,
     as_json: bool,
     quiet: bool,
     reports: tuple[tuple[str, str], ...],
@@ -147,6 +156,9 @@ def deep(
       zcat plays.csv.gz | compliance-bake audit deep --plays -
       compliance-bake audit deep --plays 'plays/*.csv' --engine spark \\
         --spark-master 'local[2]'
+      compliance-bake audit deep --plays sqlite:plays.db \\
+        --plays-table play_zip_enrichment --plays-columns \\
+        partner=node_id,state=state_code,zip_prefix=zip_prefix
       compliance-bake audit deep --plays s3a://book/plays/ --engine spark \\
         --spark-master sc://spark.internal:15002 \\
         --violations-out s3a://book/violations/
@@ -158,6 +170,7 @@ def deep(
 
     tables_to_stderr = reporters.check_stdout(reports, as_json)
     options = engine_options(engine, spark_master, spark_conf)
+    read = plays_options(plays_columns, plays_table, plays_query)
     with reporting("audit", enabled=not (as_json or quiet)) as (progress, phases):
         result = run_audit(
             plays=plays,
@@ -171,6 +184,7 @@ def deep(
             engine=options,
             violations_out=violations_out,
             allow_empty_window=allow_empty_window,
+            plays_options=read,
         )
     if as_json:
         click.echo(terminal_json(result.summary()))

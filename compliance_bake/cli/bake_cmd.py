@@ -17,6 +17,8 @@ from compliance_bake.cli.options import (
     now_option,
     open_target,
     out_option,
+    plays_options,
+    plays_source_options,
     public_key_option,
     quiet_option,
     secret_file_option,
@@ -71,7 +73,8 @@ def bake() -> None:
     metavar="PLAYS",
     default=None,
     help="Also run the 90-day ZIP-window audit over PLAYS (a .csv, .jsonl or .parquet file; - "
-    "reads a CSV from standard input; with --engine spark also a folder, a glob or a URI) on the "
+    "reads a CSV from standard input; sqlite:PATH or postgresql://... with --plays-table or "
+    "--plays-query; with --engine spark also a folder, a glob or a URI) on the "
     "bake's clock: adds deepAudit and the zip-window check. No play in the window: exit 5.",
 )
 @click.option(
@@ -133,6 +136,7 @@ def bake() -> None:
 @engine_option
 @spark_master_option
 @spark_conf_option
+@plays_source_options
 @target_options
 @concurrency_option
 @json_option
@@ -156,6 +160,9 @@ def snapshot(
     engine: str,
     spark_master: str,
     spark_conf: tuple[str, ...],
+    plays_columns: str | None,
+    plays_table: str | None,
+    plays_query: str | None,
     target_url: str | None,
     agent_key_file: Path | None,
     target_profile: Path | None,
@@ -232,6 +239,7 @@ def snapshot(
 
     tables_to_stderr = reporters.check_stdout(reports, as_json)
     options = engine_options(engine, spark_master, spark_conf)
+    read = plays_options(plays_columns, plays_table, plays_query)
     target = open_target(
         target_url, agent_key_file, timeout, concurrency, retries, target_profile, explain
     )
@@ -265,6 +273,7 @@ def snapshot(
                 log=None if log_dir is None else LogTarget(log_dir, log_origin),
                 service_fixtures_dir=service_fixtures_dir,
                 allow_empty_window=allow_empty_window,
+                plays_options=read,
             )
     finally:
         if target is not None:

@@ -256,3 +256,36 @@ def public_key_option(
         metavar=metavar,
         help=help,
     )
+
+
+def plays_source_options(command: F) -> F:
+    """--plays-columns, --plays-table and --plays-query: how to read the plays source."""
+    command = click.option(
+        "--plays-query",
+        metavar="SQL",
+        default=None,
+        help="With a database --plays: one SELECT whose rows are the plays (run as a subquery "
+        "in a read-only transaction). Give it or --plays-table, not both.",
+    )(command)
+    command = click.option(
+        "--plays-table",
+        metavar="NAME",
+        default=None,
+        help="With a database --plays: the table (or SCHEMA.TABLE) that holds the plays.",
+    )(command)
+    return click.option(
+        "--plays-columns",
+        metavar="MAP",
+        default=None,
+        help="Which column holds each field: play_id=COL,partner=COL,state=COL,zip=COL (or "
+        "zip_prefix=COL for 3-digit ZIP prefixes),enriched_at=COL; any subset, the rest keep "
+        "their names.",
+    )(command)
+
+
+def plays_options(columns: str | None, table: str | None, query: str | None) -> Any:
+    """The PlaysOptions of the command line (bad input: InputError, exit 2)."""
+    from compliance_bake.audit.columns import parse_columns
+    from compliance_bake.audit.engines.interface import PlaysOptions
+
+    return PlaysOptions(parse_columns(columns), table, query)

@@ -147,8 +147,9 @@ def audit_report(result: AuditResult) -> None:
 
     audit = result.audit
     console = _out()
+    kind = "" if audit.zip_kind == "zip" else ", ZIP prefixes (zip_prefix)"
     console.print(
-        f"{safe(audit.plays)} ({audit.format}): window {iso_millis(audit.since)} .. "
+        f"{safe(audit.plays)} ({audit.format}{kind}): window {iso_millis(audit.since)} .. "
         f"{iso_millis(audit.now)}"
     )
     console.print(

@@ -16,7 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from compliance_bake.audit.accounting import unread_plays
+from compliance_bake.audit.database import (
+    DatabaseRead,
+    Provenance,
+    check_count,
+    database_source,
+    is_database,
+    no_database_options,
+    open_read,
+    plays_sql,
+)
 from compliance_bake.audit.engines.interface import (
+    NO_OPTIONS,
+    PlaysOptions,
     Relations,
     Window,
     digest_text,
@@ -48,16 +60,17 @@ from compliance_bake.audit.sql import (
     digest_sql,
 )
 from compliance_bake.audit.violations import ViolatingPlay, Violation
-from compliance_bake.errors import InputError
+from compliance_bake.errors import InputError, SourceError
 from compliance_bake.progress import ProgressSink
 
 
 class _Reader:
     """The plays relation(s) over one file `path` (the input, or its copy within the limit)."""
 
-    def __init__(self, con: Any, source: PlaysSource) -> None:
+    def __init__(self, con: Any, source: PlaysSource, prefix: bool = False) -> None:
         self.con, self.source = con, source
         self.nul_check = False
+        self.prefix = prefix
 
     def reread(self, path: Path, nul_check: bool) -> None:
         if path != self.source.path:
@@ -76,10 +89,13 @@ class _Reader:
         """The one pass: every play classified into `GROUPS` (sql.COUNTS_SQL), the plays first,
         then the lines the reader rejected (their table exists once the plays were read)."""
         main, *rest = self.relations()
-        query = audit_query(DUCKDB, main)
+        query = audit_query(DUCKDB, main, prefix=self.prefix)
         self.con.execute(f"CREATE OR REPLACE TEMP TABLE {GROUPS} AS {query}", window.params)
         for relation in rest:
-            self.con.execute(f"INSERT INTO {GROUPS} {audit_query(DUCKDB, relation)}", window.params)
+            self.con.execute(
+                f"INSERT INTO {GROUPS} {audit_query(DUCKDB, relation, prefix=self.prefix)}",
+                window.params,
+            )
 
 
 class DuckDBEngine:
@@ -103,6 +119,8 @@ class DuckDBEngine:
         self._stack = ExitStack()
         self._input: PlaysInput | None = None
         self._reader: _Reader | None = None
+        self._database: DatabaseRead | None = None
+        self._prefix = False
 
     def load_relations(self, relations: Relations) -> None:
         con = self.con
@@ -122,7 +140,16 @@ class DuckDBEngine:
             {"partners": relations.licence_partners, "states": relations.licence_states},
         )
 
-    def make_plays(self, plays: str, fmt: PlaysFormat | None = None) -> str:
+    def make_plays(
+        self, plays: str, fmt: PlaysFormat | None = None, options: PlaysOptions = NO_OPTIONS
+    ) -> str:
+        self._prefix = options.columns.prefix
+        if is_database(plays):
+            database = database_source(plays, options.table, options.query)
+            self._database = open_read(database, options.columns)
+            self._stack.callback(self._database.close)
+            return database.kind
+        no_database_options(options.table, options.query)
         if plays != STDIN and (is_uri(plays) or Path(plays).is_dir() or is_glob(plays)):
             spec = resolve_plays(plays, allow_uri=False)  # the URI's, folder's or glob's error
             if len(spec.files) != 1 or spec.folder is not None:
@@ -134,9 +161,13 @@ class DuckDBEngine:
         source_input = self._stack.enter_context(plays_input(Path(plays), fmt))
         self._input = source_input
         source = open_plays(
-            source_input.path, source_input.format, source_input.label, source_input.limit
+            source_input.path,
+            source_input.format,
+            source_input.label,
+            source_input.limit,
+            options.columns,
         )
-        self._reader = _Reader(self.con, source)
+        self._reader = _Reader(self.con, source, self._prefix)
         return source_input.format.value
 
     @property
@@ -160,6 +191,8 @@ class DuckDBEngine:
     def counts(self, window: Window, progress: ProgressSink) -> list[int]:
         """The one pass over the plays, with every record of the input accounted for: the
         counts, and the violating plays kept for what follows."""
+        if self._database is not None:
+            return self._database_counts(window)
         plays, reader = self._parts
         with self._reading():
             if plays.format is not PlaysFormat.PARQUET and has_long_line(plays.path, plays.limit):
@@ -191,6 +224,31 @@ class DuckDBEngine:
                 record = RecordCount(parquet_rows(self.con, readable), (), 0, False)
         self._add(unread_plays(plays.path, record, self._totals()[0], plays.limit))
         return self._totals()
+
+    def _database_counts(self, window: Window) -> list[int]:
+        """The one pass over a database's Arrow stream, and its row count checked."""
+        read = self._database
+        assert read is not None
+        self.con.register("plays_database", read.stream)
+        query = audit_query(DUCKDB, plays_sql("plays_database", read.row_keys), prefix=self._prefix)
+        try:
+            self.con.execute(f"CREATE OR REPLACE TEMP TABLE {GROUPS} AS {query}", window.params)
+        except self._error as exc:
+            raise SourceError(
+                f"{read.provenance.source}: reading the plays failed: "
+                + (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300],
+                "check the server and rerun",
+            ) from None
+        finally:
+            self.con.unregister("plays_database")
+        totals = self._totals()
+        check_count(read, totals[0])
+        return totals
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """Where a database's plays came from (None for a file)."""
+        return None if self._database is None else self._database.provenance
 
     def _totals(self) -> list[int]:
         row = self.con.execute(TOTALS_SQL).fetchone()

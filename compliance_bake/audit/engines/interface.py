@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from compliance_bake.audit.columns import DEFAULT, ColumnMap
+from compliance_bake.audit.database import Provenance
 from compliance_bake.audit.plays import PlaysFormat
 from compliance_bake.audit.sql import Dialect
 from compliance_bake.audit.violations import ViolatingPlay, Violation
@@ -26,6 +28,19 @@ class EngineOptions:
     engine: str = "duckdb"
     spark_master: str = DEFAULT_SPARK_MASTER
     spark_conf: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PlaysOptions:
+    """How to read the plays source: its column map, and for a database the table or the
+    query (exactly one: audit/database.py)."""
+
+    columns: ColumnMap = DEFAULT
+    table: str | None = None
+    query: str | None = None
+
+
+NO_OPTIONS = PlaysOptions()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +75,12 @@ class AuditEngine(Protocol):
     def load_relations(self, relations: Relations) -> None:
         """Create the `zips`, `states` and `licences` relations."""
 
-    def make_plays(self, plays: str, fmt: PlaysFormat | None = None) -> str:
+    def make_plays(
+        self, plays: str, fmt: PlaysFormat | None = None, options: PlaysOptions = NO_OPTIONS
+    ) -> str:
         """Check the source (bad input: InputError) and make the `plays` relation; its format.
-        `fmt` overrides the name's suffix; `-` is standard input."""
+        `fmt` overrides the name's suffix; `-` is standard input; `options` maps the columns
+        and names a database's table or query."""
 
     def counts(self, window: Window, progress: ProgressSink) -> list[int]:
         """The one pass over the plays (COUNTS_SQL into `GROUPS`), and from it the counts:
@@ -76,6 +94,10 @@ class AuditEngine(Protocol):
 
     def write_violations(self, window: Window, folder: str) -> None:
         """Write every violating play as a Parquet dataset into `folder`, from the engine."""
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """Where a database source's plays came from, once read (None for files)."""
 
     def close(self) -> None:
         """End the session (an engine leaves a session it did not start running)."""

@@ -20,8 +20,16 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
+from compliance_bake.audit.database import (
+    Provenance,
+    is_database,
+    jdbc_jars,
+    no_database_options,
+)
 from compliance_bake.audit.engines.interface import (
+    NO_OPTIONS,
     EngineOptions,
+    PlaysOptions,
     Relations,
     Window,
     digest_text,
@@ -109,6 +117,8 @@ def _start(session: Any, master: str, wanted: dict[str, str]) -> Any:
     else:
         builder = session.builder.master(master).appName("compliance-bake audit")
         local = {**LOCAL_CONF, "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS}
+        if jdbc_jars():  # the JDBC drivers for database plays sources (database.py)
+            local["spark.jars"] = ",".join(jdbc_jars())
         for key, value in local.items():
             builder = builder.config(key, value)
     for key, value in wanted.items():  # static settings (memory, jars) take effect only here
@@ -127,6 +137,9 @@ class SparkEngine:
         self.remote = remote
         self._label = ""
         self._stack = ExitStack()
+        self._prefix = False
+        self._database: Any = None
+        self._scrub: Any = None
 
     @classmethod
     def open(cls, options: EngineOptions) -> SparkEngine:
@@ -198,18 +211,26 @@ class SparkEngine:
                 frame = self.spark.read.schema(schema).json(str(path))
             broadcast(frame).createOrReplaceTempView(view)
 
-    def make_plays(self, plays: str, fmt: PlaysFormat | None = None) -> str:
+    def make_plays(
+        self, plays: str, fmt: PlaysFormat | None = None, options: PlaysOptions = NO_OPTIONS
+    ) -> str:
         from compliance_bake.audit.engines.spark_plays import plays_frame
 
+        self._prefix = options.columns.prefix
+        if is_database(plays):
+            return self._database_plays(plays, options)
+        no_database_options(options.table, options.query)
         self._label = plays
         if plays == STDIN or fmt is not None:
             # Standard input is spooled to a private file first (local[N] reads it; a cluster
             # would not see it); a given format names one local file.
             given = self._stack.enter_context(plays_input(Path(plays), fmt))
-            source = open_plays(given.path, given.format, given.label, given.limit)
-            spec = PlaysSpec(plays, given.format, (given.path,), None, source.header)
+            source = open_plays(given.path, given.format, given.label, given.limit, options.columns)
+            spec = PlaysSpec(
+                plays, given.format, (given.path,), None, source.header, options.columns
+            )
         else:
-            spec = resolve_plays(plays, allow_uri=True)
+            spec = resolve_plays(plays, allow_uri=True, columns=options.columns)
         try:
             plays_frame(self.spark, spec).createOrReplaceTempView(PLAYS_VIEW)
         except InputError:
@@ -218,8 +239,50 @@ class SparkEngine:
             raise self._input_error(exc) from None
         return spec.format.value
 
-    def _input_error(self, exc: Exception) -> InputError:
+    def _database_plays(self, plays: str, options: PlaysOptions) -> str:
+        """A database's plays through Spark's JDBC reader: the columns and the row count are
+        checked first on the driver (database.open_read, no stream), then Spark reads the same
+        SELECT through JDBC, and the `plays` view is the same as DuckDB's (database.plays_sql)."""
+        from compliance_bake.audit.database import (
+            JDBC_SCHEMA,
+            database_source,
+            jdbc_options,
+            open_read,
+            plays_sql,
+        )
+
+        source = database_source(plays, options.table, options.query)
+        self._label, self._scrub = source.shown, source.scrub
+        read = open_read(source, options.columns, stream=False)
+        read.close()
+        self._database = read
+        jdbc = jdbc_options(source)
+        try:
+            frame = (
+                self.spark.read.format("jdbc")
+                .options(**jdbc)
+                .option("query", read.select)
+                .option("customSchema", JDBC_SCHEMA)
+                .option("fetchsize", "10000")
+                .load()
+            )
+            frame.createOrReplaceTempView("plays_database")
+            self.spark.sql(
+                plays_sql("plays_database", read.row_keys, spark=True)
+            ).createOrReplaceTempView(PLAYS_VIEW)
+        except Exception as exc:
+            raise self._input_error(exc, source.scrub) from None
+        return source.kind
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """Where a database's plays came from (None for a file)."""
+        return None if self._database is None else self._database.provenance
+
+    def _input_error(self, exc: Exception, scrub: Any = None) -> InputError:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        if scrub is not None or self._scrub is not None:
+            first = (scrub or self._scrub)(first)
         return InputError(
             f"{self._label}: Spark cannot read the plays: {first}",
             "check the path or URI, the format and the encoding (UTF-8)",
@@ -235,14 +298,19 @@ class SparkEngine:
     def counts(self, window: Window, progress: ProgressSink) -> list[int]:
         """The one pass: the groups are cached where Spark runs, and the counts' query fills
         the cache; the methods below read the cache, never the plays again."""
-        query = audit_query(SPARK, f"SELECT * FROM {PLAYS_VIEW}")
+        query = audit_query(SPARK, f"SELECT * FROM {PLAYS_VIEW}", prefix=self._prefix)
         try:
             self.spark.sql(query, args=window.params).cache().createOrReplaceTempView(GROUPS)
         except Exception as exc:
             raise self._input_error(exc) from None
         with stage_progress(self.spark, progress, self.remote):
             row = self._run(TOTALS_SQL)[0]
-        return [int(n) for n in row]
+        totals = [int(n) for n in row]
+        if self._database is not None:
+            from compliance_bake.audit.database import check_count
+
+            check_count(self._database, totals[0])
+        return totals
 
     def violations(self, window: Window, limit: int | None) -> list[ViolatingPlay]:
         final = VIOLATIONS_SQL

@@ -30,6 +30,11 @@ def _q(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+def _literal(text: str) -> str:
+    """A Spark SQL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def _paths(spec: PlaysSpec) -> list[str]:
     if spec.remote:
         return [spec.text]
@@ -48,7 +53,7 @@ def _holding(char: str, columns: tuple[str, ...] = COLUMNS) -> Any:
 
     from pyspark.sql import functions as F  # noqa: N812
 
-    found = [F.coalesce(F.col(c).contains(char), F.lit(False)) for c in columns]
+    found = [F.coalesce(_q_col(c).contains(char), F.lit(False)) for c in columns]
     return reduce(lambda a, b: a | b, found)
 
 
@@ -84,15 +89,33 @@ def _csv(spark: Any, spec: PlaysSpec) -> Any:
         last = F.col("_file").isin(unpaired) & (F.col("_seq") == F.max("_seq").over(by_file))
     # Rejected as DuckDB's reader rejects them: the values are dropped, the text kept.
     bad = F.col(CORRUPT).isNotNull() | last
+    present = tuple(spec.columns.present(COLUMNS))
     return frame.select(
         F.lit(None).cast("bigint").alias("line"),
-        *[F.when(~bad, F.col(c)).alias(c) for c in COLUMNS],
+        *[_field(c, s, lambda s: F.when(~bad, _q_col(s))) for c, s in spec.columns.read(COLUMNS)],
         # A row of empty fields holds no play, as on DuckDB.
-        (bad | _holding(NUL) | F.coalesce(*[F.col(c) for c in COLUMNS]).isNull()).alias(
+        (bad | _holding(NUL, present) | F.coalesce(*[_q_col(c) for c in present]).isNull()).alias(
             "malformed"
         ),
-        F.when(bad, F.coalesce(F.col(CORRUPT), F.concat_ws(",", *COLUMNS))).alias("raw"),
+        F.when(
+            bad, F.coalesce(F.col(CORRUPT), F.concat_ws(",", *[_q_col(c) for c in present]))
+        ).alias("raw"),
     )
+
+
+def _q_col(name: str) -> Any:
+    from pyspark.sql import functions as F  # noqa: N812
+
+    return F.col(_q(name))
+
+
+def _field(name: str, source: str | None, value: Any) -> Any:
+    """The plays-relation column `name`, read from `source` (None: absent, a NULL string)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    if source is None:
+        return F.lit(None).cast("string").alias(name)
+    return value(source).alias(name)
 
 
 def _quotes(spark: Any, spec: PlaysSpec) -> tuple[list[str], bool]:
@@ -118,7 +141,9 @@ def _jsonl(spark: Any, spec: PlaysSpec) -> Any:
     options = {"allowSingleQuotes": "false", "allowNonNumericNumbers": "false"}
     lines = spark.read.text(_paths(spec)).where("value <> ''")  # a blank line is no row
     parsed = lines.select("value", F.from_json("value", "MAP<STRING,STRING>", options).alias("m"))
-    has_all = " AND ".join(f"map_contains_key(m, '{c}')" for c in COLUMNS)
+    has_all = " AND ".join(
+        f"map_contains_key(m, {_literal(c)})" for c in spec.columns.present(COLUMNS)
+    )
     bad = F.expr(f"m IS NULL OR NOT ({has_all})") | _holding(NUL, ("value",))
     bad = bad | ~F.expr("is_valid_utf8(value)")  # the text reader keeps the bytes as they are
     # a key twice: readers disagree on which value is the play's (the map keeps one of them)
@@ -127,7 +152,10 @@ def _jsonl(spark: Any, spec: PlaysSpec) -> Any:
     )
     return parsed.select(
         F.lit(None).cast("bigint").alias("line"),
-        *[F.when(~bad, F.col("m").getItem(c)).alias(c) for c in COLUMNS],
+        *[
+            _field(c, s, lambda s: F.when(~bad, F.col("m").getItem(s)))
+            for c, s in spec.columns.read(COLUMNS)
+        ],
         bad.alias("malformed"),
         F.when(bad, F.col("value")).alias("raw"),
     )
@@ -138,7 +166,9 @@ def _parquet(spark: Any, spec: PlaysSpec) -> Any:
 
     frame = spark.read.parquet(*_paths(spec))
     kinds = dict(frame.dtypes)
-    missing = [c for c in COLUMNS if c not in kinds]
+    if spec.columns.given:
+        spec.columns.missing(f"{spec.text}: the Parquet schema", list(kinds))
+    missing = [c for c in spec.columns.required(COLUMNS) if c not in kinds]
     if missing:
         raise InputError(
             f"{spec.text}: the Parquet schema lacks the column"
@@ -148,12 +178,12 @@ def _parquet(spark: Any, spec: PlaysSpec) -> Any:
 
     def text(column: str) -> Any:
         if kinds[column] == "timestamp":  # an instant: the text a CSV would hold (UTC)
-            return F.date_format(F.col(column), "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
-        return F.col(column).cast("string")
+            return F.date_format(_q_col(column), "yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'")
+        return _q_col(column).cast("string")
 
     return frame.select(
         F.lit(None).cast("bigint").alias("line"),
-        *[text(c).alias(c) for c in COLUMNS],
+        *[_field(c, s, text) for c, s in spec.columns.read(COLUMNS)],
         F.lit(False).alias("malformed"),
         F.lit(None).cast("string").alias("raw"),
     )
