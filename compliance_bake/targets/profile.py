@@ -23,7 +23,7 @@ from urllib.parse import quote
 import jmespath
 import orjson
 
-BUILTIN_CONTRACT = "docs/service-api.md"
+BUILTIN_CONTRACT = "`compliance-bake docs service-api`"
 OPERATIONS = ("health", "check", "status")
 PLACEHOLDERS = {
     "health": frozenset(),

@@ -40,7 +40,10 @@ _AUTH_KEYS = ("header", "value")
 # A 3xx is never followed, a 401 is a refused key, a 429 and a 5xx are retried.
 _ANSWERABLE = frozenset(range(200, 300)) | (frozenset(range(400, 500)) - {401, 429})
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-_FIX = "see docs/target-profiles.md, or `compliance-bake target profile show` for a whole profile"
+_FIX = (
+    "see `compliance-bake docs target-profiles`, or `compliance-bake target profile show` for a "
+    "whole profile"
+)
 
 
 def builtin_text() -> str:
