@@ -231,3 +231,20 @@ def test_every_docs_link_in_readme_resolves_to_a_file() -> None:
     assert "docs/commands.md" in links and "docs/spec.md" in links
     missing = [link for link in links if not (ROOT / link).is_file()]
     assert missing == []
+
+
+def test_every_environment_variable_the_package_names_is_in_the_table() -> None:
+    """docs/environment.md is the one table: a variable a help text, an option or the code
+    names (COMPLIANCE_*, REPORT_*, SOURCE_DATE_EPOCH) has a row there."""
+    page = (ROOT / "docs" / "environment.md").read_text("utf-8")
+    rows = set(re.findall(r"^\| `([A-Z_]+)` \|", page, re.MULTILINE))
+    named = re.compile(
+        r"\b(?:COMPLIANCE_[A-Z_]+|REPORT_SIGNING_SECRET(?:_FILE)?|SOURCE_DATE_EPOCH)\b"
+    )
+    found: set[str] = set()
+    for source in (ROOT / "compliance_bake").rglob("*.py"):
+        found |= set(named.findall(source.read_text("utf-8")))
+    assert found, "no variable found: the pattern is wrong"
+    assert found <= rows, sorted(found - rows)
+    for always in ("COLUMNS", "NO_COLOR", "JAVA_HOME", "_COMPLIANCE_BAKE_COMPLETE"):
+        assert always in rows
