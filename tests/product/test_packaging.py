@@ -153,12 +153,17 @@ def test_hints_and_help_name_manual_pages_as_the_docs_command() -> None:
     for source in sorted(package.rglob("*.py")):
         tree = ast.parse(source.read_text("utf-8"))
         module_doc = ast.get_docstring(tree, clean=False)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                if node.value != module_doc:
-                    shown.append((str(source.relative_to(ROOT)), node.value))
-    for other in (*package.rglob("*.j2"), *package.rglob("*.toml")):
-        shown.append((str(other.relative_to(ROOT)), other.read_text("utf-8")))
+        shown += [
+            (str(source.relative_to(ROOT)), node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value != module_doc
+        ]
+    shown += [
+        (str(other.relative_to(ROOT)), other.read_text("utf-8"))
+        for other in (*package.rglob("*.j2"), *package.rglob("*.toml"))
+    ]
     cited = [
         (where, found)
         for where, text in shown
