@@ -11,7 +11,7 @@ STAMP   := $(VENV)/.installed-test
 # The development and CI environment, pinned with hashes (`make lock` refreshes it; docs/design.md).
 LOCK    := requirements-dev.lock
 
-.PHONY: demo demo-fail lock docs-help test test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-key-timing bench-diff bench-log wrk clean
+.PHONY: demo demo-fail lock docs-help portal-screenshots test test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-key-timing bench-diff bench-log wrk clean
 
 $(BIN)/python:
 	@echo "make: creating the virtual environment $(VENV) with $(PYTHON)"
@@ -43,6 +43,11 @@ lock: | $(BIN)/python
 ## (tests/cli/test_help_reference.py fails when it is stale)
 docs-help: $(RUNTIME)
 	$(BIN)/python scripts/help_reference.py
+
+## portal-screenshots: the portal of a passing and a failing signed bake at 1280 and 390 px, in
+## Debian's chromium, as docs/portal-{pass,fail}-{1280,390}.png (docs/portal.md shows them)
+portal-screenshots: $(STAMP) tools
+	$(BIN)/python scripts/portal_screenshots.py
 
 ## demo: set up (the runtime only), mint a local signing secret if there is none, bake the bundled
 ## fixtures (and the ZIP-window audit of the demo plays) into out/ on the demo's own clock with the
