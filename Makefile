@@ -2,13 +2,16 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-# Two stamps: the runtime alone (what `make demo` needs) and the runtime with the test and Spark
-# extras (what `make test` needs). Installing the extras also satisfies the runtime stamp, so a
-# demo after a test run installs nothing, and a test run after a demo adds only the extras.
+# Two stamps: the runtime alone (what `make demo` needs) and the locked development environment,
+# the runtime with the test, Spark and bench extras at the versions of $(LOCK) (what `make test`,
+# `make bench*` and CI need). The second also satisfies the first, so a demo after a test run
+# installs nothing.
 RUNTIME := $(VENV)/.installed-runtime
 STAMP   := $(VENV)/.installed-test
+# The development and CI environment, pinned with hashes (`make lock` refreshes it; docs/design.md).
+LOCK    := requirements-dev.lock
 
-.PHONY: demo demo-fail test test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-key-timing bench-diff bench-log wrk clean
+.PHONY: demo demo-fail lock docs-help portal-screenshots test test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-key-timing bench-diff bench-log wrk clean
 
 $(BIN)/python:
 	@echo "make: creating the virtual environment $(VENV) with $(PYTHON)"
@@ -19,11 +22,32 @@ $(RUNTIME): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
 	touch $(RUNTIME)
 
-$(STAMP): pyproject.toml | $(BIN)/python
-	@echo "make: installing compliance-bake with the test and Spark extras into $(VENV) (pip install -e '.[test,spark]')"
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,spark]'
+$(STAMP): pyproject.toml $(LOCK) | $(BIN)/python
+	@echo "make: installing the locked development environment ($(LOCK): the runtime with the test, Spark and bench extras, every version and hash pinned) into $(VENV), then compliance-bake itself (editable, no dependencies)"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r $(LOCK)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP) $(RUNTIME)
+
+## lock: refresh the development and CI lock ($(LOCK)) from pyproject.toml's ranges: the newest
+## release within them of every runtime, test, Spark and bench dependency, for every platform
+## (--universal) from Python 3.11, with hashes; uv asks PyPI alone (--no-config: no local index).
+## Re-run after any change to pyproject's dependencies; tests/product/test_lock.py fails until then
+UV_VERSION := 0.13.8
+lock: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check 'uv==$(UV_VERSION)'
+	$(BIN)/uv pip compile pyproject.toml --quiet --extra test --extra spark --extra bench \
+	  --universal --python-version 3.11 --generate-hashes --no-config \
+	  --custom-compile-command 'make lock' -o $(LOCK)
+
+## docs-help: write the `--help` reference at the end of docs/commands.md from the CLI itself
+## (tests/cli/test_help_reference.py fails when it is stale)
+docs-help: $(RUNTIME)
+	$(BIN)/python scripts/help_reference.py
+
+## portal-screenshots: the portal of a passing and a failing signed bake at 1280 and 390 px, in
+## Debian's chromium, as docs/portal-{pass,fail}-{1280,390}.png (docs/portal.md shows them)
+portal-screenshots: $(STAMP) tools
+	$(BIN)/python scripts/portal_screenshots.py
 
 ## demo: set up (the runtime only), mint a local signing secret if there is none, bake the bundled
 ## fixtures (and the ZIP-window audit of the demo plays) into out/ on the demo's own clock with the
@@ -169,7 +193,6 @@ bench-diff: $(STAMP)
 
 ## bench-audit-spark: the audit on Spark local[1] and local[2] vs DuckDB, 10,000,000 plays (REPEAT=N pairs)
 bench-audit-spark: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,spark,bench]'
 	$(BIN)/python bench/audit_spark_bench.py --repeat $(or $(REPEAT),1)
 
 ## bench-audit-db: the audit over 1,000,000 and 10,000,000 plays in PostgreSQL (a throwaway

@@ -256,7 +256,7 @@ def run_bake(
     phases("write")
     record = None if previous is None else previous.record(snapshot).sealed(secret.value)
     key_id = None if signing_key is None else signing_key.key_id
-    facts = bake_facts(key_id, by_reason, sample)
+    facts = bake_facts(key_id, by_reason, sample, str(out_dir))
     files = layout.render_files(snapshot, record, document=document, facts=facts)
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE, *OUT_FILES])

@@ -16,8 +16,10 @@ def parse_instant(text: str, *, source: str) -> datetime:
     try:
         value = datetime.fromisoformat(text.strip().replace("z", "Z"))
         if value.tzinfo is None:
+            # The hint shows the whole instant with its offset: a bare date takes no Z of its own.
             raise InputError(
-                f"{source}: {text!r} has no UTC offset", "add Z or an offset such as +00:00"
+                f"{source}: {text!r} has no UTC offset",
+                f"give the offset, e.g. {value.isoformat()}Z or {value.isoformat()}+00:00",
             )
         return value.astimezone(UTC)
     except (ValueError, OverflowError):

@@ -178,20 +178,20 @@ def snapshot(
 
     Loads the licence and geo fixtures, runs the eight self-checks and the state x partner
     shadow matrix against the in-process engine, or with --target URL against a live compliance
-    service (health, check and status over HTTP; docs/service-api.md), and with --deep-audit the
-    ZIP-window audit over a plays file; signs the report (SHA3-256 digests and HMAC-SHA3-256
-    proofs keyed by REPORT_SIGNING_SECRET), validates it against the bundled JSON Schemas and
-    only then writes OUT/api/compliance.json, OUT/registry/*.json and
+    service (health, check and status over HTTP; `compliance-bake docs service-api`), and with
+    --deep-audit the ZIP-window audit over a plays file; signs the report (SHA3-256 digests and
+    HMAC-SHA3-256 proofs keyed by REPORT_SIGNING_SECRET), validates it against the bundled JSON
+    Schemas and only then writes OUT/api/compliance.json, OUT/registry/*.json and
     OUT/portal/compliance/index.html, atomically. With an Ed25519 signing key (`signing-key
     mint`) it also writes OUT/attestation/compliance.intoto.json: a DSSE envelope holding an
     in-toto Statement whose subjects are those files with their SHA-256, which anyone holding
-    the public key can check (docs/signing.md#attestation). A target that fails (unreachable, too
+    the public key can check (`compliance-bake docs signing`). A target that fails (unreachable, too
     slow, malformed answers after the retries) exits 3 and writes nothing; a missing or bad key file
     exits 2 and writes nothing. A service that answers with only the spec's fields is a valid
     target (without a runtime on /health, bunVersion reads "unknown (the service did not report
     its runtime)"); the key-store self-check is always measured in this process. A service with
     other routes, auth header or answer envelopes is described by --target-profile FILE
-    (docs/target-profiles.md); a bad profile exits 2 before any request.
+    (`compliance-bake docs target-profiles`); a bad profile exits 2 before any request.
 
     Shows the phases (load, matrix, sign, validate, write) on stderr: a bar on a terminal, one
     line per phase elsewhere (none under --quiet or --json). A run that fails ends with a short

@@ -93,6 +93,9 @@ def cli(verbose: bool) -> None:
         --now 2026-11-22T04:06:00Z
       compliance-bake check --partner node-bay-01 --state MA \\
         --wager-type basketball.totals
+      compliance-bake docs target-profiles
+
+    The manual: `compliance-bake docs` lists its pages.
     """
 
 
@@ -102,6 +105,7 @@ def _register() -> None:
         bake_cmd,
         check_cmd,
         diff_cmd,
+        docs_cmd,
         keys_cmd,
         log_cmd,
         secret_cmd,
@@ -125,6 +129,7 @@ def _register() -> None:
     cli.add_command(log_cmd.log)
     cli.add_command(witness_cmd.witness)
     cli.add_command(witness_cmd.witness_key)
+    cli.add_command(docs_cmd.docs)
 
 
 _register()

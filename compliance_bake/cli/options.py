@@ -130,7 +130,8 @@ def target_options(command: F) -> F:
             default=None,
             envvar="COMPLIANCE_TARGET_PROFILE",
             help="TOML file saying how --target is asked: routes, auth header, where each "
-            "answer field is (docs/target-profiles.md).  [default: the built-in profile, "
+            "answer field is (`compliance-bake docs target-profiles`).  [default: the built-in "
+            "profile, "
             "`compliance-bake target profile show`; env: COMPLIANCE_TARGET_PROFILE]",
         ),
         click.option(

@@ -48,7 +48,7 @@ from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
     show_default=True,
     metavar="SECONDS",
     help="A request must arrive whole within this time, and an idle keep-alive connection is "
-    "closed after it (docs/service-api.md, Limits).",
+    "closed after it (`compliance-bake docs service-api`, Limits).",
 )
 def serve(
     host: str,
@@ -65,7 +65,7 @@ def serve(
     GET /health, /api/compliance/check and /api/compliance/status (these two need an agent key:
     Authorization: Bearer <key>, from `compliance-bake keys mint`), the read-only snapshot routes
     /api/compliance, /registry/*.json and /portal/compliance/, and /openapi.json. The contract is
-    docs/service-api.md.
+    `compliance-bake docs service-api`.
 
     \b
     Examples:

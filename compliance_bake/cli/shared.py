@@ -79,6 +79,7 @@ EXIT_CODES = exit_codes(
     2,
     3,
     4,
+    5,
     one="done, and a check failed (board, shadow, integrity, ZIP window, verify)",
     two="bad usage or bad input (option, fixture, secret): nothing written",
 )

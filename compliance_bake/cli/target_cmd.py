@@ -23,7 +23,7 @@ def target() -> None:
 @target.group(context_settings=CONTEXT, short_help="Show or draft a target profile.")
 def profile() -> None:
     """A target profile (TOML) says how to ask a service the three questions (health, check,
-    status) and where each answer field is (docs/target-profiles.md).
+    status) and where each answer field is (`compliance-bake docs target-profiles`).
 
     \b
     Examples:
@@ -39,7 +39,7 @@ def profile() -> None:
     short_help="Print the built-in profile (the reference service's).",
 )
 def show() -> None:
-    """Print the built-in profile: the reference service's (docs/service-api.md).
+    """Print the built-in profile: the reference service's (`compliance-bake docs service-api`).
 
     Copy it and change what your service does differently, then pass the copy with
     `--target-profile FILE` to `bake snapshot` and `check`.

@@ -141,7 +141,8 @@ def verify(
 
     With OUT/log/ present (a bake with --log) it also checks the inclusion proof and the
     checkpoint's signature with --public-key; --log DIR|URL checks that the log's latest
-    checkpoint extends it; --witness-key requires cosignatures (docs/transparency-log.md).
+    checkpoint extends it; --witness-key requires cosignatures (`compliance-bake docs
+    transparency-log`).
     """
     from compliance_bake.cli import outcome, render, reporters
     from compliance_bake.cli.phases import reporting

@@ -79,7 +79,7 @@ def read_regular_file(
             raise error(
                 f"{path}: the {what} is {size_text(info.st_size)}, over the "
                 f"{size_text(max_bytes)} limit",
-                "see docs/limits.md",
+                "see `compliance-bake docs limits`",
             )
         os.set_blocking(fd, True)
         chunks: list[bytes] = []
@@ -94,7 +94,7 @@ def read_regular_file(
         if total > max_bytes:
             raise error(
                 f"{path}: the {what} grew past the {size_text(max_bytes)} limit while read",
-                "see docs/limits.md",
+                "see `compliance-bake docs limits`",
             )
         return b"".join(chunks)
     except OSError as exc:

@@ -58,7 +58,8 @@ def _read(folder: Path, name: str, option: str = "--fixtures") -> Any:
         ) from None
     if not raw.strip():
         raise FixtureError(
-            f"{path}: the file is empty", f"write the {name} document (docs/fixtures.md)"
+            f"{path}: the file is empty",
+            f"write the {name} document (`compliance-bake docs fixtures`)",
         )
     try:
         return loads_strict(raw)

@@ -69,7 +69,7 @@ def check_roles(registry: LicenceRegistry, licences_file: str) -> None:
             raise FixtureError(
                 f"{licences_file}: $.partners: no partner {kind} licence in {state}; "
                 f"the self-check {feature} needs one",
-                "add such a partner (see docs/fixtures.md)",
+                "add such a partner (see `compliance-bake docs fixtures`)",
             )
 
 

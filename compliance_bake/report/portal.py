@@ -83,6 +83,53 @@ PLAIN_FEATURES: dict[str, str] = {
 }
 
 
+# The integrity checks (spec 2.6) in plain words, beside their ids on the page.
+CHECK_LABELS: dict[str, str] = {
+    "enhancements": "the self-checks",
+    "shadow": "the service's decisions against the registry's",
+    "sha3": "the self-checks' integrity digest",
+    "hmac": "the proofs' HMAC with the report signing secret",
+    "geo": "the geo profiles",
+    "zip-window": "the ZIP-window audit",
+}
+# The proof blocks, the snapshot's links and its operator notes, as an officer names them; a key
+# not listed shows in words (`someKey` -> "some key"), never in camelCase.
+BLOCK_LABELS = {
+    "shadow": "the decisions",
+    "integrity": "the integrity checks",
+    "enhancements": "the self-checks",
+}
+LINK_LABELS = {
+    "portal": "this page",
+    "registryEnhancements": "the self-checks file",
+    "registryShadow": "the decisions file",
+    "api": "the snapshot",
+    "deepAudit": "the audit command",
+}
+NOTE_LABELS = {
+    "note": "offline bake",
+    "inject": "the signing secret in production",
+    "bakeVault": "baking in CI",
+    "reportSigning": "report signing",
+    "vaultMap": "where the secret lives",
+}
+_CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def words(name: str) -> str:
+    """A JSON key in words: `licenseStatus` -> "license status"."""
+    return _CAMEL.sub(lambda m: " " + m.group(1).lower(), name)
+
+
+def folder_shown(out_dir: str) -> str:
+    """The folder a bake wrote, as the page's verify command names it: as given when relative
+    (`out-fail`, `build/out`), else its name alone (no path of the baking machine)."""
+    path = PurePosixPath(out_dir.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts or re.match(r"[A-Za-z]:", out_dir):
+        return _name(out_dir)
+    return str(path)
+
+
 @dataclass(frozen=True, slots=True)
 class PortalFacts:
     """What the bake knows beyond the snapshot: the signer's key id (None: no public-key
@@ -92,12 +139,15 @@ class PortalFacts:
     key_id: str | None = None
     by_reason: Mapping[str, int] | None = None
     sample: tuple[Mapping[str, JsonValue], ...] = ()
+    folder: str = "out"  # the folder baked, as `folder_shown` gives it
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"keyId": self.key_id}
         if self.by_reason is not None:
             out["byReason"] = dict(self.by_reason)
             out["sample"] = [dict(play) for play in self.sample]
+        if self.folder != "out":  # the default folder is not stated
+            out["folder"] = self.folder
         return out
 
     @classmethod
@@ -105,6 +155,9 @@ class PortalFacts:
         key_id = doc["keyId"]
         by_reason = doc.get("byReason")
         sample = doc.get("sample", [])
+        folder = doc.get("folder", "out")
+        if not isinstance(folder, str) or not folder:
+            raise ValueError("folder is not a name")
         if key_id is not None and not isinstance(key_id, str):
             raise ValueError("keyId is not a string")
         if by_reason is not None and not (
@@ -114,20 +167,23 @@ class PortalFacts:
             raise ValueError("byReason is not an object of counts")
         if not (isinstance(sample, list) and all(isinstance(p, dict) for p in sample)):
             raise ValueError("sample is not a list of objects")
-        return cls(key_id, by_reason, tuple(sample))
+        return cls(key_id, by_reason, tuple(sample), folder)
 
 
 def bake_facts(
     key_id: str | None,
     by_reason: Mapping[str, int] | None,
     violations: Sequence[Mapping[str, JsonValue]] = (),
+    out_dir: str = "out",
 ) -> PortalFacts:
-    """The facts of a bake: its first SAMPLE_LIMIT violating plays, without their raw text."""
+    """The facts of a bake: its first SAMPLE_LIMIT violating plays, without their raw text, and
+    the folder it writes (`--out`), which the page's verify command names."""
     sample = tuple(
         {key: value for key, value in play.items() if key != "raw"}
         for play in violations[:SAMPLE_LIMIT]
     )
-    return PortalFacts(key_id, None if by_reason is None else dict(by_reason), sample)
+    reasons = None if by_reason is None else dict(by_reason)
+    return PortalFacts(key_id, reasons, sample, folder_shown(out_dir))
 
 
 def read_facts(page: bytes) -> PortalFacts | None:
@@ -196,6 +252,7 @@ def _environment() -> Any:
     env.filters["json"] = _json_value
     env.filters["names"] = file_names
     env.filters["command"] = command_file_names
+    env.filters["words"] = words
     return env
 
 
@@ -295,16 +352,34 @@ def _board_row(row: BoardRow) -> BoardView:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """PASS (`ok`), or FAIL with each integrity check that failed."""
+    """PASS (`ok`), or FAIL with what failed, counted as the terminal, JUnit and the other
+    reports count it (cli/outcome.py): each self-check, each integrity check, each state with a
+    decision that differs from the registry's, and each reason a play breaks the window for."""
 
     ok: bool
     failed: tuple[IntegrityCheck, ...]
     ids: list[str]
+    board: list[BoardView]
+    states: list[tuple[str, int]]
+    reasons: list[tuple[str, int]]
+
+    @property
+    def count(self) -> int:
+        return len(self.board) + len(self.failed) + len(self.states) + len(self.reasons)
 
 
-def _verdict(snapshot: Snapshot) -> Verdict:
+def _verdict(
+    snapshot: Snapshot, board: list[BoardView], per_state: Totals, audit: AuditView | None
+) -> Verdict:
     failed = snapshot.integrity.failed
-    return Verdict(ok=not failed, failed=failed, ids=[c.id for c in failed])
+    return Verdict(
+        ok=not failed,
+        failed=failed,
+        ids=[c.id for c in failed],
+        board=[b for b in board if not b.row.match],
+        states=[(state, t["mismatches"]) for state, t in per_state.items() if t["mismatches"]],
+        reasons=[] if audit is None else audit.reasons,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,14 +441,21 @@ def render_portal(
     template = _environment().get_template("portal.html.j2")
     partners = snapshot.geo.partners
     board = [_board_row(row) for row in snapshot.enhancements.rows]
+    grid = _grid(snapshot, totals)
+    audit = _audit(snapshot, facts)
     page: str = template.render(
         s=snapshot,
-        grid=_grid(snapshot, totals),
-        verdict=_verdict(snapshot),
+        grid=grid,
+        verdict=_verdict(snapshot, board, grid.per_state, audit),
         board=board,
         failed_board=[b for b in board if not b.row.match],
-        audit=_audit(snapshot, facts),
+        audit=audit,
         facts=facts,
+        folder=shlex.quote(facts.folder),
+        check_labels=CHECK_LABELS,
+        block_labels=BLOCK_LABELS,
+        link_labels=LINK_LABELS,
+        note_labels=NOTE_LABELS,
         facts_attr=_facts_attr(facts),
         attestation_href=ATTESTATION_HREF,
         geo=partners[:GEO_LIMIT],

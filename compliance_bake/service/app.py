@@ -102,7 +102,7 @@ def create_app(
         title="compliance-bake service",
         version=__version__,
         description="Licence decisions for regulated sports betting, and the baked snapshot "
-        "(read-only). The contract is docs/service-api.md.",
+        "(read-only). The contract is `compliance-bake docs service-api`.",
         docs_url=None,
         redoc_url=None,
         openapi_url=None,  # served below, as every JSON answer, with its charset

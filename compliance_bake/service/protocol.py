@@ -48,7 +48,8 @@ _RAW_CAP = MAX_TARGET_BYTES + 3 * MAX_HEADER_BYTES
 _LINGER_BYTES = 4 * 1024 * 1024  # dropped after an error answer before the connection is cut
 _BAD_HEAD = (
     "the request head is not HTTP/1.1 this service accepts (unknown method, a malformed request "
-    "line or header, a control character, or a request body); see docs/service-api.md"
+    "line or header, a control character, or a request body); see "
+    "`compliance-bake docs service-api`"
 )
 
 

@@ -178,7 +178,7 @@ def draft_profile(document: dict[str, Any], source: str) -> str:
         "`compliance-bake target profile init`.",
         "# Check each `# TODO`, then try it: compliance-bake check --target URL \\",
         "#   --target-profile THIS-FILE --partner P --state S --wager-type W --explain",
-        "# Every key: docs/target-profiles.md.",
+        "# Every key: `compliance-bake docs target-profiles`.",
         "",
     ]
     lines += _auth(document)

@@ -26,7 +26,7 @@ import orjson
 from compliance_bake.errors import InputError
 from compliance_bake.targets.routes import shown
 
-BUILTIN_CONTRACT = "docs/service-api.md"
+BUILTIN_CONTRACT = "`compliance-bake docs service-api`"
 OPERATIONS = ("health", "check", "status")
 PLACEHOLDERS = {
     "health": frozenset(),

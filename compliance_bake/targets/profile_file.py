@@ -42,11 +42,14 @@ _AUTH_KEYS = ("header", "value")
 # A 3xx is never followed, a 401 is a refused key, a 429 and a 5xx are retried.
 _ANSWERABLE = frozenset(range(200, 300)) | (frozenset(range(400, 500)) - {401, 429})
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-PROFILE_MAX_BYTES = 1024 * 1024  # a profile is a page of TOML (docs/limits.md)
+PROFILE_MAX_BYTES = 1024 * 1024  # a profile is a page of TOML (compliance-bake docs limits)
 PROFILE_MAX_DEPTH = 32  # tables and arrays within each other
 EXPRESSION_MAX_CHARS = 512  # of one field's JMESPath
 EXPRESSION_MAX_NODES = 64  # of its syntax tree: bounds what one search can build
-_FIX = "see docs/target-profiles.md, or `compliance-bake target profile show` for a whole profile"
+_FIX = (
+    "see `compliance-bake docs target-profiles`, or `compliance-bake target profile show` for a "
+    "whole profile"
+)
 
 
 def builtin_text() -> str:

@@ -67,7 +67,7 @@ def redirected(answer: Answer, url: str, status: int, location: str | None) -> T
 # routes or another auth header than docs/service-api.md: say how to describe it.
 _PROFILE_HINT = (
     "; if the service has other routes or another auth header, describe it with "
-    "--target-profile FILE (docs/target-profiles.md)"
+    "--target-profile FILE (`compliance-bake docs target-profiles`)"
 )
 
 

@@ -148,7 +148,7 @@ def test_the_portal_shows_the_revoked_licence_and_verifies(
     # Deterministic: the same bake again gives the same bytes.
     again = bake(
         fixtures_with(tmp_path, "again", _revoked),
-        tmp_path / "again-out",
+        tmp_path / "again-bake" / new.name,  # a folder of that name: the page names it
         "--signing-key",
         str(key.private),
         "--previous",

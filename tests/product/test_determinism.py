@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from compliance_bake.inputs.jsonio import loads_strict
+from compliance_bake.report.layout import PORTAL_FILE
 from tests.conftest import NOW, OTHER_SECRET, invoke, snapshot_tree
 
 
@@ -27,17 +28,33 @@ def _leaves(value: Any, path: str = "$") -> dict[str, Any]:
 
 
 def test_two_bakes_are_byte_identical(tmp_path: Path) -> None:
-    _bake(tmp_path / "a", None, "--now", NOW)
-    _bake(tmp_path / "b", None, "--now", NOW)
-    assert snapshot_tree(tmp_path / "a") == snapshot_tree(tmp_path / "b")
+    # Two folders of one name: the page's verify command names the folder baked.
+    _bake(tmp_path / "a" / "out", None, "--now", NOW)
+    _bake(tmp_path / "b" / "out", None, "--now", NOW)
+    assert snapshot_tree(tmp_path / "a" / "out") == snapshot_tree(tmp_path / "b" / "out")
+
+
+def test_the_folder_baked_changes_only_the_pages_verify_command(tmp_path: Path) -> None:
+    _bake(tmp_path / "out", None, "--now", NOW)
+    _bake(tmp_path / "out-fail", None, "--now", NOW)
+    one, other = snapshot_tree(tmp_path / "out"), snapshot_tree(tmp_path / "out-fail")
+    assert set(one) == set(other)
+    assert [name for name in one if one[name] != other[name]] == [PORTAL_FILE]
+    page = other[PORTAL_FILE][1].decode()
+    assert (
+        page.replace("verify out-fail", "verify out").replace(
+            ",&#34;folder&#34;:&#34;out-fail&#34;", ""
+        )
+        == one[PORTAL_FILE][1].decode()
+    )
 
 
 def test_source_date_epoch_pins_the_clock(tmp_path: Path) -> None:
     env = {"SOURCE_DATE_EPOCH": "1795320360"}
-    _bake(tmp_path / "a", env)
-    _bake(tmp_path / "b", env)
-    assert snapshot_tree(tmp_path / "a") == snapshot_tree(tmp_path / "b")
-    snap = loads_strict((tmp_path / "a" / "api" / "compliance.json").read_bytes())
+    _bake(tmp_path / "a" / "out", env)
+    _bake(tmp_path / "b" / "out", env)
+    assert snapshot_tree(tmp_path / "a" / "out") == snapshot_tree(tmp_path / "b" / "out")
+    snap = loads_strict((tmp_path / "a" / "out" / "api" / "compliance.json").read_bytes())
     assert snap["generatedAt"] == "2026-11-22T04:06:00.000Z"
 
 

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -53,6 +54,10 @@ def test_wheel_ships_schemas_and_fixtures_and_bakes_from_elsewhere(tmp_path: Pat
     for fixture in (f for f in fixtures.rglob("*") if f.is_file()):
         assert f"compliance_bake/_data/fixtures/{fixture.relative_to(fixtures)}" in names
     assert "compliance_bake/templates/portal.html.j2" in names
+    for page in (ROOT / "docs").glob("*.md"):  # the manual, for `compliance-bake docs`
+        assert f"compliance_bake/_data/docs/{page.name}" in names
+    assert not [name for name in names if name.endswith(".png")]  # pages only, no screenshots
+    assert "compliance_bake-0.1.0.dist-info/licenses/LICENSE" in names
     assert "compliance_bake/audit/engines/spark-log4j2.properties" in names
 
     target = tmp_path / "site"
@@ -94,6 +99,81 @@ def test_wheel_ships_schemas_and_fixtures_and_bakes_from_elsewhere(tmp_path: Pat
     )
     assert baked.returncode == 0, baked.stderr
     assert (elsewhere / "out" / "api" / "compliance.json").is_file()
+
+    def docs(*topic: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "compliance_bake", "docs", *topic],
+            cwd=elsewhere,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    listed = docs()
+    assert listed.returncode == 0, listed.stderr
+    assert "target-profiles    Target profiles: baking against your own service" in listed.stdout
+    page = docs("target-profiles")
+    assert page.returncode == 0, page.stderr
+    assert page.stdout == (ROOT / "docs" / "target-profiles.md").read_text("utf-8")
+    missing = docs("no-such-page")
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert "run `compliance-bake docs` for the list of pages" in missing.stderr
+
+
+def test_the_sdist_holds_the_licence_the_changelog_and_what_builds_the_wheel(
+    tmp_path: Path,
+) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "hatchling", "build", "-t", "sdist", "-d", str(tmp_path)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (sdist,) = tmp_path.glob("compliance_bake-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert {"LICENSE", "CHANGELOG.md", "hatch_build.py", "requirements-dev.lock"} <= names
+    assert {"action.yml", "docs/commands.md", "pyproject.toml"} <= names
+
+
+def test_hints_and_help_name_manual_pages_as_the_docs_command() -> None:
+    """A pip user has no docs/ folder: a string the package shows (help, an error's hint, the
+    portal, a drafted profile) names a page as `compliance-bake docs TOPIC`, and each TOPIC it
+    names is a page. Module docstrings and comments are for readers of the source and may cite
+    docs/ paths; the snapshot's `vaultMap` link is a field of the spec, not a hint."""
+    import ast
+
+    package = ROOT / "compliance_bake"
+    topics = {page.stem for page in (ROOT / "docs").glob("*.md")}
+    path_of_page = re.compile(r"docs/[a-z-]+\.md")
+    named = re.compile(r"(?:`|<code>)compliance-bake docs\s+([a-z-]+)(?:`|</code>)")
+    shown: list[tuple[str, str]] = []
+    for source in sorted(package.rglob("*.py")):
+        tree = ast.parse(source.read_text("utf-8"))
+        module_doc = ast.get_docstring(tree, clean=False)
+        shown += [
+            (str(source.relative_to(ROOT)), node.value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value != module_doc
+        ]
+    shown += [
+        (str(other.relative_to(ROOT)), other.read_text("utf-8"))
+        for other in (*package.rglob("*.j2"), *package.rglob("*.toml"))
+    ]
+    cited = [
+        (where, found)
+        for where, text in shown
+        for found in path_of_page.findall(text)
+        if not (where.endswith("report/snapshot.py") and found == "docs/vault-map.md")
+    ]
+    assert not cited, cited
+    names = {topic for _, text in shown for topic in named.findall(text)}
+    assert {"target-profiles", "service-api", "limits", "fixtures", "signing"} <= names
+    assert names <= topics, names - topics
 
 
 def prose_pages() -> list[Path]:
@@ -156,3 +236,20 @@ def test_every_docs_link_in_readme_resolves_to_a_file() -> None:
     assert "docs/commands.md" in links and "docs/spec.md" in links
     missing = [link for link in links if not (ROOT / link).is_file()]
     assert missing == []
+
+
+def test_every_environment_variable_the_package_names_is_in_the_table() -> None:
+    """docs/environment.md is the one table: a variable a help text, an option or the code
+    names (COMPLIANCE_*, REPORT_*, SOURCE_DATE_EPOCH) has a row there."""
+    page = (ROOT / "docs" / "environment.md").read_text("utf-8")
+    rows = set(re.findall(r"^\| `([A-Z_]+)` \|", page, re.MULTILINE))
+    named = re.compile(
+        r"\b(?:COMPLIANCE_[A-Z_]+|REPORT_SIGNING_SECRET(?:_FILE)?|SOURCE_DATE_EPOCH)\b"
+    )
+    found: set[str] = set()
+    for source in (ROOT / "compliance_bake").rglob("*.py"):
+        found |= set(named.findall(source.read_text("utf-8")))
+    assert found, "no variable found: the pattern is wrong"
+    assert found <= rows, sorted(found - rows)
+    for always in ("COLUMNS", "NO_COLOR", "JAVA_HOME", "_COMPLIANCE_BAKE_COMPLETE"):
+        assert always in rows

@@ -37,7 +37,7 @@ def test_page_shows_the_grid_board_geo_checks_and_proofs(baked: Path) -> None:
     assert snap["shadow"]["proof"]["hmac"] in page and snap["integrity"]["proof"]["digest"] in page
     header = re.search(r"<tr><th>Partner</th>(.*?)</tr>", page)
     assert header and re.findall(r"<th>([A-Z]{2})</th>", header.group(1)) == ["MA", "NJ"]
-    assert page.count("real allow / shadow allow") == snap["shadow"]["summary"]["allow"]
+    assert page.count("service allows / registry allows") == snap["shadow"]["summary"]["allow"]
     assert page.index('id="verdict"') < page.index('id="signer"') < page.index('id="failed"')
     assert page.index('id="failed"') < page.index('id="board"') < page.index('id="matrix"')
     assert page.index('id="matrix"') < page.index('id="proofs"') < page.index('id="geo"')
@@ -55,7 +55,7 @@ def test_the_board_speaks_plain_words_with_json_values_behind_a_disclosure(baked
     assert "runtime.deepEquals" not in headlines and "True" not in headlines
     assert "Strict equality tells apart values" in headlines
     assert "Differs in: strict, diverges." in headlines
-    fields = re.findall(r"<td><code>(\w+)</code></td><td class=\"mono\">([^<]*)</td>"
+    fields = re.findall(r"<td>([\w ]+)</td><td class=\"mono\">([^<]*)</td>"
                         r"<td class=\"mono\">([^<]*)</td>", board)  # fmt: skip
     assert ("strict", "false", "true") in fields and ("loose", "true", "true") in fields
 
@@ -116,7 +116,7 @@ def test_a_large_matrix_shows_totals_instead_of_the_grid(baked: Path) -> None:
         dict(rows[i % len(rows)], partner=f"p{i}") for i in range(GRID_LIMIT + 1)
     ]
     page = render_portal(snap).decode("utf-8")
-    assert "Totals by state" in page and "real allow / shadow allow" not in page
+    assert "Totals by state" in page and "service allows / registry allows" not in page
 
 
 def test_the_geo_table_is_capped_for_large_fixtures(baked: Path) -> None:
@@ -149,3 +149,21 @@ def test_the_banner_and_colours_follow_match_not_the_decision(baked: Path) -> No
     assert page.count('class="cell-match"') >= 8
     assert "break-all" not in page
     assert "prefers-color-scheme:dark" in page and "@media print" in page
+
+
+def test_the_verify_command_names_the_folder_baked_and_no_path_of_the_machine(
+    baked: Path,
+) -> None:
+    from compliance_bake.report.portal import bake_facts, folder_shown
+
+    assert folder_shown("out-fail") == "out-fail"
+    assert folder_shown("build/out") == "build/out"
+    assert folder_shown("/srv/bakes/out-fail") == "out-fail"
+    assert folder_shown("../elsewhere/out") == "out"
+    assert folder_shown("C:\\bakes\\out-fail") == "out-fail"
+    facts = bake_facts(None, None, (), "/srv/bakes/out fail")
+    assert facts.folder == "out fail" and PortalFacts.from_json(facts.to_json()) == facts
+    assert "folder" not in bake_facts(None, None, (), "/tmp/x/out").to_json()  # the default
+    page = render_portal(_snapshot(baked), facts=facts)
+    assert b"compliance-bake verify &#39;out fail&#39;" in page and b"/srv" not in page
+    assert read_facts(page) == facts

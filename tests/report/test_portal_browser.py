@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -109,9 +112,10 @@ def test_a_failing_snapshot_says_fail_and_names_the_zip_window(
         page = _page(browser, _portal(out), width)
         assert str(tmp_path) not in page.content()
         text = page.locator("#verdict").inner_text()
-        assert text == (
-            "FAIL 1 of 6 checks failed: the ZIP-window audit "
-            "(1 play of 1 in the window violates it)."
+        assert text == (  # as the terminal counts: the integrity check and the one reason
+            "FAIL 2 checks failed:\n\n"
+            "the ZIP-window audit (1 play of 1 in the window violates it)\n"
+            "1 play in the ZIP window: zip in other state"
         )
         assert page.locator("#signer-key").inner_text() == key_id
         assert page.locator("#signer-key").is_visible()
@@ -154,5 +158,65 @@ def test_dark_mode_and_match_colours(browser: Any, tmp_path: Path) -> None:
     assert background == "rgb(15, 18, 22)"
     cells = page.locator("td.cell-match")
     assert cells.count() == 8  # every grid cell agrees: all green, whatever the decision
-    assert "real block / shadow block" in page.locator("main").inner_text()
+    assert "service blocks / registry blocks" in page.locator("main").inner_text()
     context.close()
+
+
+def _scroll_hints(page: Any) -> list[list[bool]]:
+    """Each visible table box: [does it scroll sideways, is its hint shown]."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('.scroll')]
+        .filter(box => box.offsetParent !== null)
+        .map(box => {
+          const hint = box.previousElementSibling;
+          const shown = !!hint && hint.classList.contains('scroll-hint')
+            && getComputedStyle(hint).display !== 'none';
+          return [box.scrollWidth > box.clientWidth, shown];
+        })"""
+    )
+
+
+CAMEL_CASE = re.compile(r"\b[a-z]+[A-Z][A-Za-z]*\b")
+
+
+def test_the_drifted_bake_counts_as_the_terminal_names_its_folder_and_hints_at_scrolling(
+    browser: Any, tmp_path: Path
+) -> None:
+    """`make demo-fail`'s bake: the banner counts the failures the terminal's short summary
+    counts, the verify command names out-fail, every table that scrolls sideways at 390 px says
+    so (and only those), and no JSON key in camelCase reaches the page, even with every
+    disclosure open."""
+    assert invoke("signing-key", "mint").exit_code == 0
+    drifted = Path(__file__).resolve().parents[2] / "fixtures" / "drifted"
+    baked = subprocess.run(
+        [sys.executable, "-m", "compliance_bake", "bake", "snapshot", "--now", NOW,
+         "--service-fixtures", str(drifted), "--out", "out-fail"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert baked.returncode == 1, baked.stderr
+    counted = re.search(r"short summary: (\d+) failed", baked.stdout + baked.stderr)
+    assert counted is not None, baked.stdout + baked.stderr
+    ARTIFACTS.mkdir(exist_ok=True)
+    for width in (1280, 390):
+        page = _page(browser, _portal(Path("out-fail")), width)
+        banner = page.locator("#verdict").inner_text()
+        assert banner.startswith(f"FAIL {counted.group(1)} checks failed:\n"), banner
+        assert page.locator("#verdict-failed li").count() == int(counted.group(1)) == 3
+        assert page.locator("#signer ~ code.cmd").first.inner_text() == (
+            "compliance-bake verify out-fail --public-key signing-key.pub.pem"
+        )
+        hints = _scroll_hints(page)
+        assert all(scrolls == hinted for scrolls, hinted in hints), (width, hints)
+        assert any(scrolls for scrolls, _ in hints) == (width == 390), (width, hints)
+        page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+        shown = page.locator("body").inner_text()
+        for row in json.loads(Path("out-fail/api/compliance.json").read_text())["enhancements"][
+            "rows"
+        ]:  # a self-check's id is the specification's name, beside its plain words
+            assert row["feature"] in shown
+            shown = shown.replace(row["feature"], "")
+        assert "real" not in shown.split() and "shadow" not in shown.split()
+        assert not CAMEL_CASE.findall(shown), CAMEL_CASE.findall(shown)
+        assert all(scrolls == hinted for scrolls, hinted in _scroll_hints(page)), width
+        fits_and_shot(page, width, "portal-drifted")
+        page.context.close()

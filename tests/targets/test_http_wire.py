@@ -170,7 +170,7 @@ def test_doubtful_answers_are_target_errors_naming_the_route(
         _decode(status, body)
     line = caught.value.one_line()
     assert line.startswith("GET /api/compliance/check: ") and says in line, line
-    assert "docs/service-api.md" in line
+    assert "`compliance-bake docs service-api`" in line
 
 
 def test_health_and_status_answers() -> None:

@@ -77,7 +77,7 @@ def test_the_built_in_profile_is_the_shipped_file_and_the_reference_service_s() 
     shipped = Path(__file__).resolve().parents[2] / "compliance_bake/targets/profiles/builtin.toml"
     assert builtin_text() == shipped.read_text()
     profile = builtin_profile()
-    assert profile.builtin and profile.source == "docs/service-api.md"
+    assert profile.builtin and profile.source == "`compliance-bake docs service-api`"
     assert (profile.auth.header, profile.auth.render("K")) == ("Authorization", "Bearer K")
     assert profile.check.label == "GET /api/compliance/check"
     assert profile.check.answers == frozenset((200, 403))

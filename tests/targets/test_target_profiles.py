@@ -427,12 +427,12 @@ def test_the_built_in_profile_as_a_file_bakes_the_same_bytes_as_no_profile(
     profile = tmp_path / "builtin.toml"
     profile.write_text(shown.stdout)
     with FaultServer() as server:
-        default, _, err_default = _bake(tmp_path / "a", server.url, AGENT_KEY)
+        default, _, err_default = _bake(tmp_path / "a" / "out", server.url, AGENT_KEY)
         explicit, _, err_explicit = _bake(
-            tmp_path / "b", server.url, AGENT_KEY, "--target-profile", str(profile)
+            tmp_path / "b" / "out", server.url, AGENT_KEY, "--target-profile", str(profile)
         )
     assert (default, explicit) == (0, 0), err_default + err_explicit
-    assert snapshot_tree(tmp_path / "a") == snapshot_tree(tmp_path / "b")
+    assert snapshot_tree(tmp_path / "a" / "out") == snapshot_tree(tmp_path / "b" / "out")
 
 
 def test_bake_explain_shows_the_first_request_of_each_operation(
