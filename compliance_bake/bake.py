@@ -88,7 +88,9 @@ class BakeResult:
 
     @property
     def ok(self) -> bool:
-        return self.snapshot.integrity.holds
+        """Every integrity check holds and no shadow row disagrees (report/disagreements.py)."""
+        found = self.snapshot.shadow.disagreements or {}
+        return self.snapshot.integrity.holds and not any(found.values())
 
     @property
     def exit_code(self) -> int:
@@ -109,7 +111,12 @@ class BakeResult:
                 "total": board.total,
                 "failed": [row.feature for row in board.rows if not row.match],
             },
-            "shadow": {"rows": len(shadow.rows), **shadow.summary.to_json()},
+            "shadow": {
+                "rows": len(shadow.rows),
+                **shadow.summary.to_json(),
+                "sources": dict(shadow.sources or {}),
+                "disagreements": dict(shadow.disagreements or {}),
+            },
             "integrity": [check.to_json() for check in snap.integrity.checks],
             "attestation": (
                 None

@@ -96,9 +96,18 @@ def build_snapshot(
     # Build.
     licences_file = str(Path(fixtures.source) / LICENCES_FILE)
     board = run_board(target, registry, licences_file, stamp, settings.console_depth)
-    rows, summary = run_shadow(target, registry, progress)
+    matrix = run_shadow(target, registry, progress)
     phases("sign")
-    shadow = Shadow(stamp, target.base, rows, summary, UNSIGNED, UNSIGNED_PROOF)
+    shadow = Shadow(
+        stamp,
+        target.base,
+        matrix.rows,
+        matrix.summary,
+        UNSIGNED,
+        UNSIGNED_PROOF,
+        matrix.sources,
+        matrix.disagreements,
+    )
     geo = Geo(fixtures.geo)
 
     # Sign the blocks from their JSON, each canonicalised once. The shadow block's JSON is the

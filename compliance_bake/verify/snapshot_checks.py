@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from compliance_bake.progress import Phases, no_phases
+from compliance_bake.report import disagreements
 from compliance_bake.signing.integrity import hmac_present
 from compliance_bake.signing.proofs import FAILS
 from compliance_bake.signing.secret import Secret
@@ -136,5 +137,39 @@ def verify_snapshot(
                 f"recorded check {check.get('id')} failed: {check.get('label')}",
                 RECORDED,
             )
+    for what in recorded_disagreements(shadow):
+        report.add(name, False, what, RECORDED)
     report.add(name, True, "recorded checks read", RECORDED)
     return columns
+
+
+def recorded_disagreements(shadow: Any) -> list[str]:
+    """`recorded disagreement <kind>: n rows: <pairs>` for each kind the block counts rows of
+    (named as the bake names it); the pairs are read from the rows. Malformed counts are the
+    schema's and the rules' to name."""
+    counts = shadow.get("disagreements") if isinstance(shadow, dict) else None
+    if not isinstance(counts, dict) or not any(type(n) is int and n > 0 for n in counts.values()):
+        return []
+    try:
+        from_target = shadow["sources"]["shadowAllowed"] == disagreements.SOURCE_TARGET_SHADOW
+        found = disagreements.examples(
+            (
+                (r["state"], r["partner"], r["licenseStatus"], r["realAllowed"],
+                 r["shadowAllowed"], r.get("reason"))
+                for r in shadow["rows"]
+            ),
+            from_target,
+        )  # fmt: skip
+    except FAILS:
+        found = {}
+    out = []
+    for kind, label in disagreements.KINDS.items():
+        n = counts.get(kind)
+        if type(n) is int and n > 0:
+            pairs = found.get(kind, [])
+            listed = f": {'; '.join(pairs)}" if pairs else ""
+            more = f"; ... {n - len(pairs)} more" if pairs and n > len(pairs) else ""
+            out.append(
+                f"recorded disagreement {label}: {n} row{'s' if n != 1 else ''}{listed}{more}"
+            )
+    return out
