@@ -278,15 +278,25 @@ def verify_json(report: VerifyReport) -> None:
 
 
 def decision_line(
-    partner: str, state: str, wager_type: str, decision: Decision, base: str, known: bool = True
+    partner: str,
+    state: str,
+    wager_type: str,
+    decision: Decision,
+    base: str,
+    known: bool = True,
+    question: str | None = None,
 ) -> None:
     word = "[green]ALLOWED[/green]" if decision.allowed else "[bold red]BLOCKED[/bold red]"
     reason = f": {safe(decision.reason)}" if decision.reason else ""
+    if not decision.allowed and decision.reason is None:
+        reason = ": (the target gave no reason)"
     console = _out()
     console.print(
         f"{word} ({decision.status}) {safe(partner)} in {state}, {safe(wager_type)}{reason}"
         f" [dim](answered by {safe(base)})[/dim]"
     )
+    if question is not None:
+        console.print(f"  asked: {safe(question)}", soft_wrap=True)
     if not known:
         err_console().print(
             f"note: partner {safe(partner)} is not in the fixtures (licences.json): check the "
