@@ -29,6 +29,7 @@ from compliance_bake.inputs.models import Fixtures
 from compliance_bake.log.append import OUT_FILES, LogTarget, log_snapshot, prepare_log
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
+from compliance_bake.report.disagreements import failing
 from compliance_bake.report.models import DeepAudit, JsonObject, Snapshot
 from compliance_bake.report.portal import SAMPLE_LIMIT, bake_facts
 from compliance_bake.report.portal_previous import (
@@ -89,8 +90,8 @@ class BakeResult:
     @property
     def ok(self) -> bool:
         """Every integrity check holds and no shadow row disagrees (report/disagreements.py)."""
-        found = self.snapshot.shadow.disagreements or {}
-        return self.snapshot.integrity.holds and not any(found.values())
+        found = failing(self.snapshot.shadow.disagreements)
+        return self.snapshot.integrity.holds and not found
 
     @property
     def exit_code(self) -> int:

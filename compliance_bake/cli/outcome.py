@@ -194,7 +194,7 @@ def _shadow_cases(
     for row in rows:
         wrong = by_state.setdefault(row.state, [])
         kinds = row_disagreements(row, shadow_from_target)
-        if kinds or not row.match:
+        if not row.match or any(kind in disagreements.FAILING for kind in kinds):
             wrong.append((row, kinds))
     lines = partner_lines(fixtures) if fixtures is not None else {}
     where = None
@@ -266,7 +266,7 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
         plays = audit.plays if audit is not None else None
         suites["zip-window"] = _reason_cases(result.violations_by_reason, violations, plays)
     failed = [c.name for c in suites["integrity"] if not c.ok]
-    failed += [disagreements.KINDS[k] for k, n in (snap.shadow.disagreements or {}).items() if n]
+    failed += disagreements.failing(snap.shadow.disagreements)
     verdict = "PASS: every check holds" if result.ok else "FAIL: " + ", ".join(failed)
     return Outcome("bake snapshot", result.ok, result.exit_code, verdict, suites, result.summary())
 

@@ -79,7 +79,7 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
     from rich.table import Table
 
     from compliance_bake.cli.outcome import of_bake, pair_text, reason_words, row_disagreements
-    from compliance_bake.report.disagreements import KINDS
+    from compliance_bake.report.disagreements import FAILING, KINDS
 
     snap = result.snapshot
     console = _out()
@@ -102,13 +102,15 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
             soft_wrap=False,
         )
     for kind, n in (shadow.disagreements or {}).items():
-        if n:
+        if n and kind in FAILING:
             console.print(f"  [bold red]{count(n)}[/bold red] {safe(KINDS.get(kind, kind))}")
+        elif n:
+            console.print(f"  reported: {count(n)} {safe(KINDS.get(kind, kind))}")
     from_target = shadow.shadow_from_target
     shown = 0
     for row in shadow.rows:
         kinds = row_disagreements(row, from_target)
-        if not kinds and row.match:
+        if row.match and not any(kind in FAILING for kind in kinds):
             continue
         if shown == MISMATCH_ROWS_SHOWN:
             console.print("  … and more in the registry file")

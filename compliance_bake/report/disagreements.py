@@ -11,7 +11,7 @@ snapshot's recorded counts can be computed again from its rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 # `shadow.sources`: which party gave each column of the rows.
 SOURCE_TARGET = "target"
@@ -45,6 +45,24 @@ KINDS: dict[str, str] = {
     REASON_NOT_SPEC_FORM: "reason not in the specification's form",
     BLOCK_WITHOUT_REASON: "blocked without a reason",
 }
+
+# The kinds that fail a bake (exit 1) and `verify`: the target departs from the registry or from
+# itself. The other two are reported (the bake's output, `verify`'s notes) and do not fail: the
+# row holds the target's words, or says it gave none, and a service may give no reason at all
+# (docs/service-api.md: `reason` is optional).
+FAILING = (
+    ALLOWED_WITHOUT_LICENCE,
+    LICENCE_BLOCK_WITH_LICENCE,
+    OTHER_BLOCK_WITH_LICENCE,
+    REAL_SHADOW_DIFFER,
+)
+
+
+def failing(counts: Mapping[str, int] | None) -> list[str]:
+    """The labels of the failing kinds with rows, in KINDS order."""
+    found = counts or {}
+    return [KINDS[kind] for kind in FAILING if found.get(kind)]
+
 
 # The kind of a row as the verifier's columns count them: (state, licenseStatus, realAllowed,
 # shadowAllowed, match, reason).
