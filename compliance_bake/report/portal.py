@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
-from compliance_bake.report import escape
+from compliance_bake.report import disagreements, escape
 from compliance_bake.report.deepequal import strict_equals
 from compliance_bake.report.models import (
     BoardRow,
@@ -295,16 +295,33 @@ def _board_row(row: BoardRow) -> BoardView:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """PASS (`ok`), or FAIL with each integrity check that failed."""
+    """PASS (`ok`), or FAIL with each integrity check that failed and each disagreement kind
+    with rows (report/disagreements.py: named as the bake and `verify` name it)."""
 
     ok: bool
     failed: tuple[IntegrityCheck, ...]
     ids: list[str]
+    disagreements: list[str]
+    # Every kind with rows, failing or reported: (label, rows, fails)
+    kinds: list[tuple[str, int, bool]]
 
 
 def _verdict(snapshot: Snapshot) -> Verdict:
     failed = snapshot.integrity.failed
-    return Verdict(ok=not failed, failed=failed, ids=[c.id for c in failed])
+    counts = dict(snapshot.shadow.disagreements or {})
+    kinds = [
+        (disagreements.KINDS[kind], n, kind in disagreements.FAILING)
+        for kind, n in counts.items()
+        if n and kind in disagreements.KINDS
+    ]
+    found = disagreements.failing(counts)
+    return Verdict(
+        ok=not failed and not found,
+        failed=failed,
+        ids=[c.id for c in failed],
+        disagreements=found,
+        kinds=kinds,
+    )
 
 
 @dataclass(frozen=True, slots=True)

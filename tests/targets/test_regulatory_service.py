@@ -127,6 +127,8 @@ def test_a_bake_through_the_profile_holds_the_service_s_shadow_and_reasons(
 def test_an_identity_block_is_named_with_the_service_s_words_by_bake_and_verify(
     service: str, tmp_path: Path
 ) -> None:
+    before = tmp_path / "before"
+    assert _bake(before, service).exit_code == 0
     status, _ = _post(f"{service}/test/identity", {"nodeId": "node-corridor-03", "verified": False})
     assert status == 200
     out = tmp_path / "out"
@@ -150,6 +152,14 @@ def test_an_identity_block_is_named_with_the_service_s_words_by_bake_and_verify(
         '("Identity verification required in NJ")'
     ) in verified.output
     assert "rule " not in verified.output.split("short summary")[1]  # recorded, not malformed
+    page = (out / "portal" / "compliance" / "index.html").read_text()
+    assert f"The service disagrees: {OTHER_REASON}." in page
+    assert f"<li><strong>{OTHER_REASON}</strong>" in page
+    assert "Identity verification required in NJ" in page  # the mismatched pair, its words
+    assert "the shadow decision the service itself gave" in page
+    diffed = invoke("diff", str(before), str(out))
+    assert diffed.exit_code == 1, diffed.output
+    assert f"{OTHER_REASON}: 0 -> 2 rows" in diffed.output
 
 
 def test_check_explain_shows_the_wager_table_s_question_numbers_as_numbers(
