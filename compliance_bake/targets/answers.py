@@ -71,10 +71,12 @@ class Answer:
     def fail(self, problem: str) -> TargetError:
         return TargetError(f"{self.label}: {problem}", self.hint)
 
-    def body(self, raw: bytes) -> dict[str, Any]:
+    def body(self, raw: bytes) -> tuple[dict[str, Any], bool]:
+        """The answer's object, and whether every value in it is strict already (the fast
+        path's: no fraction, NaN or 64-bit overflow anywhere, so nothing mapped needs a look)."""
         fast = _compact_flat_object(raw)
         if fast is not None:
-            return fast
+            return fast, True
         try:
             # Unambiguous (a key twice anywhere is refused); the strict checks apply to the
             # values the profile reads (`fields`), not to parts no expression reads.
@@ -83,17 +85,19 @@ class Answer:
             raise self.fail(f"the answer is not strict JSON ({exc} at {exc.where})") from None
         if not isinstance(value, dict):
             raise self.fail(f"the answer is {kind(value)}, not a JSON object")
-        return value
+        return value, False
 
     def fields(self, status: int, headers: Mapping[str, str], raw: bytes) -> dict[str, Any]:
         """Each field of the operation on this answer (MISSING where a field path found none)."""
-        body = self.body(raw)
+        body, strict = self.body(raw)
         try:
             values = self.operation.map(status, headers, body)
         except JMESPathError as exc:
             failed = _failing_expression(self.operation, status, headers, body)
             detail = " ".join(str(exc).split())
             raise self.fail(f"`{failed}` failed on the answer ({shown(detail, False)})") from None
+        if strict:
+            return values
         for name, expression in self.operation.fields:
             value = values[name]
             kind_ = type(value)
