@@ -43,7 +43,7 @@ from compliance_bake.targets.profile import (
 _DEFAULT_ANSWERS = {"health": (200,), "check": (200, 403), "status": (200,), SHADOW: (200, 403)}
 _TABLES = (*OPERATIONS, SHADOW, "auth", "wagers")
 _QUESTION = ("path", "query", "headers", "body")  # the keys that say what is asked
-WagerTable = dict[str, Any]
+WagerTable = dict[str, object]
 _REQUEST_KEYS = ("method", "path", "query", "body", "headers", "answers", "retry")
 _AUTH_KEYS = ("header", "value")
 # A 3xx is never followed, a 401 is a refused key, a 429 and a 5xx are retried.
@@ -239,7 +239,7 @@ def _wager_value(item: object) -> bool:
     return isinstance(item, bool | int)
 
 
-def _wager_names(table: dict[str, Any]) -> set[str]:
+def _wager_names(table: dict[str, object]) -> set[str]:
     """The NAMEs of every `{wager.NAME}` in an operation's question."""
     names: set[str] = set()
 
@@ -321,7 +321,7 @@ def _operation(
 
 
 def _compiled(
-    problem: _Problems, name: str, table: dict[str, Any], extra: frozenset[str] = frozenset()
+    problem: _Problems, name: str, table: dict[str, object], extra: frozenset[str] = frozenset()
 ) -> Operation:
     fields = REQUIRED[name] + OPTIONAL[name]
     for key in table:

@@ -1,4 +1,4 @@
-"""The target's own reasons, its own shadow, and the disagreements by kind (issue 32).
+"""The target's own reasons, its own shadow, and the disagreements by kind.
 
 No code path writes a reason the target did not give: a target whose reasons are unusual text,
 and one that gives none, are baked through the real CLI (the in-process engine, its `check`

@@ -1,5 +1,5 @@
-"""Faithful to the service that answered (issue 32), against a second real Bun service written
-from the issue's description (tests/targets/services/bun_regulatory.ts): no auth, a POST check
+"""Faithful to the service that answered, against a second real Bun service written from a
+description of such a service (tests/targets/services/bun_regulatory.ts): no auth, a POST check
 whose question differs per wager type, its own shadow decision (`?shadow=true`), blocks for
 identity and stakes with its own reasons, fractional limits, no runtime on /health. Through its
 profile (tests/targets/profiles/bun_regulatory.toml, the second example of

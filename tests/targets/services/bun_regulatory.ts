@@ -1,5 +1,5 @@
-// A second compliance service for Bun, written from the description in issue 32: the kind an
-// operator of another company runs, that decides on more than licences and has its own shadow.
+// A second compliance service for Bun, written from a description of one, not from this code:
+// the kind an operator of another company runs, that decides on more than licences and has its own shadow.
 //
 // - no authentication;
 // - POST /v1/regulatory/check with a JSON body {nodeId, stateCode, sportId, marketId,
