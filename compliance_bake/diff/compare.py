@@ -199,11 +199,14 @@ def _disagreements(old: Snapshot, new: Snapshot) -> list[Change]:
     """Where the shadow decisions came from, and the rows of each disagreement kind (named as
     the bake and `verify` name them): a failing kind's count is a self-check change, a reported
     kind's a cosmetic one."""
-    was, now = dict(old.shadow.sources or {}), dict(new.shadow.sources or {})
-    changes = _field(
+    changes: list[Change] = []
+    was, now = old.shadow.sources, new.shadow.sources
+    before, after = old.shadow.disagreements, new.shadow.disagreements
+    if was is None or now is None or before is None or after is None:
+        return changes  # one side was baked before they were recorded: nothing to compare
+    changes += _field(
         COVERAGE, "shadow.sources.shadowAllowed", was.get("shadowAllowed"), now.get("shadowAllowed")
     )
-    before, after = dict(old.shadow.disagreements or {}), dict(new.shadow.disagreements or {})
     for kind in disagreements.KINDS:
         cls = SELF_CHECK if kind in disagreements.FAILING else COSMETIC
         if before.get(kind) != after.get(kind):

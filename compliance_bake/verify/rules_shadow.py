@@ -86,8 +86,11 @@ def _licence_status(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
 
 
 def _shadow_from_registry(snap: dict[str, Any]) -> bool:
-    """Whether the block says its shadow decisions are the licence registry's (a missing or
-    odd `sources` fails the schema; read here, it raises and the rule could not run)."""
+    """Whether the block says its shadow decisions are the licence registry's. A block without
+    `sources` was baked before compliance-bake recorded them, when the registry gave every
+    shadow decision; an odd value raises, and the rule could not run."""
+    if "sources" not in snap["shadow"]:
+        return True
     source = snap["shadow"]["sources"]["shadowAllowed"]
     if source not in (SOURCE_REGISTRY, SOURCE_TARGET_SHADOW):
         raise ValueError(source)
@@ -140,6 +143,11 @@ def row_kinds(snap: dict[str, Any], ctx: RuleContext) -> Counter[disagreements.R
 def _shadow_disagreements(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     from_target = not _shadow_from_registry(snap)
     counted = disagreements.count(row_kinds(snap, ctx).items(), from_target)
+    if "disagreements" not in snap["shadow"]:
+        # Baked before they were recorded (or taken out): what the rows hold is not checked
+        # against a record, and the rule says so rather than holding.
+        found = disagreements.failing(counted)
+        return [f"not recorded; the rows hold {'; '.join(found) if found else 'none failing'}"]
     recorded = snap["shadow"]["disagreements"]
     if strict_equals(counted, recorded):
         return []

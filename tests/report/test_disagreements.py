@@ -165,3 +165,22 @@ def test_a_recorded_count_that_hides_a_disagreement_breaks_a_rule(baked: Path) -
     assert result.exit_code == 1, result.output
     assert "rule shadow-disagreements" in result.output
     assert "otherBlockWithLicence counted 1, recorded 0" in result.output
+
+
+def test_a_snapshot_without_the_records_is_diffed_but_not_verified_as_holding(
+    baked: Path, tmp_path: Path
+) -> None:
+    """A snapshot baked before `sources` and `disagreements` were recorded (here: taken out
+    and re-signed) can still be compared; `verify` says the disagreements were not recorded."""
+    from tests._resign import resign
+
+    doc = json.loads((baked / "api" / "compliance.json").read_text())
+    del doc["shadow"]["sources"], doc["shadow"]["disagreements"]
+    resign(doc, "test-secret-0123456789abcdef0123456789abcdef")
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(doc))
+    diffed = invoke("diff", str(old), str(baked / "api" / "compliance.json"))
+    assert diffed.exit_code == 0, diffed.output  # the counts appear: 0 of each, no failing kind
+    verified = invoke("verify", str(old))
+    assert verified.exit_code == 1, verified.output
+    assert "rule shadow-disagreements" in verified.output and "not recorded" in verified.output
