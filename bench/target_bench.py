@@ -2,7 +2,7 @@
 
     python bench/target_bench.py [--states 50] [--partners 1000] [--seconds 5] [--repeat 3]
                                  [--service auto|serve|stand-in] [--profile-rows 500000]
-                                 [--profile-only]
+                                 [--profile-only] [--shadow]
 
 One run does everything:
 1. generates the fixtures (bench/gen_fixtures.py) into bench/.data/ (git-ignored);
@@ -20,7 +20,9 @@ One run does everything:
    once through a profile with a POST, a JSON body and a nested answer (the Bun service's shape
    of docs/target-profiles.md), in the same run; CPU (user + sys of the bake process) and wall
    time. Target: the profiled bake at most 1.15x the built-in one, CPU and wall.
-Exits 1 if a target is missed. --profile-only runs step 5 alone (no wrk needed).
+Exits 1 if a target is missed. --profile-only runs step 5 alone (no wrk needed). --shadow bakes
+step 3 through the built-in profile with a `[shadow]` that asks the same check route (`serve` has
+no shadow mode of its own): two questions per pair, and the bake's rate counts both.
 
 The machine is shared by wrk or the baker and the service, so the ratios, measured in the same
 run and paired, are what to read; the absolute rates move with the machine.
@@ -205,6 +207,18 @@ def _matrix(base: str, key: str, requests: list[CheckRequest]) -> float:
     return elapsed
 
 
+def _shadow_profile(work: Path) -> Path:
+    """The built-in profile with a `[shadow]` asking the check route again: two questions per
+    pair, as a service with its own shadow mode is asked (docs/target-profiles.md)."""
+    from compliance_bake.targets.profile_file import builtin_text
+
+    text = builtin_text()
+    check = text[text.index("[check]") : text.index("[status]")]
+    path = work / "shadow.toml"
+    path.write_text(text + "\n" + check.replace("[check]", "[shadow]", 1))
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--states", type=int, default=50, help="states in the matrix (50)")
@@ -214,6 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--service", choices=["auto", "serve", "stand-in"], default="auto")
     parser.add_argument("--profile-rows", type=int, default=500_000, help="rows (500000)")
     parser.add_argument("--profile-only", action="store_true", help="only the profile cost")
+    parser.add_argument("--shadow", action="store_true", help="bake with [shadow]: 2 asks a pair")
     args = parser.parse_args(argv)
     if args.profile_only:
         with tempfile.TemporaryDirectory() as temp:
@@ -240,10 +255,14 @@ def main(argv: list[str] | None = None) -> int:
         route = f"{base}/api/compliance/check?partner={licensed}&state=MA&wagerType="
         wager = registry.state("MA").wager_types[0]  # type: ignore[union-attr]
         bake_ratios, matrix_ratios = [], []
+        extra = ("--target-profile", str(_shadow_profile(work))) if args.shadow else ()
+        asked = checks * (2 if args.shadow else 1)
+        if args.shadow:
+            print(f"with [shadow]: {asked} questions per bake (two per pair)")
         try:
             for run in range(1, args.repeat + 1):
                 wrk_rate = _wrk(route + wager, key, args.seconds)
-                bake_rate = checks / _bake(base, key, fixtures, work / f"out{run}")
+                bake_rate = asked / _bake(base, key, fixtures, work / f"out{run}", *extra)
                 matrix_rate = checks / _matrix(base, key, requests)
                 bake_ratios.append(bake_rate / wrk_rate)
                 matrix_ratios.append(matrix_rate / wrk_rate)

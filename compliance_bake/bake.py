@@ -30,6 +30,7 @@ from compliance_bake.inputs.models import Fixtures
 from compliance_bake.log.append import OUT_FILES, LogTarget, log_snapshot, prepare_log
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
+from compliance_bake.report.disagreements import failing
 from compliance_bake.report.models import DeepAudit, JsonObject, Snapshot
 from compliance_bake.report.portal import SAMPLE_LIMIT, bake_facts
 from compliance_bake.report.portal_previous import (
@@ -91,7 +92,9 @@ class BakeResult:
 
     @property
     def ok(self) -> bool:
-        return self.snapshot.integrity.holds
+        """Every integrity check holds and no shadow row disagrees (report/disagreements.py)."""
+        found = failing(self.snapshot.shadow.disagreements)
+        return self.snapshot.integrity.holds and not found
 
     @property
     def exit_code(self) -> int:
@@ -130,7 +133,12 @@ class BakeResult:
                 "total": board.total,
                 "failed": [row.feature for row in board.rows if not row.match],
             },
-            "shadow": {"rows": len(shadow.rows), **shadow.summary.to_json()},
+            "shadow": {
+                "rows": len(shadow.rows),
+                **shadow.summary.to_json(),
+                "sources": dict(shadow.sources or {}),
+                "disagreements": dict(shadow.disagreements or {}),
+            },
             "integrity": [check.to_json() for check in snap.integrity.checks],
             "attestation": (
                 None

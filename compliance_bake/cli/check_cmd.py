@@ -82,12 +82,14 @@ def check(
     if target is None:
         target = InProcessTarget(Engine(registry))
     try:
+        target.wager_types_missing([wager_type])  # exit 2 before any request
+        question = target.question(partner, code, wager_type)
         decision = target.check(partner, code, wager_type)
     finally:
         target.close()
     if as_json:
         answer = {"partner": partner, "state": code, "wagerType": wager_type, **decision.as_json()}
-        answer = {**answer, "target": target.base, "knownPartner": known}
+        answer = {**answer, "target": target.base, "knownPartner": known, "question": question}
         click.echo(terminal_json(answer))
     else:
-        render.decision_line(partner, code, wager_type, decision, target.base, known)
+        render.decision_line(partner, code, wager_type, decision, target.base, known, question)

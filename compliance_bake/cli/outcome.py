@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from compliance_bake.cli.terminal import count, json_text
 from compliance_bake.errors import EXIT_NOTHING_CHECKED, EXIT_OK
+from compliance_bake.report import disagreements
 
 if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
@@ -130,6 +131,29 @@ def pair_text(row: ShadowRow) -> str:
     )
 
 
+def row_disagreements(row: ShadowRow, shadow_from_target: bool) -> tuple[str, ...]:
+    return disagreements.classify(
+        row.state,
+        row.license_status,
+        row.real_allowed,
+        row.shadow_allowed,
+        row.reason,
+        shadow_from_target,
+    )
+
+
+def reason_words(reason: str | None) -> str:
+    """The target's reason as given, quoted, or that it gave none."""
+    return "no reason given" if reason is None else disagreements.json_text(reason)
+
+
+def disagreement_text(row: ShadowRow, kinds: tuple[str, ...]) -> str:
+    """A disagreeing pair: each kind by name, then the pair and the target's reason as given."""
+    named = "; ".join(disagreements.KINDS[kind] for kind in kinds) or "mismatch"
+    said = "" if row.real_allowed else f", reason {reason_words(row.reason)}"
+    return f"{named}: {pair_text(row)}{said}"
+
+
 def shown_path(path: Path | str) -> str:
     """A path as a reader finds it: relative to the working folder when under it (GitHub
     resolves annotations against the checkout), else as it is."""
@@ -164,12 +188,15 @@ def partner_lines(licences: Path) -> dict[str, int]:
     return found
 
 
-def _shadow_cases(rows: Iterable[ShadowRow], fixtures: Path | None) -> list[Case]:
-    by_state: dict[str, list[ShadowRow]] = {}
+def _shadow_cases(
+    rows: Iterable[ShadowRow], fixtures: Path | None, shadow_from_target: bool = False
+) -> list[Case]:
+    by_state: dict[str, list[tuple[ShadowRow, tuple[str, ...]]]] = {}
     for row in rows:
         wrong = by_state.setdefault(row.state, [])
-        if not row.match:
-            wrong.append(row)
+        kinds = row_disagreements(row, shadow_from_target)
+        if not row.match or any(kind in disagreements.FAILING for kind in kinds):
+            wrong.append((row, kinds))
     lines = partner_lines(fixtures) if fixtures is not None else {}
     where = None
     if fixtures is not None:
@@ -181,9 +208,12 @@ def _shadow_cases(rows: Iterable[ShadowRow], fixtures: Path | None) -> list[Case
         if not wrong:
             cases.append(Case(state, True, "no mismatches"))
             continue
-        items = tuple(Item(pair_text(r), where, lines.get(r.partner)) for r in wrong[:ITEMS_KEPT])
+        items = tuple(
+            Item(disagreement_text(r, kinds), where, lines.get(r.partner))
+            for r, kinds in wrong[:ITEMS_KEPT]
+        )
         more = len(wrong) - len(items)
-        cases.append(Case(state, False, f"{count(len(wrong))} mismatched", items, more))
+        cases.append(Case(state, False, f"{count(len(wrong))} disagreeing", items, more))
     return cases
 
 
@@ -229,7 +259,7 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
     suites = {
         "board": [_board_case(r) for r in snap.enhancements.rows],
         "integrity": [Case(c.id, c.ok, c.label) for c in snap.integrity.checks],
-        "shadow": _shadow_cases(snap.shadow.rows, fixtures),
+        "shadow": _shadow_cases(snap.shadow.rows, fixtures, snap.shadow.shadow_from_target),
     }
     if result.violations_by_reason is not None:
         audit = result.deep_audit
@@ -238,6 +268,7 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
         cases = _reason_cases(result.violations_by_reason, violations, plays)
         suites["zip-window"] = cases + _empty_window_case(result.nothing_audited)
     failed = [c.name for c in suites["integrity"] if not c.ok]
+    failed += disagreements.failing(snap.shadow.disagreements)
     verdict = "PASS: every check holds" if result.ok else "FAIL: " + ", ".join(failed)
     if result.nothing_audited is not None and result.deep_audit is not None:
         label = result.deep_audit.label

@@ -79,7 +79,8 @@ def _board(snap: Snapshot, depth: int) -> Any:
 def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) -> None:
     from rich.table import Table
 
-    from compliance_bake.cli.outcome import of_bake, pair_text
+    from compliance_bake.cli.outcome import of_bake, pair_text, reason_words, row_disagreements
+    from compliance_bake.report.disagreements import FAILING, KINDS
 
     snap = result.snapshot
     console = _out()
@@ -94,12 +95,33 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
         f"mismatches {mismatches}",
         soft_wrap=False,
     )
-    mismatched = [r for r in shadow.rows if not r.match]
-    for row in mismatched[:MISMATCH_ROWS_SHOWN]:
-        console.print(f"  [red]mismatch[/red] {safe(pair_text(row))}")
-    if len(mismatched) > MISMATCH_ROWS_SHOWN:
-        more = count(len(mismatched) - MISMATCH_ROWS_SHOWN)
-        console.print(f"  … and {more} more in the registry file")
+    sources = shadow.sources or {}
+    if sources:
+        console.print(
+            f"  real decisions and reasons: {safe(sources.get('realAllowed', '?'))}; "
+            f"shadow: {safe(sources.get('shadowAllowed', '?'))}",
+            soft_wrap=False,
+        )
+    for kind, n in (shadow.disagreements or {}).items():
+        if n and kind in FAILING:
+            console.print(f"  [bold red]{count(n)}[/bold red] {safe(KINDS.get(kind, kind))}")
+        elif n:
+            console.print(f"  reported: {count(n)} {safe(KINDS.get(kind, kind))}")
+    from_target = shadow.shadow_from_target
+    shown = 0
+    for row in shadow.rows:
+        kinds = row_disagreements(row, from_target)
+        if row.match and not any(kind in FAILING for kind in kinds):
+            continue
+        if shown == MISMATCH_ROWS_SHOWN:
+            console.print("  … and more in the registry file")
+            break
+        console.print(f"  [red]disagrees[/red] {safe(pair_text(row))}")
+        for kind in kinds:
+            console.print(f"    {safe(KINDS[kind])}")
+        if not row.real_allowed and kinds:
+            console.print(f"    reason: {safe(reason_words(row.reason))}")
+        shown += 1
     if snap.deep_audit is not None:
         window = snap.deep_audit.zip_window
         violations = ""
@@ -260,15 +282,25 @@ def verify_json(report: VerifyReport) -> None:
 
 
 def decision_line(
-    partner: str, state: str, wager_type: str, decision: Decision, base: str, known: bool = True
+    partner: str,
+    state: str,
+    wager_type: str,
+    decision: Decision,
+    base: str,
+    known: bool = True,
+    question: str | None = None,
 ) -> None:
     word = "[green]ALLOWED[/green]" if decision.allowed else "[bold red]BLOCKED[/bold red]"
     reason = f": {safe(decision.reason)}" if decision.reason else ""
+    if not decision.allowed and decision.reason is None:
+        reason = ": (the target gave no reason)"
     console = _out()
     console.print(
         f"{word} ({decision.status}) {safe(partner)} in {state}, {safe(wager_type)}{reason}"
         f" [dim](answered by {safe(base)})[/dim]"
     )
+    if question is not None:
+        console.print(f"  asked: {safe(question)}", soft_wrap=True)
     if not known:
         err_console().print(
             f"note: partner {safe(partner)} is not in the fixtures (licences.json): check the "

@@ -41,7 +41,8 @@ def failure_summary(outcome: Outcome, console: Any) -> None:
             if n > SUMMARY_SHOWN:
                 console.print(f"… and {count(n - SUMMARY_SHOWN)} more {safe(suite)} failures")
     style = "green" if outcome.ok else "bold red"
-    console.print(f"[{style}]{safe(outcome.verdict)}[/{style}]")
+    # Wrapped at the terminal's width: a verdict naming several disagreement kinds is long.
+    console.print(f"[{style}]{safe(outcome.verdict)}[/{style}]", soft_wrap=False)
 
 
 def _item_lines(case: Case) -> list[str]:

@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from compliance_bake.diff.model import Change, ChangeClass
 from compliance_bake.diff.pairs import pair_changes
+from compliance_bake.report import disagreements
 from compliance_bake.report.models import (
     BoardRow,
     DeepAudit,
@@ -194,10 +195,38 @@ def _strings(prefix: str, old: Mapping[str, str], new: Mapping[str, str]) -> lis
     return changes
 
 
+def _disagreements(old: Snapshot, new: Snapshot) -> list[Change]:
+    """Where the shadow decisions came from, and the rows of each disagreement kind (named as
+    the bake and `verify` name them): a failing kind's count is a self-check change, a reported
+    kind's a cosmetic one."""
+    changes: list[Change] = []
+    was, now = old.shadow.sources, new.shadow.sources
+    before, after = old.shadow.disagreements, new.shadow.disagreements
+    if was is None or now is None or before is None or after is None:
+        return changes  # one side was baked before they were recorded: nothing to compare
+    changes += _field(
+        COVERAGE, "shadow.sources.shadowAllowed", was.get("shadowAllowed"), now.get("shadowAllowed")
+    )
+    for kind in disagreements.KINDS:
+        cls = SELF_CHECK if kind in disagreements.FAILING else COSMETIC
+        if before.get(kind) != after.get(kind):
+            changes.append(
+                Change(
+                    cls,
+                    "disagreement",
+                    {"field": f"shadow.disagreements.{kind}"},
+                    before.get(kind),
+                    after.get(kind),
+                )
+            )
+    return changes
+
+
 def compare(old: Snapshot, new: Snapshot) -> list[Change]:
     """Every change from `old` to `new`, grouped by what it concerns (the result sorts by class)."""
     changes = pair_changes(old.shadow.rows, new.shadow.rows)
     changes += _field(COVERAGE, "shadow.base", old.shadow.base, new.shadow.base)
+    changes += _disagreements(old, new)
     changes += _board(old, new)
     changes += _integrity(old.integrity.checks, new.integrity.checks)
     changes += _geo(old, new)

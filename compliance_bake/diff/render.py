@@ -22,6 +22,7 @@ from compliance_bake.diff.model import (
     DiffResult,
     SideInfo,
 )
+from compliance_bake.report.disagreements import KINDS
 from compliance_bake.report.escape import markdown as _md
 from compliance_bake.report.models import JsonValue
 
@@ -110,6 +111,9 @@ def describe(change: Change) -> str:
         return f"deepAudit zip window ok {_flag(before)} -> {_flag(after)}"
     if kind in ("deep-audit-added", "deep-audit-removed"):
         return f"deepAudit {kind.rsplit('-', 1)[1]}"
+    if kind == "disagreement":
+        name = c["field"].rsplit(".", 1)[-1]
+        return f"{KINDS.get(name, name)}: {_value(before)} -> {_value(after)} rows"
     return f"{c.get('field', kind)}: {_value(before)} -> {_value(after)}"
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 import sys
 from collections.abc import Iterator
@@ -118,6 +119,74 @@ def loads_strict(text: str | bytes) -> Any:
     if not _plainly_clean(value):
         _check_tree(value, "$")
     return value
+
+
+def loads_unambiguous(text: bytes) -> Any:
+    """Parse a service's answer: refuse only what makes the whole ambiguous or unreadable (a key
+    twice anywhere, bad UTF-8, nesting past MAX_DEPTH); fractions, NaN and large integers are
+    read as they are, for `strict_problem` to judge in the values a caller reads."""
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StrictJSONError("not UTF-8", f"byte {exc.start}") from None
+    try:
+        value = json.loads(decoded, object_pairs_hook=_pairs)
+    except json.JSONDecodeError as exc:
+        raise StrictJSONError(exc.msg, f"line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise StrictJSONError(f"nested deeper than {MAX_DEPTH} levels", "$") from None
+    except ValueError:
+        limit = sys.get_int_max_str_digits()
+        raise StrictJSONError(f"an integer of more than {limit:,} digits", "$") from None
+    except MemoryError:
+        raise StrictJSONError("the document is too large to parse in memory", "$") from None
+    if not _plainly_clean(value):
+        _find_refused(value, "$")
+    return value
+
+
+def _find_refused(value: Any, path: str) -> None:
+    """Raise on a duplicate key (or nesting past MAX_DEPTH) anywhere in `value`."""
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, _Refused):
+            raise StrictJSONError(item.message, where)
+        if isinstance(item, (dict, list)) and depth >= MAX_DEPTH:
+            raise StrictJSONError(f"nested deeper than {MAX_DEPTH} levels", where[:40])
+        if isinstance(item, dict):
+            stack.extend((child, f"{where}.{key}", depth + 1) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(item))
+
+
+def strict_problem(value: Any) -> str | None:
+    """What `loads_strict` would refuse in `value` (a parsed part of an answer), with its place
+    under it (`[1].min_wager`), or None: a fraction, NaN or Infinity, an integer outside the
+    64-bit range, a lone surrogate."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, where = stack.pop()
+        kind = type(item)
+        if kind is float:
+            what = (
+                f"{item!r} is not a whole number"
+                if math.isfinite(item)
+                else f"{item!r} is not JSON"
+            )
+            return what + (f" at {where}" if where else "")
+        if kind is int and not INT_MIN <= item <= INT_MAX:
+            return "an integer outside the 64-bit range" + (f" at {where}" if where else "")
+        if kind is str:
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return "a lone surrogate in a string" + (f" at {where}" if where else "")
+        elif kind is dict:
+            stack.extend((child, f"{where}.{key}") for key, child in item.items())
+        elif kind is list:
+            stack.extend((child, f"{where}[{i}]") for i, child in enumerate(item))
+    return None
 
 
 def _plainly_clean(value: Any) -> bool:

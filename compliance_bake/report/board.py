@@ -30,6 +30,7 @@ LICENSED_STATE = "MA"
 UNLICENSED_STATE = "NJ"
 TOTALS_WAGER = "basketball.totals"
 SOCCER_WAGER = "soccer.moneyline"
+BOARD_WAGER_TYPES = (TOTALS_WAGER, SOCCER_WAGER)  # the wager types the board's checks ask
 PREFIX_LEN_SPEC = 5  # spec 5.1 and 8; keys.PREFIX_LEN is what the code does
 ESCAPE_PROBE = '<td title="x">Tom & Jerry\'s</td>'
 _RAW_AMPERSAND = re.compile(r"&(?!(?:amp|lt|gt|quot|#34|#39|#x27);)")
@@ -104,8 +105,28 @@ def _health(target: Target, inputs: BoardInputs) -> BoardRow:
         "health.states",
         {"ok": True, "states": filed_states(inputs.licences_file)},
         {"ok": health.ok, "states": list(health.states)},
-        "health route lists the regulated states",
+        "health route lists the regulated states" + _on_target(target),
     )
+
+
+def _on_target(target: Target) -> str:
+    """What an HTTP target's row measured: the service. In process, every row is measured in
+    this process, as `shadow.base` (in-process://) says, and the notes stay as they were."""
+    return "" if target.base == IN_PROCESS_BASE else "; measured on the target"
+
+
+def _asked(target: Target, partner: str, state: str, wager_type: str) -> str:
+    """`; measured on the target, asked: <the question as sent>` for an HTTP target."""
+    if target.base == IN_PROCESS_BASE:
+        return ""
+    return f"{_on_target(target)}, asked: {target.question(partner, state, wager_type)}"
+
+
+def _in_here(target: Target, what: str) -> str:
+    """What a row measured when it is not the target: compliance-bake itself."""
+    if target.base == IN_PROCESS_BASE:
+        return ""
+    return f"; measured in compliance-bake itself ({what}), not on the target"
 
 
 def _check_licensed(target: Target, inputs: BoardInputs) -> BoardRow:
@@ -115,7 +136,8 @@ def _check_licensed(target: Target, inputs: BoardInputs) -> BoardRow:
         "check.ma_licensed_nba_totals",
         {"allowed": True, "status": STATUS_ALLOWED},
         {"allowed": decision.allowed, "status": decision.status},
-        f"{partner} licensed in {LICENSED_STATE}: straight {TOTALS_WAGER} wager is allowed",
+        f"{partner} licensed in {LICENSED_STATE}: straight {TOTALS_WAGER} wager is allowed"
+        + _asked(target, partner, LICENSED_STATE, TOTALS_WAGER),
     )
 
 
@@ -126,7 +148,8 @@ def _check_unlicensed(target: Target, inputs: BoardInputs) -> BoardRow:
         "check.nj_unlicensed_block",
         {"allowed": False, "status": STATUS_BLOCKED},
         {"allowed": decision.allowed, "status": decision.status},
-        f"{partner} not licensed in {UNLICENSED_STATE}: {SOCCER_WAGER} wager is blocked",
+        f"{partner} not licensed in {UNLICENSED_STATE}: {SOCCER_WAGER} wager is blocked"
+        + _asked(target, partner, UNLICENSED_STATE, SOCCER_WAGER),
     )
 
 
@@ -142,7 +165,8 @@ def _status(target: Target, inputs: BoardInputs) -> BoardRow:
             "licenseStatus": panel.license_status,
             "hasLimits": panel.has_limits,
         },
-        f"status panel of {LICENSED_STATE} for {partner}: active licence with limits",
+        f"status panel of {LICENSED_STATE} for {partner}: active licence with limits"
+        + _on_target(target),
     )
 
 
@@ -154,7 +178,7 @@ def _identity(target: Target, inputs: BoardInputs) -> BoardRow:
     notes = f"key store touched {small} entries with 1 key and {large} with 64 keys per lookup"
     if target.base != IN_PROCESS_BASE:
         notes += (
-            f"; measured in this process on the package's KeyStore "
+            f"; measured in compliance-bake itself on the package's KeyStore "
             f"(compliance_bake.identity.keys, the code `compliance-bake serve` runs), not over "
             f"HTTP: comparisons per lookup {list(found.comparisons)} with {found.compare_name}"
         )
@@ -174,7 +198,8 @@ def _strict_vs_loose(target: Target, inputs: BoardInputs) -> BoardRow:
         "runtime.deepEquals.strict_vs_loose",
         {"loose": True, "strict": False, "diverges": True},
         {"loose": loose, "strict": strict, "diverges": loose != strict},
-        "{allowed: True} vs {allowed: 1}: equal loosely, unequal strictly",
+        "{allowed: True} vs {allowed: 1}: equal loosely, unequal strictly"
+        + _in_here(target, "the board's own comparisons"),
     )
 
 
@@ -188,7 +213,8 @@ def _docs_matrix(target: Target, inputs: BoardInputs) -> BoardRow:
         "runtime.deepEquals.docs_matrix",
         {"ok": True, "cases": 6},
         {"ok": len(holding) == len(deepequal.DOCS_MATRIX), "cases": len(holding)},
-        "strict inequality: undefined properties, sparse arrays, class instance vs plain object",
+        "strict inequality: undefined properties, sparse arrays, class instance vs plain object"
+        + _in_here(target, "the board's own comparisons"),
     )
 
 
@@ -203,7 +229,8 @@ def _escape(target: Target, inputs: BoardInputs) -> BoardRow:
             "hasQuot": "&#34;" in out or "&quot;" in out,
             "rawUnsafe": any(c in out for c in "<>\"'") or bool(_RAW_AMPERSAND.search(out)),
         },
-        "the portal's cell escape on a probe with <, >, &, \" and '",
+        "the portal's cell escape on a probe with <, >, &, \" and '"
+        + _in_here(target, "the portal's escaper"),
     )
 
 

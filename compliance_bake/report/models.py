@@ -22,6 +22,7 @@ from typing import Any, TypeAlias
 import msgspec
 
 from compliance_bake.inputs.models import GeoProfile
+from compliance_bake.report.disagreements import SOURCE_TARGET_SHADOW
 
 # Read-only containers, so that a dict of narrower values (a row's strings and booleans) is one.
 JsonValue: TypeAlias = (
@@ -184,6 +185,15 @@ class Shadow:
     summary: ShadowSummary
     signature: str
     proof: Proof
+    # compliance-bake's own fields beside the spec's (docs/spec.md 2.3): which party gave each
+    # column of the rows, and the rows of each disagreement kind (report/disagreements.py).
+    # None in a snapshot baked before they were written.
+    sources: Mapping[str, str] | None = None
+    disagreements: Mapping[str, int] | None = None
+
+    @property
+    def shadow_from_target(self) -> bool:
+        return (self.sources or {}).get("shadowAllowed") == SOURCE_TARGET_SHADOW
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any], rows: Sequence[ShadowRow] | None = None) -> Shadow:
@@ -196,17 +206,24 @@ class Shadow:
             summary=ShadowSummary.from_json(doc["summary"]),
             signature=doc["signature"],
             proof=Proof.from_json(doc["proof"]),
+            sources=doc.get("sources"),
+            disagreements=doc.get("disagreements"),
         )
 
     def to_json(self) -> JsonObject:
-        return {
+        out: JsonObject = {
             "generatedAt": self.generated_at,
             "base": self.base,
             "rows": shadow_rows_json(self.rows),
             "summary": self.summary.to_json(),
-            "signature": self.signature,
-            "proof": self.proof.to_json(),
         }
+        if self.sources is not None:
+            out["sources"] = dict(self.sources)
+        if self.disagreements is not None:
+            out["disagreements"] = dict(self.disagreements)
+        out["signature"] = self.signature
+        out["proof"] = self.proof.to_json()
+        return out
 
 
 def shadow_rows_json(rows: Sequence[ShadowRow]) -> list[dict[str, str | bool | None]]:

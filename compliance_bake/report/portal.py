@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
-from compliance_bake.report import escape
+from compliance_bake.report import disagreements, escape
 from compliance_bake.report.deepequal import strict_equals
 from compliance_bake.report.models import (
     BoardRow,
@@ -354,7 +354,9 @@ def _board_row(row: BoardRow) -> BoardView:
 class Verdict:
     """PASS (`ok`), or FAIL with what failed, counted as the terminal, JUnit and the other
     reports count it (cli/outcome.py): each self-check, each integrity check, each state with a
-    decision that differs from the registry's, and each reason a play breaks the window for."""
+    decision that differs from the registry's, each failing disagreement kind
+    (report/disagreements.py, named as the bake and `verify` name it), and each reason a play
+    breaks the window for."""
 
     ok: bool
     failed: tuple[IntegrityCheck, ...]
@@ -362,6 +364,9 @@ class Verdict:
     board: list[BoardView]
     states: list[tuple[str, int]]
     reasons: list[tuple[str, int]]
+    disagreements: list[str]
+    # Every kind with rows, failing or reported: (label, rows, fails)
+    kinds: list[tuple[str, int, bool]]
 
     @property
     def count(self) -> int:
@@ -372,13 +377,22 @@ def _verdict(
     snapshot: Snapshot, board: list[BoardView], per_state: Totals, audit: AuditView | None
 ) -> Verdict:
     failed = snapshot.integrity.failed
+    counts = dict(snapshot.shadow.disagreements or {})
+    kinds = [
+        (disagreements.KINDS[kind], n, kind in disagreements.FAILING)
+        for kind, n in counts.items()
+        if n and kind in disagreements.KINDS
+    ]
+    found = disagreements.failing(counts)
     return Verdict(
-        ok=not failed,
+        ok=not failed and not found,
         failed=failed,
         ids=[c.id for c in failed],
         board=[b for b in board if not b.row.match],
         states=[(state, t["mismatches"]) for state, t in per_state.items() if t["mismatches"]],
         reasons=[] if audit is None else audit.reasons,
+        disagreements=found,
+        kinds=kinds,
     )
 
 

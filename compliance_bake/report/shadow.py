@@ -1,24 +1,32 @@
 """The shadow matrix (spec 2.3): every regulated state x every partner.
 
-The real decision is whatever the target answers. The shadow decision is computed here, straight
-from the licence registry, without the engine: the control of a control-vs-candidate experiment.
-Each pair is checked with the state's first permitted wager type (docs/fixtures.md). A target
-that answers fewer or more decisions than asked is a target failure.
+The real decision and its reason are whatever the target answers: a blocked row carries the
+target's own reason, as given (none when it gave none), never one written here. The shadow
+decision is the target's own shadow answer when it has one (a profile's `[shadow]`, asked as a
+second pass over the same questions); otherwise it is computed here, straight from the licence
+registry, without the engine: the control of a control-vs-candidate experiment. The registry's
+decision is every row's `licenseStatus` either way, and `shadow.disagreements` counts where the
+target departs from it or from itself (report/disagreements.py). Each pair is checked with the
+state's first permitted wager type (docs/fixtures.md). A target that answers fewer or more
+decisions than asked is a target failure.
 
 Speed (50 states x 10,000 partners is 500,000 rows): the requests are a `CheckMatrix` (the
 in-process target maps its engine's `check` over each column, no request object per check); the
-rows are built state by state, one list comprehension per state from one column of shadow
-decisions, the counts taken at C speed.
+rows are built state by state, one list comprehension per state, the disagreements counted on
+the rows' distinct kinds (a few per state), not row by row.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from operator import attrgetter, is_not
 
 from compliance_bake.errors import TargetError
-from compliance_bake.inputs.models import LICENCE_ACTIVE, LicenceRegistry
+from compliance_bake.inputs.models import LICENCE_ACTIVE, Decision, LicenceRegistry
 from compliance_bake.progress import NoProgress, ProgressSink
+from compliance_bake.report import disagreements
 from compliance_bake.report.models import ShadowRow, ShadowSummary
 from compliance_bake.targets.interface import CheckMatrix, Target
 
@@ -29,11 +37,26 @@ def matrix_size(registry: LicenceRegistry) -> int:
     return len(registry.states) * len(registry.partners)
 
 
+def matrix_wager_types(registry: LicenceRegistry) -> list[str]:
+    """The wager types the matrix asks: each state's first, once each, in state order."""
+    return list(dict.fromkeys(rules.wager_types[0] for rules in registry.states))
+
+
+@dataclass(frozen=True, slots=True)
+class ShadowMatrix:
+    """The rows, their summary, where each column came from and the disagreements by kind."""
+
+    rows: list[ShadowRow]
+    summary: ShadowSummary
+    sources: dict[str, str]
+    disagreements: dict[str, int]
+
+
 def run_shadow(
     target: Target, registry: LicenceRegistry, progress: ProgressSink | None = None
-) -> tuple[list[ShadowRow], ShadowSummary]:
+) -> ShadowMatrix:
     """The rows (states outer, partners inner) and the summary; the caller adds timestamps,
-    base and proof. The shadow decision of a pair is: the partner's licence in the state is
+    base and proof. The registry's decision of a pair is: the partner's licence in the state is
     `active` (the wager type, the state's first, is permitted by construction)."""
     sink = progress or NoProgress()
     states, partners = registry.states, registry.partners
@@ -41,27 +64,48 @@ def run_shadow(
     width = len(node_ids)
     requests = CheckMatrix(tuple((rules.code, rules.wager_types[0]) for rules in states), node_ids)
     total = matrix_size(registry)
-    sink.begin("shadow matrix", total)
+    from_target = target.has_shadow
+    sink.begin("shadow matrix", total * (2 if from_target else 1))
     rows: list[ShadowRow] = []
     allow = mismatches = 0
     active = _active_licences(registry)
-    real_allowed = list(map(_ALLOWED, target.check_many(requests, sink.advance)))
-    if len(real_allowed) != total:
-        raise TargetError(
-            f"{target.base}: answered {len(real_allowed)} of {total} checks",
-            "check the target's health and retry",
-        )
+    real = _answered(target, list(target.check_many(requests, sink.advance)), total)
+    target_shadow: list[bool] | None = None
+    if from_target:
+        answered = _answered(target, list(target.shadow_many(requests, sink.advance)), total)
+        target_shadow = list(map(_ALLOWED, answered))
     for index, rules in enumerate(states):
         state = rules.code
         # spec 2.3 and 3: `active`, else null (a suspended, revoked or expired licence is
         # no active licence; the documented set has no other value).
-        shadows = list(map(active[state].__contains__, node_ids))
-        reals = real_allowed[index * width : (index + 1) * width]
+        licensed = list(map(active[state].__contains__, node_ids))
+        column = slice(index * width, (index + 1) * width)
+        decisions = real[column]
+        reals = list(map(_ALLOWED, decisions))
+        shadows = licensed if target_shadow is None else target_shadow[column]
         allow += sum(reals)
         mismatches += sum(map(is_not, reals, shadows))
-        rows.extend(_column(state, node_ids, shadows, reals))
+        rows.extend(_column(state, node_ids, licensed, reals, shadows, decisions))
     sink.end()
-    return rows, ShadowSummary(allow=allow, block=len(rows) - allow, mismatches=mismatches)
+    kinds = Counter(
+        (row.state, row.license_status, row.real_allowed, row.shadow_allowed, row.match, row.reason)
+        for row in rows
+    )
+    return ShadowMatrix(
+        rows,
+        ShadowSummary(allow=allow, block=len(rows) - allow, mismatches=mismatches),
+        disagreements.sources(from_target),
+        disagreements.count(kinds.items(), from_target),
+    )
+
+
+def _answered(target: Target, decisions: list[Decision], total: int) -> list[Decision]:
+    if len(decisions) != total:
+        raise TargetError(
+            f"{target.base}: answered {len(decisions)} of {total} checks",
+            "check the target's health and retry",
+        )
+    return decisions
 
 
 def _active_licences(registry: LicenceRegistry) -> dict[str, set[str]]:
@@ -75,19 +119,26 @@ def _active_licences(registry: LicenceRegistry) -> dict[str, set[str]]:
 
 
 def _column(
-    state: str, node_ids: Sequence[str], shadows: list[bool], reals: list[bool]
+    state: str,
+    node_ids: Sequence[str],
+    licensed: list[bool],
+    reals: list[bool],
+    shadows: list[bool],
+    decisions: list[Decision],
 ) -> list[ShadowRow]:
-    """One state's rows, in one list comprehension; a blocked row carries the reason."""
-    reason = f"Partner not licensed in {state}"
+    """One state's rows, in one list comprehension; a blocked row carries the target's reason
+    as given (an allowed answer with a reason is refused where answers are decoded)."""
     return [
         ShadowRow(
             state,
             node_id,
-            LICENCE_ACTIVE if shadow else None,
+            LICENCE_ACTIVE if licence else None,
             real,
             shadow,
             real is shadow,
-            None if real else reason,
+            decision.reason,
         )
-        for node_id, shadow, real in zip(node_ids, shadows, reals, strict=True)
+        for node_id, licence, real, shadow, decision in zip(
+            node_ids, licensed, reals, shadows, decisions, strict=True
+        )
     ]

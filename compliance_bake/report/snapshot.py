@@ -21,7 +21,7 @@ from compliance_bake.clock import iso_millis
 from compliance_bake.inputs.fixtures import LICENCES_FILE
 from compliance_bake.inputs.models import Fixtures
 from compliance_bake.progress import Phases, ProgressSink, no_phases
-from compliance_bake.report.board import run_board
+from compliance_bake.report.board import BOARD_WAGER_TYPES, run_board
 from compliance_bake.report.models import (
     UNSIGNED,
     UNSIGNED_PROOF,
@@ -35,7 +35,7 @@ from compliance_bake.report.models import (
     Snapshot,
     integrity_checks,
 )
-from compliance_bake.report.shadow import run_shadow
+from compliance_bake.report.shadow import matrix_wager_types, run_shadow
 from compliance_bake.signing import proofs
 from compliance_bake.signing.integrity import digests_consistent, geo_discrete, proof_hmac_holds
 from compliance_bake.signing.secret import Secret
@@ -90,15 +90,26 @@ def build_snapshot(
     phases: Phases = no_phases,
 ) -> Baked:
     stamp = iso_millis(settings.now)
-    runtime = target.runtime()
     registry = fixtures.registry
+    # A profile's {wager.NAME} without a table for a wager type asked: exit 2, no request sent.
+    target.wager_types_missing([*BOARD_WAGER_TYPES, *matrix_wager_types(registry)])
+    runtime = target.runtime()
 
     # Build.
     licences_file = str(Path(fixtures.source) / LICENCES_FILE)
     board = run_board(target, registry, licences_file, stamp, settings.console_depth)
-    rows, summary = run_shadow(target, registry, progress)
+    matrix = run_shadow(target, registry, progress)
     phases("sign")
-    shadow = Shadow(stamp, target.base, rows, summary, UNSIGNED, UNSIGNED_PROOF)
+    shadow = Shadow(
+        stamp,
+        target.base,
+        matrix.rows,
+        matrix.summary,
+        UNSIGNED,
+        UNSIGNED_PROOF,
+        matrix.sources,
+        matrix.disagreements,
+    )
     geo = Geo(fixtures.geo)
 
     # Sign the blocks from their JSON, each canonicalised once. The shadow block's JSON is the

@@ -19,7 +19,12 @@ from jmespath.exceptions import JMESPathError
 from pydantic import TypeAdapter, ValidationError
 
 from compliance_bake.errors import TargetError
-from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
+from compliance_bake.inputs.jsonio import (
+    StrictJSONError,
+    loads_strict,
+    loads_unambiguous,
+    strict_problem,
+)
 from compliance_bake.inputs.models import STATUS_ALLOWED, Decision, Health, StatusPanel
 from compliance_bake.inputs.redaction import redacted
 from compliance_bake.targets import contract
@@ -37,6 +42,7 @@ _EXPECTED = {
     "dict_type": "an object",
 }
 _EMPTY = frozenset(("string_too_short", "string_pattern_mismatch"))
+_CLEAN = frozenset((bool, type(None)))  # values strict_problem never refuses (fast path)
 
 
 def kind(value: object) -> str:
@@ -76,27 +82,42 @@ class Answer:
         """`text` without the secrets (`inputs/redaction.py`), what KEY_SHOWN marks."""
         return redacted(text, self.secrets, KEY_SHOWN)
 
-    def body(self, raw: bytes) -> dict[str, Any]:
+    def body(self, raw: bytes) -> tuple[dict[str, Any], bool]:
+        """The answer's object, and whether every value in it is strict already (the fast
+        path's: no fraction, NaN or 64-bit overflow anywhere, so nothing mapped needs a look)."""
         fast = _compact_flat_object(raw)
         if fast is not None:
-            return fast
+            return fast, True
         try:
-            value = loads_strict(raw)
+            # Unambiguous (a key twice anywhere is refused); the strict checks apply to the
+            # values the profile reads (`fields`), not to parts no expression reads.
+            value = loads_unambiguous(raw)
         except StrictJSONError as exc:
             raise self.fail(f"the answer is not strict JSON ({exc} at {exc.where})") from None
         if not isinstance(value, dict):
             raise self.fail(f"the answer is {kind(value)}, not a JSON object")
-        return value
+        return value, False
 
     def fields(self, status: int, headers: Mapping[str, str], raw: bytes) -> dict[str, Any]:
         """Each field of the operation on this answer (MISSING where a field path found none)."""
-        body = self.body(raw)
+        body, strict = self.body(raw)
         try:
-            return self.operation.map(status, headers, body)
+            values = self.operation.map(status, headers, body)
         except JMESPathError as exc:
             failed = _failing_expression(self.operation, status, headers, body)
             detail = " ".join(str(exc).split())
             raise self.fail(f"`{failed}` failed on the answer ({shown(detail, False)})") from None
+        if strict:
+            return values
+        for name, expression in self.operation.fields:
+            value = values[name]
+            kind_ = type(value)
+            if kind_ in _CLEAN or (kind_ is str and value.isascii()):
+                continue
+            problem = strict_problem(value)
+            if problem is not None:
+                raise self.fail(f"`{expression.text}` yielded what is not strict JSON ({problem})")
+        return values
 
     def shaped(
         self, shape: TypeAdapter[T], status: int, headers: Mapping[str, str], raw: bytes
@@ -134,6 +155,16 @@ class Answer:
         else:  # pragma: no cover - every declared constraint is above
             problem = f"`{name}`: {error['msg']}"
         return problem + self.yielded(str(loc[0]), values)
+
+    def declares(self, field: str) -> bool:
+        """Whether the profile gives `field` as a literal (its value is the profile's word,
+        not the service's)."""
+        return any(
+            name == field
+            and expression.keys is None
+            and expression.parsed.parsed["type"] == "literal"
+            for name, expression in self.operation.fields
+        )
 
     def yielded(self, field: str, values: Mapping[str, Any]) -> str:
         """` (`body.x` yielded 'y')`: where a field came from, for a message."""
@@ -237,6 +268,8 @@ def decode_health(
     """The health answer, and the runtime it reports (`contract.RUNTIME_UNKNOWN` if none)."""
     body = answer.shaped(contract.HEALTH, http_status, headers, raw)
     runtime = body.get("runtime", contract.RUNTIME_UNKNOWN)
+    if "runtime" in body and answer.declares("runtime"):
+        runtime = f"{runtime}{contract.RUNTIME_DECLARED}"
     return Health(ok=body["ok"], states=tuple(body["states"])), runtime
 
 

@@ -20,6 +20,9 @@ from typing_extensions import TypedDict  # pydantic needs it before Python 3.12
 
 # What `bunVersion` holds when a service's /health does not say which runtime answers.
 RUNTIME_UNKNOWN = "unknown (the service did not report its runtime)"
+# After a runtime the target profile states as a literal: the profile declared it, the
+# service did not report it.
+RUNTIME_DECLARED = " (declared by the target profile, not reported by the service)"
 
 _STRICT = ConfigDict(strict=True)
 STATE_CODE = r"^[A-Z]{2}$"  # as the snapshot's schema says (`stateCode`)

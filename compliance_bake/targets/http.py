@@ -81,6 +81,11 @@ class HttpTarget:
         profile_ = self._profile
         self._secrets = (agent_key,) if agent_key else ()
         self._check_answer = answers.Answer(profile_.check, self.base, profile_, self._secrets)
+        self._shadow_answer = (
+            None
+            if profile_.shadow is None
+            else answers.Answer(profile_.shadow, self.base, profile_, self._secrets)
+        )
         self._runtime: str | None = None
 
     def __repr__(self) -> str:  # never the key
@@ -115,12 +120,45 @@ class HttpTarget:
     def check_many(
         self, requests: Iterable[CheckRequest], progress: Progress | None = None
     ) -> Iterator[Decision]:
+        return self._many(self._check_answer, requests, progress)
+
+    @property
+    def has_shadow(self) -> bool:
+        """Whether the profile has `[shadow]`: the service's own shadow decision."""
+        return self._shadow_answer is not None
+
+    def shadow_many(
+        self, requests: Iterable[CheckRequest], progress: Progress | None = None
+    ) -> Iterator[Decision]:
+        """The service's shadow decisions, asked as `[shadow]` says, in request order."""
+        if self._shadow_answer is None:
+            raise RuntimeError("shadow_many without [shadow]: ask has_shadow first")
+        return self._many(self._shadow_answer, requests, progress)
+
+    def wager_types_missing(self, wager_types: Iterable[str]) -> None:
+        """InputError (exit 2) when a wager type to be asked has no `[wagers."TYPE"]` table
+        that the profile's questions need; called before any request."""
+        self._profile.missing_wagers(wager_types)
+
+    def question(self, partner: str, state: str, wager_type: str) -> str:
+        """The check's question as sent for these values: method, path and query, body."""
+        values = {"partner": partner, "state": state, "wagerType": wager_type}
+        request = _request(self._profile.check, values)
+        body = "" if request.body is None else " " + request.body.decode("utf-8", "replace")
+        return f"{request.method} {request.target}{body}"
+
+    def _many(
+        self,
+        answer: answers.Answer,
+        requests: Iterable[CheckRequest],
+        progress: Progress | None,
+    ) -> Iterator[Decision]:
         portal = self._open()  # now: a closed target fails here, not in a chunk
         source = iter(requests)
         pending: deque[Future[list[Decision]]] = deque()
         try:
             while chunk := list(islice(source, self._settings.chunk)):
-                pending.append(self._start(portal, self._check_chunk, chunk))
+                pending.append(self._start(portal, self._check_chunk, answer, chunk))
                 if len(pending) >= _IN_FLIGHT_CHUNKS:
                     yield from self._done(pending.popleft(), progress)
             while pending:
@@ -232,13 +270,15 @@ class HttpTarget:
                 raise TargetError(shown, error.hint) from None
             raise
 
-    async def _check_chunk(self, chunk: list[CheckRequest]) -> list[Decision]:
+    async def _check_chunk(
+        self, answer: answers.Answer, chunk: list[CheckRequest]
+    ) -> list[Decision]:
         results: list[Decision | None] = [None] * len(chunk)
         work = iter(enumerate(chunk))
 
         async def worker() -> None:
             for index, request in work:  # shared: each request is taken by one worker
-                results[index] = await self._check(request)
+                results[index] = await self._check(request, answer)
 
         workers = [
             asyncio.ensure_future(worker())
@@ -255,8 +295,8 @@ class HttpTarget:
                 raise error
         return results  # type: ignore[return-value]  # every slot is filled when none failed
 
-    async def _check(self, request: CheckRequest) -> Decision:
-        answer = self._check_answer
+    async def _check(self, request: CheckRequest, answer: answers.Answer | None = None) -> Decision:
+        answer = answer or self._check_answer
         partner, state, wager_type = request
         return await self._send(
             answer,
@@ -268,6 +308,8 @@ class HttpTarget:
 
 
 def _request(operation: Operation, values: Mapping[str, str]) -> Request:
+    if operation.by_wager is not None:
+        operation = operation.for_wager(values["wagerType"])
     refuse_unsafe(operation, values)
     return Request(
         method=operation.method,

@@ -69,6 +69,21 @@ class InProcessTarget:
                     progress(size)
                 yield decisions
 
+    @property
+    def has_shadow(self) -> bool:
+        return False  # the engine has one decision; the shadow is the licence registry's
+
+    def shadow_many(
+        self, requests: Iterable[CheckRequest], progress: Progress | None = None
+    ) -> Iterator[Decision]:
+        raise RuntimeError("the in-process engine has no shadow decision")
+
+    def wager_types_missing(self, wager_types: Iterable[str]) -> None:
+        return None  # the engine takes any wager type
+
+    def question(self, partner: str, state: str, wager_type: str) -> str:
+        return f"engine check(partner={partner}, state={state}, wagerType={wager_type})"
+
     def status(self, state: str, partner: str) -> StatusPanel:
         return self._engine.status(state, partner)
 

@@ -62,6 +62,22 @@ class Target(Protocol):
     ) -> Iterator[Decision]:
         """Decisions in the order of the requests; an HTTP target may run them concurrently."""
 
+    @property
+    def has_shadow(self) -> bool:
+        """Whether the target gives its own shadow decision (a profile's `[shadow]`)."""
+
+    def shadow_many(
+        self, requests: Iterable[CheckRequest], progress: Progress | None = None
+    ) -> Iterator[Decision]:
+        """The target's own shadow decisions, in request order; only when `has_shadow`."""
+
+    def wager_types_missing(self, wager_types: Iterable[str]) -> None:
+        """InputError (exit 2) when the target cannot ask about one of these wager types (a
+        profile's `{wager.NAME}` without its `[wagers."TYPE"]` table); before any request."""
+
+    def question(self, partner: str, state: str, wager_type: str) -> str:
+        """The check's question as the target is asked it, for notes and reports."""
+
     def status(self, state: str, partner: str) -> StatusPanel: ...
 
     def close(self) -> None: ...

@@ -14,7 +14,7 @@ the fields of an answer); `profile_file.py` reads and checks the TOML.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -28,21 +28,29 @@ from compliance_bake.targets.routes import shown
 
 BUILTIN_CONTRACT = "`compliance-bake docs service-api`"
 OPERATIONS = ("health", "check", "status")
+# `[shadow]`: the service's own shadow decision, asked as `[check]` is (same keys); optional.
+SHADOW = "shadow"
 PLACEHOLDERS = {
     "health": frozenset(),
     "check": frozenset(("partner", "state", "wagerType")),
     "status": frozenset(("partner", "state")),
+    SHADOW: frozenset(("partner", "state", "wagerType")),
 }
+# The operations whose questions may hold `{wager.NAME}` (a value of `[wagers."TYPE"]`).
+WAGER_OPERATIONS = frozenset(("check", SHADOW))
+WAGER_PREFIX = "wager."
 # The spec fields each operation maps: required, then optional.
 REQUIRED = {
     "health": ("ok", "states"),
     "check": ("allowed", "status"),
     "status": ("ok", "state", "licenseStatus", "hasLimits"),
+    SHADOW: ("allowed", "status"),
 }
 OPTIONAL = {
     "health": ("runtime",),
     "check": ("reason", "partner", "state", "wagerType"),
     "status": (),
+    SHADOW: ("reason", "partner", "state", "wagerType"),
 }
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 
@@ -140,10 +148,24 @@ class Operation:
     retry: bool
     fields: tuple[tuple[str, Expression], ...]  # (spec field, expression)
     needs_http: bool  # some expression reads `http`: the headers are collected
+    # With `{wager.NAME}` in the question: this operation with each wager type's table values
+    # put in (keyed by wager type); the operation itself is then never sent.
+    by_wager: Mapping[str, Operation] | None = None
 
     @property
     def label(self) -> str:
         return f"{self.method} {self.path}"
+
+    def for_wager(self, wager_type: str) -> Operation:
+        """The operation that asks about `wager_type`: with its `[wagers."TYPE"]` values when
+        the question holds `{wager.NAME}`; a type without a table is a bad profile (exit 2),
+        which `Profile.missing_wagers` finds before any request."""
+        if self.by_wager is None:
+            return self
+        found = self.by_wager.get(wager_type)
+        if found is None:
+            raise InputError(*missing_wager_message(self.name, wager_type))
+        return found
 
     def target(self, values: Mapping[str, str]) -> str:
         """The path and query for the question `values` (placeholders URL-encoded)."""
@@ -193,6 +215,32 @@ class Profile:
     health: Operation
     check: Operation
     status: Operation
+    shadow: Operation | None = None  # `[shadow]`, when the service has a shadow decision
+
+    def missing_wagers(self, wager_types: Iterable[str]) -> None:
+        """Raise InputError (exit 2) naming the first wager type the bake will ask that the
+        profile's `{wager.NAME}` questions have no `[wagers."TYPE"]` table for."""
+        for operation in (self.check, self.shadow):
+            if operation is None or operation.by_wager is None:
+                continue
+            for wager_type in wager_types:
+                if wager_type not in operation.by_wager:
+                    what, fix = missing_wager_message(operation.name, wager_type)
+                    raise InputError(f"{self.source}: {what}", fix)
+
+
+def missing_wager_message(operation: str, wager_type: str) -> tuple[str, str]:
+    return (
+        f"[{operation}] uses {{wager.NAME}} and there is no [wagers.{quoted_key(wager_type)}] "
+        f"table for the wager type {wager_type!r}, which is asked",
+        f"add [wagers.{quoted_key(wager_type)}] with the values the question names "
+        "(docs/target-profiles.md)",
+    )
+
+
+def quoted_key(name: str) -> str:
+    """A TOML key as a table header writes it (quoted: wager types hold dots)."""
+    return orjson.dumps(name).decode()
 
 
 @lru_cache(maxsize=256)

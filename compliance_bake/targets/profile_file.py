@@ -8,8 +8,10 @@ syntax error, an unknown placeholder or a method other than GET and POST is an `
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
+from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -27,16 +29,23 @@ from compliance_bake.targets.profile import (
     PLACEHOLDER,
     PLACEHOLDERS,
     REQUIRED,
+    SHADOW,
+    WAGER_OPERATIONS,
+    WAGER_PREFIX,
     Auth,
     Operation,
     Profile,
     compile_expression,
     expression_nodes,
     format_string,
+    quoted_key,
     uses_http,
 )
 
-_DEFAULT_ANSWERS = {"health": (200,), "check": (200, 403), "status": (200,)}
+_DEFAULT_ANSWERS = {"health": (200,), "check": (200, 403), "status": (200,), SHADOW: (200, 403)}
+_TABLES = (*OPERATIONS, SHADOW, "auth", "wagers")
+_QUESTION = ("path", "query", "headers", "body")  # the keys that say what is asked
+WagerTable = dict[str, object]
 _REQUEST_KEYS = ("method", "path", "query", "body", "headers", "answers", "retry")
 _AUTH_KEYS = ("header", "value")
 # A 3xx is never followed, a 401 is a refused key, a 429 and a 5xx are retried.
@@ -95,14 +104,27 @@ def parse_profile(text: str, source: str, builtin: bool = False) -> Profile:
             "a profile is tables of strings, a body a few levels of JSON",
         )
     for table in document:
-        if table not in (*OPERATIONS, "auth"):
+        if table not in _TABLES:
             problem.fail(
-                f"unknown table [{table}]", "the tables are [auth], [health], [check], [status]"
+                f"unknown table [{table}]",
+                'the tables are [auth], [health], [check], [shadow], [status], [wagers."TYPE"]',
             )
     auth = _auth(problem, document.get("auth", {}))
-    operations = {name: _operation(problem, name, document.get(name)) for name in OPERATIONS}
+    wagers = _wagers(problem, document.get("wagers", {}))
+    operations = {
+        name: _operation(problem, name, document.get(name), wagers) for name in OPERATIONS
+    }
+    shadow = None
+    if SHADOW in document:
+        shadow = _operation(problem, SHADOW, document[SHADOW], wagers)
     return Profile(
-        source, builtin, auth, operations["health"], operations["check"], operations["status"]
+        source,
+        builtin,
+        auth,
+        operations["health"],
+        operations["check"],
+        operations["status"],
+        shadow,
     )
 
 
@@ -120,6 +142,26 @@ def _depth(document: object) -> int:
         )
         stack += [(child, depth + 1) for child in children if isinstance(child, dict | list)]
     return deepest
+
+
+def _wagers(problem: _Problems, value: object) -> dict[str, WagerTable]:
+    """`[wagers."TYPE"]`: per wager type, the values `{wager.NAME}` stands for (TOML strings,
+    integers, floats and booleans)."""
+    tables = _table(problem, "wagers", value)
+    found: dict[str, WagerTable] = {}
+    for wager_type, table in tables.items():
+        where = f"[wagers.{quoted_key(wager_type)}]"
+        if not isinstance(table, dict):
+            problem.fail(f"{where} must be a table", f"write it as {where} with name = value lines")
+        for name, item in table.items():
+            if _wager_value(item):
+                continue
+            problem.fail(
+                f"{where} {name}: must be a string without braces, a number or a boolean",
+                'e.g. amount = 100 or betType = "straight"',
+            )
+        found[wager_type] = table
+    return found
 
 
 class _Problems:
@@ -214,14 +256,104 @@ def _body(problem: _Problems, where: str, value: object, allowed: frozenset[str]
     walk(value, where)
     # The placeholders sit inside JSON strings; only the allowed names are placeholders there
     # (the JSON's own braces make `{"a":1}`, which the general pattern would take for one).
-    names = "|".join(sorted(allowed)) or "(?!)"
+    names = "|".join(map(re.escape, sorted(allowed))) or "(?!)"
     return format_string(orjson.dumps(value).decode(), re.compile(r"\{(" + names + r")\}"))
 
 
-def _operation(problem: _Problems, name: str, value: object) -> Operation:
+def _wager_value(item: object) -> bool:
+    """A value `{wager.NAME}` may stand for: a string without braces (it is put into a
+    question that still has placeholders), an integer, a finite float, a boolean."""
+    if isinstance(item, str):
+        return "{" not in item and "}" not in item
+    if isinstance(item, float):
+        return math.isfinite(item)
+    return isinstance(item, bool | int)
+
+
+def _wager_names(table: dict[str, object]) -> set[str]:
+    """The NAMEs of every `{wager.NAME}` in an operation's question."""
+    names: set[str] = set()
+
+    def walk(item: object) -> None:
+        if isinstance(item, str):
+            names.update(
+                found[len(WAGER_PREFIX) :]
+                for found in PLACEHOLDER.findall(item)
+                if found.startswith(WAGER_PREFIX)
+            )
+        elif isinstance(item, dict):
+            for inner in item.values():
+                walk(inner)
+        elif isinstance(item, list):
+            for inner in item:
+                walk(inner)
+
+    for key in _QUESTION:
+        walk(table.get(key))
+    return names
+
+
+def _put_wager(item: Any, values: WagerTable, typed: bool) -> Any:
+    """`item` (a question's string, table or array) with each `{wager.NAME}` replaced by its
+    value: a string that is exactly one placeholder becomes the value itself (its TOML type
+    kept: 100 stays a number); within a longer string the value is written as text."""
+    if isinstance(item, str):
+        whole = PLACEHOLDER.fullmatch(item)
+        if typed and whole is not None and whole.group(1).startswith(WAGER_PREFIX):
+            return values[whole.group(1)[len(WAGER_PREFIX) :]]
+
+        def text(match: Any) -> str:
+            name = match.group(1)
+            if not name.startswith(WAGER_PREFIX):
+                return str(match.group(0))
+            value = values[name[len(WAGER_PREFIX) :]]
+            return orjson.dumps(value).decode() if not isinstance(value, str) else value
+
+        return PLACEHOLDER.sub(text, item)
+    if isinstance(item, dict):
+        return {key: _put_wager(inner, values, typed) for key, inner in item.items()}
+    if isinstance(item, list):
+        return [_put_wager(inner, values, typed) for inner in item]
+    return item
+
+
+def _operation(
+    problem: _Problems, name: str, value: object, wagers: dict[str, WagerTable]
+) -> Operation:
     if value is None:
         problem.fail(f"no [{name}] table", f"add [{name}] with its method, path and fields")
     table = _table(problem, name, value)
+    used = _wager_names(table) if name in WAGER_OPERATIONS else set()
+    if not used:
+        return _compiled(problem, name, table)
+    for wager_type, values in wagers.items():
+        for wanted in sorted(used):
+            if wanted not in values:
+                problem.fail(
+                    f"[{name}] uses {{wager.{wanted}}} and [wagers.{quoted_key(wager_type)}] "
+                    f"has no `{wanted}`",
+                    f"add {wanted} = ... to [wagers.{quoted_key(wager_type)}]",
+                )
+    # The question as written is checked once (its placeholders allowed as wager names), then
+    # compiled once per wager type with that type's values in place.
+    base = _compiled(problem, name, table, frozenset(f"{WAGER_PREFIX}{n}" for n in used))
+    by_wager = {
+        wager_type: _compiled(
+            problem,
+            name,
+            {
+                key: _put_wager(item, values, key == "body") if key in _QUESTION else item
+                for key, item in table.items()
+            },
+        )
+        for wager_type, values in wagers.items()
+    }
+    return replace(base, by_wager=by_wager)
+
+
+def _compiled(
+    problem: _Problems, name: str, table: dict[str, object], extra: frozenset[str] = frozenset()
+) -> Operation:
     fields = REQUIRED[name] + OPTIONAL[name]
     for key in table:
         if key not in _REQUEST_KEYS and key not in fields:
@@ -229,7 +361,7 @@ def _operation(problem: _Problems, name: str, value: object) -> Operation:
                 f"unknown key [{name}] {key}",
                 f"[{name}] holds {', '.join(_REQUEST_KEYS)} and the fields {', '.join(fields)}",
             )
-    allowed = PLACEHOLDERS[name]
+    allowed = PLACEHOLDERS[name] | extra
     method = _string(problem, f"[{name}] method", table.get("method", "GET"))
     if method not in ("GET", "POST"):
         problem.fail(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,20 +156,21 @@ def statuses_within(columns: ShadowColumns, allowed: tuple[Any, ...]) -> bool:
     return {kind[1] for kind in columns.kinds} <= set(allowed)
 
 
-def licence_decides(columns: ShadowColumns) -> bool:
-    """shadowAllowed is (licenseStatus == "active"), and match is (realAllowed is
-    shadowAllowed), on every row: on every kind."""
+def licence_decides(columns: ShadowColumns, shadow_from_registry: bool = True) -> bool:
+    """match is (realAllowed is shadowAllowed) on every row, and, when the shadow decision is
+    the licence registry's, shadowAllowed is (licenseStatus == "active"): on every kind."""
     return all(
-        shadow is (licence == "active") and match is (real is shadow)
+        (not shadow_from_registry or shadow is (licence == "active")) and match is (real is shadow)
         for _, licence, real, shadow, match, _ in columns.kinds
     )
 
 
-def reasons_hold(columns: ShadowColumns, wanted: Callable[[str], str]) -> bool:
-    """An allowed row (realAllowed true) has no reason; a blocked one `wanted(its state)`."""
+def reasons_hold(columns: ShadowColumns) -> bool:
+    """An allowed row (realAllowed true) has no reason; a blocked one's reason, when it has
+    one, is a non-empty string (the target's, as given; its form is a disagreement kind)."""
     return all(
-        reason == (None if real else wanted(state))
-        for state, _, real, _, _, reason in columns.kinds
+        (reason is None) if real else (reason is None or (type(reason) is str and reason != ""))
+        for _, _, real, _, _, reason in columns.kinds
     )
 
 

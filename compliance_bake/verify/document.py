@@ -43,14 +43,17 @@ class ParsedSnapshot(NamedTuple):
     rows: Sequence[ShadowRow] | None  # the shadow rows, typed, when read so (else None)
 
 
-class _ShadowBlock(msgspec.Struct, kw_only=True, rename="camel"):
+class _ShadowBlock(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
     """The shadow block as the bake lays it out (spec 2.3), its rows typed; a block that
-    differs is read the plain way. Its JSON names are its field names in camelCase."""
+    differs is read the plain way. Its JSON names are its field names in camelCase; `sources`
+    and `disagreements` are compliance-bake's (docs/spec.md), absent from older snapshots."""
 
     generated_at: Any
     base: Any
     rows: list[ShadowRow]
     summary: Any
+    sources: Any = msgspec.UNSET
+    disagreements: Any = msgspec.UNSET
     signature: Any
     proof: Any
 

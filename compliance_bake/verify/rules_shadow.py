@@ -11,7 +11,9 @@ from typing import Any
 
 import orjson
 
+from compliance_bake.report import disagreements
 from compliance_bake.report.deepequal import strict_equals
+from compliance_bake.report.disagreements import SOURCE_REGISTRY, SOURCE_TARGET_SHADOW
 from compliance_bake.report.models import IntegrityCheck, ZipWindow, integrity_checks
 from compliance_bake.signing.integrity import (
     digests_consistent,
@@ -83,33 +85,77 @@ def _licence_status(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     ]
 
 
-@rule("shadow-licence-decides", "licenseStatus active allows, null blocks (spec 2.3 rule 2)")
+def _shadow_from_registry(snap: dict[str, Any]) -> bool:
+    """Whether the block says its shadow decisions are the licence registry's. A block without
+    `sources` was baked before compliance-bake recorded them, when the registry gave every
+    shadow decision; an odd value raises, and the rule could not run."""
+    if "sources" not in snap["shadow"]:
+        return True
+    source = snap["shadow"]["sources"]["shadowAllowed"]
+    if source not in (SOURCE_REGISTRY, SOURCE_TARGET_SHADOW):
+        raise ValueError(source)
+    return bool(source == SOURCE_REGISTRY)
+
+
+@rule("shadow-licence-decides", "registry shadow: active allows, null blocks; match: real = shadow")
 def _licence_decides(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
-    # The shadow decision is the registry's: it must follow the licence. Whether the real
-    # decision agrees is what `match` records (the recorded shadow check).
-    if ctx.columns is not None and columns.licence_decides(ctx.columns):
+    # A shadow computed from the registry must follow the licence; a shadow the target gave is
+    # its own. Whether the real decision agrees is what `match` and the disagreements record.
+    registry = _shadow_from_registry(snap)
+    if ctx.columns is not None and columns.licence_decides(ctx.columns, registry):
         return []
     return [
         f"$.shadow.rows[{i}] {r['state']} x {r['partner']}"
         for i, r in enumerate(snap["shadow"]["rows"])
-        if r["shadowAllowed"] is not (r["licenseStatus"] == "active")
+        if (registry and r["shadowAllowed"] is not (r["licenseStatus"] == "active"))
         or (r["realAllowed"] is r["shadowAllowed"]) is not r["match"]
     ]
 
 
-BLOCKED_REASON = "Partner not licensed in {}"
-
-
-@rule("shadow-reason", "a blocked row's reason is `Partner not licensed in <its state>` (2.3, 7)")
+@rule("shadow-reason", "no reason on an allowed row; a block's reason is text (2.3)")
 def _shadow_reason(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
-    if ctx.columns is not None and columns.reasons_hold(ctx.columns, BLOCKED_REASON.format):
+    if ctx.columns is not None and columns.reasons_hold(ctx.columns):
         return []
     bad = []
     for i, r in enumerate(snap["shadow"]["rows"]):
-        want = None if r["realAllowed"] else BLOCKED_REASON.format(r["state"])
-        if r.get("reason") != want:
-            bad.append(f"$.shadow.rows[{i}].reason {json_value(r.get('reason'))}")
+        reason = r.get("reason")
+        if (
+            (reason is not None)
+            if r["realAllowed"]
+            else (reason is not None and not (isinstance(reason, str) and reason))
+        ):
+            bad.append(f"$.shadow.rows[{i}].reason {json_value(reason)}")
     return bad
+
+
+def row_kinds(snap: dict[str, Any], ctx: RuleContext) -> Counter[disagreements.RowKind]:
+    """The rows' kinds (columns.py), from the columns or, without them, row by row."""
+    if ctx.columns is not None:
+        return ctx.columns.kinds
+    return Counter(
+        (r["state"], r["licenseStatus"], r["realAllowed"], r["shadowAllowed"], r["match"],
+         r.get("reason"))
+        for r in snap["shadow"]["rows"]
+    )  # fmt: skip
+
+
+@rule("shadow-disagreements", "disagreements count the rows by kind (2.3)")
+def _shadow_disagreements(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
+    from_target = not _shadow_from_registry(snap)
+    counted = disagreements.count(row_kinds(snap, ctx).items(), from_target)
+    if "disagreements" not in snap["shadow"]:
+        # Baked before they were recorded (or taken out): what the rows hold is not checked
+        # against a record, and the rule says so rather than holding.
+        found = disagreements.failing(counted)
+        return [f"not recorded; the rows hold {'; '.join(found) if found else 'none failing'}"]
+    recorded = snap["shadow"]["disagreements"]
+    if strict_equals(counted, recorded):
+        return []
+    return [
+        f"{kind} counted {counted[kind]}, recorded {json_value(recorded.get(kind))}"
+        for kind in disagreements.KINDS
+        if not strict_equals(counted[kind], recorded.get(kind))
+    ] or [f"recorded {json_value(recorded)}"]
 
 
 @rule("shadow-summary", "shadow.summary counts the rows (spec 2.3)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from compliance_bake.progress import Phases, no_phases
+from compliance_bake.report import disagreements
 from compliance_bake.signing.integrity import hmac_present
 from compliance_bake.signing.proofs import FAILS
 from compliance_bake.signing.secret import Secret
@@ -136,5 +137,41 @@ def verify_snapshot(
                 f"recorded check {check.get('id')} failed: {check.get('label')}",
                 RECORDED,
             )
+    for kind, what in recorded_disagreements(shadow):
+        if kind in disagreements.FAILING:
+            report.add(name, False, what, RECORDED)
+        else:  # reported, as the bake reports it: the row holds the target's words or none
+            report.notes.append(what.replace("recorded disagreement", "reported", 1))
     report.add(name, True, "recorded checks read", RECORDED)
     return columns
+
+
+def recorded_disagreements(shadow: Any) -> list[tuple[str, str]]:
+    """`recorded disagreement <kind>: n rows: <pairs>` for each kind the block counts rows of
+    (named as the bake names it); the pairs are read from the rows. Malformed counts are the
+    schema's and the rules' to name."""
+    counts = shadow.get("disagreements") if isinstance(shadow, dict) else None
+    if not isinstance(counts, dict) or not any(type(n) is int and n > 0 for n in counts.values()):
+        return []
+    try:
+        from_target = shadow["sources"]["shadowAllowed"] == disagreements.SOURCE_TARGET_SHADOW
+        found = disagreements.examples(
+            (
+                (r["state"], r["partner"], r["licenseStatus"], r["realAllowed"],
+                 r["shadowAllowed"], r.get("reason"))
+                for r in shadow["rows"]
+            ),
+            from_target,
+        )  # fmt: skip
+    except FAILS:
+        found = {}
+    out: list[tuple[str, str]] = []
+    for kind, label in disagreements.KINDS.items():
+        n = counts.get(kind)
+        if type(n) is int and n > 0:
+            pairs = found.get(kind, [])
+            listed = f": {'; '.join(pairs)}" if pairs else ""
+            more = f"; ... {n - len(pairs)} more" if pairs and n > len(pairs) else ""
+            rows = f"{n} row{'s' if n != 1 else ''}"
+            out.append((kind, f"recorded disagreement {label}: {rows}{listed}{more}"))
+    return out

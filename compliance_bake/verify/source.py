@@ -236,7 +236,6 @@ def snapshot_schema_outcome(document: Any, rows: Sequence[ShadowRow] | None) -> 
 # the two to the validator's verdict. The schema's `^...$` is matched whole here: a JSON Schema
 # `$` does not match before a final newline, as Python's does.
 _ROW_STATE = re.compile(r"[A-Z]{2}")
-_ROW_REASON = re.compile(r"Partner not licensed in [A-Z]{2}")
 _ROW_STATUSES = ("active", None)
 
 
@@ -250,8 +249,9 @@ def rows_meet_schema(rows: Sequence[ShadowRow]) -> bool:
     missing member, or a boolean written 1, is not a `ShadowRow`), and the rows of a typed
     reading are the document's to the byte, so no member beyond the type's and no null reason
     stands in them. What is left depends on a few members whose combinations are few: each
-    state's pattern, licenseStatus `active` or null, a non-empty partner, and a reason matching
-    its pattern exactly when realAllowed is false. Those combinations are collected in one
+    state's pattern, licenseStatus `active` or null, a non-empty partner, and no reason when
+    realAllowed is true (a block's reason is the target's: any non-empty text, or none; the
+    empty string is not one). Those combinations are collected in one
     pass over the rows, and each is asked once."""
     combinations = {
         (row.state, row.license_status, row.real_allowed, row.reason, not row.partner)
@@ -261,11 +261,7 @@ def rows_meet_schema(rows: Sequence[ShadowRow]) -> bool:
         _ROW_STATE.fullmatch(state) is not None
         and status in _ROW_STATUSES
         and not empty_partner
-        and (
-            reason is None
-            if real_allowed
-            else reason is not None and _ROW_REASON.fullmatch(reason) is not None
-        )
+        and (reason is None if real_allowed else reason is None or reason != "")
         for state, status, real_allowed, reason, empty_partner in combinations
     )
 

@@ -114,7 +114,15 @@ def test_bake_json_summary(tmp_path: object) -> None:
     summary = json.loads(result.stdout)
     assert result.exit_code == 0 and summary["ok"] is True and summary["exitCode"] == 0
     assert summary["enhancements"] == {"passed": 8, "total": 8, "failed": []}
-    assert summary["shadow"] == {"rows": 8, "allow": 4, "block": 4, "mismatches": 0}
+    shadow = summary["shadow"]
+    assert {k: shadow[k] for k in ("rows", "allow", "block", "mismatches")} == {
+        "rows": 8,
+        "allow": 4,
+        "block": 4,
+        "mismatches": 0,
+    }
+    assert shadow["sources"]["shadowAllowed"] == "licence registry"
+    assert set(shadow["disagreements"].values()) == {0} and len(shadow["disagreements"]) == 6
 
 
 def test_console_depth_is_recorded_and_limits_the_report(tmp_path: object) -> None:

@@ -60,9 +60,10 @@ def test_a_failing_bake_last_screen_at_80_columns_names_what_to_fix(
     assert [line for line in long if not line.startswith("  every violation: ")] == []
     screen = " ".join(" ".join(lines[-SCREEN:]).split())
     shore = _line_of(fixtures / "licences.json", '"node-shore-02"')
-    assert "FAILED shadow MA: 2 mismatched" in screen
+    assert "FAILED shadow MA: 2 disagreeing" in screen
     assert (
-        f"- MA node-shore-02: real allow, shadow block (licence none) at fx/licences.json:{shore}"
+        "- allowed without an active licence: "
+        f"MA node-shore-02: real allow, shadow block (licence none) at fx/licences.json:{shore}"
         in screen
     )
     assert "FAILED zip-window partner-not-licensed: 5 plays" in screen
@@ -71,7 +72,9 @@ def test_a_failing_bake_last_screen_at_80_columns_names_what_to_fix(
     assert "… and 2 more" in screen
     assert '- row "broken,row" at plays.csv:7' in screen
     assert "- $.allowed: expected false, actual true" in screen
-    assert lines[-1] == "FAIL: enhancements, shadow, zip-window"
+    assert lines[-1] == (
+        "FAIL: enhancements, shadow, zip-window, allowed without an active licence"
+    )
 
 
 def test_a_failing_audit_names_its_plays(failing: tuple[Path, Path]) -> None:
@@ -119,7 +122,9 @@ def test_github_annotations_point_at_fixture_and_plays_lines(
     assert [(n["file"], n["line"]) for n in ma] == [
         (licences, str(shore)), (licences, str(offshore))
     ]  # fmt: skip
-    assert ma[0]["message"].startswith("2 mismatched\n- MA node-shore-02: real allow")
+    assert ma[0]["message"].startswith(
+        "2 disagreeing\n- allowed without an active licence: MA node-shore-02: real allow"
+    )
     (malformed,) = [n for n in notes if n.get("title") == "zip-window: malformed-row"]
     assert (malformed["file"], malformed["line"]) == ("plays.csv", "7")
     # a play that was read, at its file line too: the first annotation lists the case's items,
@@ -143,7 +148,7 @@ def test_markdown_step_summary_and_json_summary(failing: tuple[Path, Path], tmp_
     assert result.exit_code == 1
     html = MarkdownIt("commonmark").enable("table").render(step.read_text())
     text = re.sub(r"<[^>]+>", "", html)
-    assert "FAIL: enhancements, shadow, zip-window" in text
+    assert "FAIL: enhancements, shadow, zip-window, allowed without" in text
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", html)
     assert [cells[i : i + 3] for i in range(0, len(cells), 3)] == [
         ["board", "8", "1"], ["integrity", "6", "3"], ["shadow", "2", "2"], ["zip-window", "9", "2"]

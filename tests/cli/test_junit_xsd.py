@@ -109,7 +109,10 @@ def test_a_failing_bake_with_a_hostile_plays_name_validates(
     assert 'actual:   {"allowed": true, "status": 200}' in board
     assert "- $.status: expected 403, actual 200" in board  # every differing field
     shadow = bodies["compliance-bake.shadow MA"]
-    assert "- MA node-shore-02: real allow, shadow block (licence none) at " in shadow
+    assert (
+        "- allowed without an active licence: "
+        "MA node-shore-02: real allow, shadow block (licence none) at "
+    ) in shadow
     malformed = bodies["compliance-bake.zip-window malformed-row"]
     assert '- row "p2,bad" at plays\\x1b[31m.csv:3' in malformed  # escaped, with its line
     unlicensed = bodies["compliance-bake.zip-window partner-not-licensed"]

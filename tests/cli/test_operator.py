@@ -98,10 +98,14 @@ def test_a_failing_bake_ends_with_a_short_summary(
     summary = " ".join(result.output.split("short summary")[1].split())
     assert "FAILED board check.nj_unlicensed_block: 2 fields differ" in summary
     assert "- $.allowed: expected false, actual true - $.status: expected 403" in summary
-    assert "FAILED shadow MA: 2 mismatched" in summary
-    assert "- MA node-shore-02: real allow, shadow block (licence none) at " in summary
+    assert "FAILED shadow MA: 2 disagreeing" in summary
+    assert (
+        "- allowed without an active licence: "
+        "MA node-shore-02: real allow, shadow block (licence none) at "
+    ) in summary
     assert "FAILED integrity shadow: Shadow mismatches 4" in summary
-    assert result.output.rstrip().splitlines()[-1] == "FAIL: enhancements, shadow"
+    last = result.output.rstrip().splitlines()[-1]
+    assert last == "FAIL: enhancements, shadow, allowed without an active licence"
     assert PYTHON_REPRS.search(result.output) is None
     # A row whose expected and actual agree shows its state once.
     assert result.output.count("expected {") == 1  # only the failing row shows both

@@ -136,8 +136,15 @@ def test_a_service_that_starts_lying(tmp_path: Path, base: Path) -> None:
     new = bake_lying(fixtures_with(tmp_path, "lie"), tmp_path / "new", "node-offshore-04", "MA")
     code, doc = diff_json(str(base), str(new))
     assert code == 1
-    assert doc["counts"] == _counts(decision=1, self_check=1)
-    decision, check = doc["changes"]
+    assert doc["counts"] == _counts(decision=1, self_check=2)
+    decision, kind, check = doc["changes"]
+    assert kind == {
+        "class": "self-check",
+        "kind": "disagreement",
+        "concerns": {"field": "shadow.disagreements.allowedWithoutLicence"},
+        "before": 0,
+        "after": 1,
+    }
     assert decision["concerns"] == {"state": "MA", "partner": "node-offshore-04"}
     assert decision["before"]["realAllowed"] is False and decision["after"]["realAllowed"] is True
     assert decision["after"]["shadowAllowed"] is False and decision["after"]["match"] is False

@@ -46,15 +46,18 @@ def _breaks() -> dict[str, Any]:
         "actualState of another shape": lambda s: s["enhancements"]["rows"][1].update(
             actualState={"allowed": "yes", "status": 200}
         ),
-        "blocked row without reason": lambda s: next(
+        "blocked row with an empty reason": lambda s: next(
             r for r in s["shadow"]["rows"] if not r["realAllowed"]
-        ).pop("reason"),
+        ).update(reason=""),
         "allowed row with reason": lambda s: next(
             r for r in s["shadow"]["rows"] if r["realAllowed"]
         ).update(reason="Partner not licensed in MA"),
-        "reason of another form": lambda s: next(
-            r for r in s["shadow"]["rows"] if not r["realAllowed"]
-        ).update(reason="nope"),
+        "a disagreement count as text": lambda s: s["shadow"]["disagreements"].update(
+            realShadowDiffer="0"
+        ),
+        "a shadow source nobody gave": lambda s: s["shadow"]["sources"].update(
+            shadowAllowed="engine"
+        ),
         "ZIP as a number": lambda s: s["geo"]["partners"][0].update(zipCode=2108),
         "wrong sha3 label": lambda s: s["integrity"]["checks"][2].update(label="sha3"),
         "wrong link": lambda s: s["links"].update(api="/api/other"),

@@ -59,7 +59,7 @@ UNTYPED: dict[str, Use] = {
     "verify/rules.py": Use(JSON_IN, 1, "the document as parsed, before the rules' verdict"),
     "verify/rulebook.py": Use(JSON_IN, 2, "the document as parsed, before the rules' verdict"),
     "verify/rules_board.py": Use(JSON_IN, 8, "the document as parsed, before the rules' verdict"),
-    "verify/rules_shadow.py": Use(JSON_IN, 13, "the document as parsed, before the rules' verdict"),
+    "verify/rules_shadow.py": Use(JSON_IN, 16, "the document as parsed, before the rules' verdict"),
     "verify/columns.py": Use(JSON_IN, 1, "the document's shadow rows as parsed"),
     "verify/files.py": Use(JSON_IN, 4, "each file of out/ as parsed, before its schema holds"),
     "verify/source.py": Use(JSON_IN, 2, "a snapshot as parsed, before it is authenticated"),

@@ -33,7 +33,8 @@ def registries(draw: st.DrawFn) -> LicenceRegistry:
 def test_shadow_rows_cover_the_matrix_and_agree_with_the_registry(
     registry: LicenceRegistry,
 ) -> None:
-    models, summary = run_shadow(InProcessTarget(Engine(registry)), registry)
+    matrix = run_shadow(InProcessTarget(Engine(registry)), registry)
+    models, summary = matrix.rows, matrix.summary
     rows = [row.to_json() for row in models]
     assert [(r["state"], r["partner"]) for r in rows] == [
         (s.code, p.node_id) for s in registry.states for p in registry.partners

@@ -69,11 +69,14 @@ def test_a_spec_only_service_gives_a_clean_bake(server: FaultServer, tmp_path: P
     assert len(snapshot["shadow"]["rows"]) == 8
     for proof in (snapshot["shadow"]["proof"], snapshot["integrity"]["proof"]):
         assert proof["bunVersion"] == RUNTIME_UNKNOWN
-    # The blocked rows carry the shadow's own reason, as with the reference service.
+    # The service gives no reason: the blocked rows hold none (none is invented), and the
+    # snapshot counts them, which the bake and verify report without failing.
     blocked = [row for row in snapshot["shadow"]["rows"] if not row["realAllowed"]]
-    assert blocked and all(row["reason"].endswith(row["state"]) for row in blocked)
+    assert blocked and not any("reason" in row for row in blocked)
+    assert snapshot["shadow"]["disagreements"]["blockWithoutReason"] == len(blocked)
     verified = invoke("verify", str(out))
     assert verified.exit_code == 0, verified.output
+    assert f"reported blocked without a reason: {len(blocked)} rows" in verified.stderr
 
 
 @pytest.mark.parametrize(

@@ -89,7 +89,7 @@ def test_http_bake_equals_the_in_process_bake(live: dict[str, Any], tmp_path: Pa
     local, http = _snapshot(tmp_path / "local"), _snapshot(tmp_path / "http")
     assert _comparable(http) == _comparable(local)
     identity = {r["feature"]: r for r in http["enhancements"]["rows"]}["identity.agent_key_prefix"]
-    assert "measured in this process on the package's KeyStore" in identity["notes"]
+    assert "measured in compliance-bake itself on the package's KeyStore" in identity["notes"]
     assert "1, 1, 1" in identity["notes"] and "hmac.compare_digest" in identity["notes"]
     assert http["shadow"]["base"] == live["demo"].url
     assert local["shadow"]["base"] != http["shadow"]["base"]

@@ -195,11 +195,12 @@ CASES: list[tuple[str, str, Edit, bool]] = [
     ),
     ("shadow-licence-status", "banana", _set_row(1, licenseStatus="banana"), True),
     (
-        "shadow-reason",
+        "shadow-disagreements",
         "other-state",
         lambda s: _rows(s)[1].update(reason="Partner not licensed in NJ"),
         True,
     ),
+    ("shadow-reason", "allowed-with-reason", lambda s: _rows(s)[0].update(reason="x"), True),
     ("shadow-summary", "recount-wrong", _summary_wrong, False),
     ("shadow-licence-decides", "match-wrong", _match_wrong, True),
     ("board-features", "row-removed", _drop_feature, True),

@@ -1,0 +1,143 @@
+"""Where a shadow row's decisions came from, and the ways a target can disagree with the licence
+registry or with itself: one classification, used by the bake, `verify`, `diff`, the reports and
+the portal, so that every one of them names a disagreement the same way.
+
+The registry's decision for a pair is its `licenseStatus` (spec 2.3: `active` allows, null
+blocks; the wager asked is the state's first permitted type). The real decision and its reason
+are the target's. The shadow decision is the target's own shadow answer when the target has one
+(a profile's `[shadow]`), else the registry's. A row is classified from those alone, so a
+snapshot's recorded counts can be computed again from its rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+# `shadow.sources`: which party gave each column of the rows.
+SOURCE_TARGET = "target"
+SOURCE_TARGET_SHADOW = "target shadow check"
+SOURCE_REGISTRY = "licence registry"
+
+
+def sources(shadow_from_target: bool) -> dict[str, str]:
+    """The `shadow.sources` object: realAllowed, shadowAllowed, licenseStatus, reason."""
+    return {
+        "realAllowed": SOURCE_TARGET,
+        "shadowAllowed": SOURCE_TARGET_SHADOW if shadow_from_target else SOURCE_REGISTRY,
+        "licenseStatus": SOURCE_REGISTRY,
+        "reason": SOURCE_TARGET,
+    }
+
+
+ALLOWED_WITHOUT_LICENCE = "allowedWithoutLicence"
+LICENCE_BLOCK_WITH_LICENCE = "licenceBlockWithLicence"
+OTHER_BLOCK_WITH_LICENCE = "otherBlockWithLicence"
+REAL_SHADOW_DIFFER = "realShadowDiffer"
+REASON_NOT_SPEC_FORM = "reasonNotInSpecForm"
+BLOCK_WITHOUT_REASON = "blockWithoutReason"
+
+# Each kind's key in `shadow.disagreements` and the words every output names it by.
+KINDS: dict[str, str] = {
+    ALLOWED_WITHOUT_LICENCE: "allowed without an active licence",
+    LICENCE_BLOCK_WITH_LICENCE: "blocked for a licence reason with an active licence",
+    OTHER_BLOCK_WITH_LICENCE: "blocked for another reason with an active licence",
+    REAL_SHADOW_DIFFER: "real and shadow differ",
+    REASON_NOT_SPEC_FORM: "reason not in the specification's form",
+    BLOCK_WITHOUT_REASON: "blocked without a reason",
+}
+
+# The kinds that fail a bake (exit 1) and `verify`: the target departs from the registry or from
+# itself. The other two are reported (the bake's output, `verify`'s notes) and do not fail: the
+# row holds the target's words, or says it gave none, and a service may give no reason at all
+# (docs/service-api.md: `reason` is optional).
+FAILING = (
+    ALLOWED_WITHOUT_LICENCE,
+    LICENCE_BLOCK_WITH_LICENCE,
+    OTHER_BLOCK_WITH_LICENCE,
+    REAL_SHADOW_DIFFER,
+)
+
+
+def failing(counts: Mapping[str, int] | None) -> list[str]:
+    """The labels of the failing kinds with rows, in KINDS order."""
+    found = counts or {}
+    return [KINDS[kind] for kind in FAILING if found.get(kind)]
+
+
+# The kind of a row as the verifier's columns count them: (state, licenseStatus, realAllowed,
+# shadowAllowed, match, reason).
+RowKind = tuple[str, str | None, bool, bool, bool, str | None]
+
+
+def licence_reason(state: str) -> str:
+    """The specification's reason for a block (spec 2.3, 7): the licence one."""
+    return f"Partner not licensed in {state}"
+
+
+def classify(
+    state: str,
+    licence: str | None,
+    real: bool,
+    shadow: bool,
+    reason: str | None,
+    shadow_from_target: bool,
+) -> tuple[str, ...]:
+    """The disagreement kinds of one row, in KINDS order (none for a row that agrees)."""
+    found: list[str] = []
+    active = licence == "active"
+    spec_form = reason == licence_reason(state)
+    if real and not active:
+        found.append(ALLOWED_WITHOUT_LICENCE)
+    if not real and active:
+        found.append(LICENCE_BLOCK_WITH_LICENCE if spec_form else OTHER_BLOCK_WITH_LICENCE)
+    if shadow_from_target and real is not shadow:
+        found.append(REAL_SHADOW_DIFFER)
+    if not real and reason is not None and not spec_form:
+        found.append(REASON_NOT_SPEC_FORM)
+    if not real and reason is None:
+        found.append(BLOCK_WITHOUT_REASON)
+    return tuple(found)
+
+
+def count(kinds: Iterable[tuple[RowKind, int]], shadow_from_target: bool) -> dict[str, int]:
+    """`shadow.disagreements`: how many rows of each kind, every kind named (0 when none)."""
+    counts = dict.fromkeys(KINDS, 0)
+    for (state, licence, real, shadow, _, reason), rows in kinds:
+        for kind in classify(state, licence, real, shadow, reason, shadow_from_target):
+            counts[kind] += rows
+    return counts
+
+
+def named(counts: dict[str, int]) -> list[str]:
+    """`2 allowed without an active licence`, ... for each kind with rows."""
+    return [f"{n} {KINDS[kind]}" for kind, n in counts.items() if n and kind in KINDS]
+
+
+def pair_words(state: str, partner: str, reason: str | None) -> str:
+    """`NJ node-x ("the target's reason")`, or `(no reason given)`: a pair as every output
+    names it, with the target's words as given (a caller escapes them for a terminal)."""
+    said = "no reason given" if reason is None else json_text(reason)
+    return f"{state} {partner} ({said})"
+
+
+def json_text(text: str) -> str:
+    """A string as JSON text: quoted, control characters escaped."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+def examples(
+    rows: Iterable[tuple[str, str, str | None, bool, bool, str | None]],
+    shadow_from_target: bool,
+    limit: int = 5,
+) -> dict[str, list[str]]:
+    """For each kind with rows, the first `limit` pairs, as `pair_words` names them; `rows`
+    yields (state, partner, licenseStatus, realAllowed, shadowAllowed, reason)."""
+    found: dict[str, list[str]] = {}
+    for state, partner, licence, real, shadow, reason in rows:
+        for kind in classify(state, licence, real, shadow, reason, shadow_from_target):
+            listed = found.setdefault(kind, [])
+            if len(listed) < limit:
+                listed.append(pair_words(state, partner, reason))
+    return found
