@@ -195,7 +195,7 @@ def _shadow_cases(
     for row in rows:
         wrong = by_state.setdefault(row.state, [])
         kinds = row_disagreements(row, shadow_from_target)
-        if not row.match or any(kind in disagreements.FAILING for kind in kinds):
+        if not row.match or disagreements.fails(kinds):
             wrong.append((row, kinds))
     lines = partner_lines(fixtures) if fixtures is not None else {}
     where = None

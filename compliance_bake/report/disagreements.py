@@ -108,6 +108,12 @@ def count(kinds: Iterable[tuple[RowKind, int]], shadow_from_target: bool) -> dic
     return counts
 
 
+def fails(kinds: Iterable[str]) -> bool:
+    """Whether a row with these kinds is one the bake fails on: every output that lists failing
+    pairs (the terminal's short summary, the portal's banner) lists exactly these rows."""
+    return any(kind in FAILING for kind in kinds)
+
+
 def named(counts: dict[str, int]) -> list[str]:
     """`2 allowed without an active licence`, ... for each kind with rows."""
     return [f"{n} {KINDS[kind]}" for kind, n in counts.items() if n and kind in KINDS]

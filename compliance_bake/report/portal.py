@@ -389,11 +389,40 @@ def _verdict(
         failed=failed,
         ids=[c.id for c in failed],
         board=[b for b in board if not b.row.match],
-        states=[(state, t["mismatches"]) for state, t in per_state.items() if t["mismatches"]],
+        states=_failing_states(snapshot, per_state),
         reasons=[] if audit is None else audit.reasons,
         disagreements=found,
         kinds=kinds,
     )
+
+
+def _failing_states(snapshot: Snapshot, per_state: Totals) -> list[tuple[str, int]]:
+    """Per state, the pairs the terminal's short summary lists: rows whose decisions differ or
+    that hold a failing disagreement kind. A row whose decisions differ always holds one, so a
+    snapshot with no failing kind lists none and its rows are not walked; one that predates the
+    recorded kinds is counted by its mismatches."""
+    shadow = snapshot.shadow
+    if shadow.disagreements is None:
+        return [(state, t["mismatches"]) for state, t in per_state.items() if t["mismatches"]]
+    if not disagreements.failing(shadow.disagreements):
+        return []
+    from_target = shadow.shadow_from_target
+    found = Counter(
+        row.state
+        for row in shadow.rows
+        if not row.match
+        or disagreements.fails(
+            disagreements.classify(
+                row.state,
+                row.license_status,
+                row.real_allowed,
+                row.shadow_allowed,
+                row.reason,
+                from_target,
+            )
+        )
+    )
+    return sorted(found.items())
 
 
 @dataclass(frozen=True, slots=True)

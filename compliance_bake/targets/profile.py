@@ -1,5 +1,6 @@
 """Target profiles: how to ask a given compliance service the specification's three questions
-(health, check, status) and where each spec field sits in its answers (docs/target-profiles.md).
+(health, check, status) and where each spec field sits in its answers (`compliance-bake docs
+target-profiles`).
 
 A profile is a TOML file. Each operation names a method, a path, and optionally a query, a JSON
 body, headers, the HTTP statuses that carry an answer and whether a POST may be retried; each
@@ -234,7 +235,7 @@ def missing_wager_message(operation: str, wager_type: str) -> tuple[str, str]:
         f"[{operation}] uses {{wager.NAME}} and there is no [wagers.{quoted_key(wager_type)}] "
         f"table for the wager type {wager_type!r}, which is asked",
         f"add [wagers.{quoted_key(wager_type)}] with the values the question names "
-        "(docs/target-profiles.md)",
+        "(`compliance-bake docs target-profiles`)",
     )
 
 

@@ -46,7 +46,8 @@ class ParsedSnapshot(NamedTuple):
 class _ShadowBlock(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
     """The shadow block as the bake lays it out (spec 2.3), its rows typed; a block that
     differs is read the plain way. Its JSON names are its field names in camelCase; `sources`
-    and `disagreements` are compliance-bake's (docs/spec.md), absent from older snapshots."""
+    and `disagreements` are compliance-bake's (`compliance-bake docs spec`), absent from older
+    snapshots."""
 
     generated_at: Any
     base: Any

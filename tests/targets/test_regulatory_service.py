@@ -156,7 +156,7 @@ def test_an_identity_block_is_named_with_the_service_s_words_by_bake_and_verify(
     assert f"The service disagrees: {OTHER_REASON}." in page
     assert f"<li><strong>{OTHER_REASON}</strong>" in page
     assert "Identity verification required in NJ" in page  # the mismatched pair, its words
-    assert "the shadow decision the service itself gave" in page
+    assert "the service's shadow decision (its own shadow check" in page
     diffed = invoke("diff", str(before), str(out))
     assert diffed.exit_code == 1, diffed.output
     assert f"{OTHER_REASON}: 0 -> 2 rows" in diffed.output
