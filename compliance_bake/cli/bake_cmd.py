@@ -254,6 +254,7 @@ def snapshot(
             resolve_secret(secret_file),
             public_keys_from(previous_public_key),
             previous_unauthenticated,
+            timeout=timeout,
         )
     try:
         with reporting("bake", enabled=not (as_json or quiet)) as (progress, phases):

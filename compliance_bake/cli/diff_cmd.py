@@ -7,7 +7,12 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.options import json_option, public_key_option, secret_file_option
+from compliance_bake.cli.options import (
+    json_option,
+    public_key_option,
+    secret_file_option,
+    timeout_option,
+)
 from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 DIFF_EXIT_CODES = exit_codes(
@@ -70,6 +75,7 @@ def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[ob
     show_default=True,
     help="Changes shown per class in the terminal and Markdown reports (the rest are counted).",
 )
+@timeout_option
 @json_option
 @click.option("--markdown", "as_markdown", is_flag=True, help="A short Markdown report.")
 def diff(
@@ -80,6 +86,7 @@ def diff(
     unauthenticated: bool,
     fail_on: tuple[object, ...],
     limit: int,
+    timeout: float,
     as_json: bool,
     as_markdown: bool,
 ) -> None:
@@ -119,6 +126,7 @@ def diff(
         public_keys=public_keys_from(public_key),
         allow_unauthenticated=unauthenticated,
         fail_on=fail_on,  # type: ignore[arg-type]
+        timeout=timeout,
     )
     if as_json:
         from compliance_bake.controls import terminal_json

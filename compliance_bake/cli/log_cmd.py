@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from compliance_bake.cli.options import json_option, public_key_option
+from compliance_bake.cli.options import json_option, public_key_option, timeout_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
 from compliance_bake.controls import terminal_json
 
@@ -18,13 +18,6 @@ if TYPE_CHECKING:
 _LOG_KEY_HELP = (
     "The log's Ed25519 public key (the signing key's .pub.pem); repeatable for rotation.  "
     "[default: $COMPLIANCE_PUBLIC_KEY_FILE]"
-)
-_TIMEOUT = click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=30.0,
-    show_default=True,
-    help="Seconds to fetch each file of a log at a URL.",
 )
 
 
@@ -60,7 +53,7 @@ def log() -> None:
 )
 @click.argument("location", metavar="DIR|URL")
 @public_key_option("--public-key", "public_keys", help=_LOG_KEY_HELP)
-@_TIMEOUT
+@timeout_option
 @json_option
 def verify_log(location: str, public_keys: tuple[Path, ...], timeout: float, as_json: bool) -> None:
     """Recompute the whole log: every tile from the entries, the root from the tiles, and the
@@ -126,7 +119,7 @@ def verify_log(location: str, public_keys: tuple[Path, ...], timeout: float, as_
 @click.argument("location", metavar="DIR|URL")
 @click.argument("index", type=click.IntRange(min=0))
 @public_key_option("--public-key", "public_keys", help=_LOG_KEY_HELP)
-@_TIMEOUT
+@timeout_option
 def show(location: str, index: int, public_keys: tuple[Path, ...], timeout: float) -> None:
     """Print entry INDEX of the log as JSON, after checking that the signed checkpoint
     includes it.

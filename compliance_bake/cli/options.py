@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
+from compliance_bake.targets.fetch import DEFAULT_TIMEOUT
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 fixtures_option = click.option(
@@ -45,6 +47,15 @@ audit_now_option = click.option(
     default=None,
     help="The audit's clock, the window's end, e.g. 2026-11-22T04:06:00Z.  "
     "[default: $SOURCE_DATE_EPOCH, else now]",
+)
+timeout_option = click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds for each exchange with a URL (a --target request, a published snapshot or log "
+    "file, an OpenAPI document): connecting to the last byte, one deadline.",
 )
 secret_file_option = click.option(
     "--secret-file",
@@ -140,14 +151,7 @@ def target_options(command: F) -> F:
             help="Print to stderr the first request to --target of each operation, its raw "
             "answer and each profile field's value (the agent key masked).",
         ),
-        click.option(
-            "--timeout",
-            type=click.FloatRange(0.01, 600, min_open=False),
-            default=10.0,
-            show_default=True,
-            metavar="SECONDS",
-            help="Per-request timeout against --target.",
-        ),
+        timeout_option,
         click.option(
             "--retries",
             type=click.IntRange(0, 10),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from compliance_bake.cli.options import timeout_option
 from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
 
 # An OpenAPI document is small; this leaves room for a generous one.
@@ -64,7 +65,7 @@ def show() -> None:
     metavar="URL|FILE",
     help="The service's OpenAPI document (JSON), as a URL or a file.",
 )
-@click.option("--timeout", type=float, default=10.0, show_default=True, metavar="SECONDS")
+@timeout_option
 def init(source: str, timeout: float) -> None:
     """Draft a profile from the service's OpenAPI document and print it.
 

@@ -15,6 +15,7 @@ from compliance_bake.cli.options import (
     public_key_option,
     quiet_option,
     secret_file_option,
+    timeout_option,
 )
 from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
@@ -58,14 +59,7 @@ if TYPE_CHECKING:
     help="Accept an authentic snapshot that records failed checks (to inspect a failed bake); "
     "a broken rule still fails.",
 )
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=30.0,
-    show_default=True,
-    help="Seconds for the whole fetch of a URL: connecting, status line, headers and body "
-    "(redirects are never followed; 256 MiB at most).",
-)
+@timeout_option
 @click.option(
     "--log",
     "log_location",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.options import now_option
+from compliance_bake.cli.options import now_option, timeout_option
 from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
 
 WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
@@ -51,13 +51,7 @@ WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
     metavar="NAME",
     help="The witness's name in its cosignatures.  [default: compliance-bake-witness/<key id>]",
 )
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=30.0,
-    show_default=True,
-    help="Seconds to fetch each file of a log at a URL.",
-)
+@timeout_option
 @now_option
 def witness(
     location: str,

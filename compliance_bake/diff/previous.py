@@ -19,7 +19,7 @@ from compliance_bake.diff.sides import Keys, load_side
 from compliance_bake.report.models import Snapshot
 from compliance_bake.report.portal_previous import RECORD_LIMIT, PreviousRecord
 from compliance_bake.signing.secret import Secret
-from compliance_bake.targets.fetch import shown_url
+from compliance_bake.targets.fetch import DEFAULT_TIMEOUT, shown_url
 from compliance_bake.verify.source import Authenticity, refuse_unless_authentic
 
 LABEL = "--previous"
@@ -39,13 +39,15 @@ class PreviousSnapshot:
     secret: Secret | None = None
     public_keys: Sequence[bytes] = ()
     allow_unauthenticated: bool = False
+    timeout: float = DEFAULT_TIMEOUT
     source: str = ""
     snapshot: Snapshot | None = None
     authenticity: Authenticity = Authenticity(False, "not loaded")
 
     def load(self) -> None:
         self.source = shown_url(self.spec)
-        side = load_side(self.spec, LABEL, Keys(self.secret, tuple(self.public_keys)))
+        keys = Keys(self.secret, tuple(self.public_keys))
+        side = load_side(self.spec, LABEL, keys, self.timeout)
         self.snapshot, self.authenticity = side.snapshot, side.authenticity
         refuse_unless_authentic(
             LABEL, self.source, self.authenticity, self.allow_unauthenticated, _FIX

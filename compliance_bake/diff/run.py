@@ -13,6 +13,7 @@ from compliance_bake.diff.compare import compare
 from compliance_bake.diff.model import DEFAULT_FAIL_ON, ChangeClass, DiffResult, SideInfo
 from compliance_bake.diff.sides import Keys, Side, load_side, refuse_unless
 from compliance_bake.signing.secret import Secret
+from compliance_bake.targets.fetch import DEFAULT_TIMEOUT
 
 
 def side_info(side: Side) -> SideInfo:
@@ -33,10 +34,11 @@ def run_diff(
     public_keys: Sequence[bytes] = (),
     allow_unauthenticated: bool = False,
     fail_on: tuple[ChangeClass, ...] = DEFAULT_FAIL_ON,
+    timeout: float = DEFAULT_TIMEOUT,
 ) -> DiffResult:
     keys = Keys(secret, tuple(public_keys))
-    old_side = load_side(old, "OLD", keys)
-    new_side = load_side(new, "NEW", keys)
+    old_side = load_side(old, "OLD", keys, timeout)
+    new_side = load_side(new, "NEW", keys, timeout)
     refuse_unless(old_side, allow_unauthenticated)
     refuse_unless(new_side, allow_unauthenticated)
     changes = compare(old_side.snapshot, new_side.snapshot)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from compliance_bake.errors import BakeError
 from compliance_bake.report.models import Snapshot
+from compliance_bake.targets.fetch import DEFAULT_TIMEOUT
 from compliance_bake.verify.source import (
     Authenticity,
     KeyMaterial,
@@ -36,11 +37,11 @@ class Side:
     authenticity: Authenticity
 
 
-def load_side(spec: str, label: str, keys: Keys) -> Side:
+def load_side(spec: str, label: str, keys: Keys, timeout: float = DEFAULT_TIMEOUT) -> Side:
     """The side read through the one path; InputError (exit 2) if it is not a snapshot,
-    TargetError (exit 3) if its URL cannot be fetched, each naming `label`."""
+    TargetError (exit 3) if its URL cannot be fetched within `timeout`, each naming `label`."""
     try:
-        reading = read_snapshot(spec, keys)
+        reading = read_snapshot(spec, keys, timeout=timeout)
     except BakeError as error:  # InputError: exit 2; TargetError: exit 3
         raise type(error)(f"{label} {error.message}", error.hint) from None
     snapshot = reading.snapshot(label)

@@ -30,6 +30,7 @@ from yarl import URL
 
 from compliance_bake.errors import TargetError
 from compliance_bake.targets.answers import Answer, error_detail
+from compliance_bake.targets.fetch import DEFAULT_TIMEOUT
 from compliance_bake.targets.refusals import (
     parse_retry_after,
     redirected,
@@ -50,7 +51,7 @@ Observe = Callable[[int, Mapping[str, str], bytes], None]
 
 @dataclass(frozen=True, slots=True)
 class HttpSettings:
-    timeout: float = 10.0  # seconds per request, connect to last byte
+    timeout: float = DEFAULT_TIMEOUT  # seconds per request, connect to last byte
     concurrency: int = 32  # checks in flight
     retries: int = 3  # further attempts after the first
     retry_after_cap: float = 5.0  # longest Retry-After honoured, seconds
