@@ -232,7 +232,10 @@ def verify_report(report: VerifyReport, outcome: Outcome) -> None:
             soft_wrap=True,
         )
     passed = len(report.findings) - len(failures)
-    checks = f"{safe(report.source)}: {count(passed)}/{count(len(report.findings))} checks hold"
+    # A failing verdict already counts what failed of how many; the last line stays short.
+    checks = safe(report.source)
+    if outcome.ok:
+        checks += f": {count(passed)}/{count(len(report.findings))} checks hold"
     style = "green" if outcome.ok else "bold red"
     console.print(f"[{style}]{safe(outcome.verdict)}[/{style}] ({checks})", soft_wrap=True)
 
