@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import os
 import shutil
 from collections.abc import Iterator, Mapping
@@ -148,7 +149,9 @@ class Writer:
     def write(self, relative: str, data: bytes) -> None:
         dest = self.directory / relative
         make_folders(dest.parent)
-        for stale in dest.parent.glob(f"{TEMP_PREFIX}*.tmp"):  # a killed append's leftovers
+        # A killed writer's leftovers of this one file: the temporary files of other files
+        # in the folder (another witness's state, in flight) are not this writer's to remove.
+        for stale in dest.parent.glob(f"{glob.escape(TEMP_PREFIX + dest.name)}.*.tmp"):
             stale.unlink(missing_ok=True)
         write_whole(dest, data, prefix=TEMP_PREFIX, before_rename=self.step)
         self.step()

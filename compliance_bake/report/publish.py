@@ -57,7 +57,7 @@ from compliance_bake.report.swap import (
 )
 
 TEMP_PREFIX = ".compliance-bake-"
-OWN_TEMP = re.compile(r"\.compliance-bake-.+\.[A-Za-z0-9_]+\.tmp")
+OWN_TEMP = re.compile(r"\.compliance-bake-(.+)\.[A-Za-z0-9_]+\.tmp")
 _FOLDER_MODE = 0o755
 _CRASH_ENV = "_COMPLIANCE_BAKE_CRASH_AT"
 
@@ -89,8 +89,9 @@ def make_folders(folder: Path) -> None:
 
 
 def _is_own_temp(entry: os.DirEntry[str], names: set[str]) -> bool:
-    if OWN_TEMP.fullmatch(entry.name):
-        return True
+    own = OWN_TEMP.fullmatch(entry.name)
+    if own is not None:
+        return own.group(1) in names  # the temporary file of a file this bake writes
     # Earlier versions staged as `.<name>.<8 random>.tmp` beside <name>.
     legacy = re.fullmatch(r"\.(.+)\.[a-z0-9_]{8}\.tmp", entry.name)
     return legacy is not None and legacy.group(1) in names
