@@ -25,9 +25,10 @@ import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.inputs.whole_file import write_whole
 from compliance_bake.log import merkle, note
@@ -42,8 +43,7 @@ from compliance_bake.log.tiles import (
     encode_bundle,
     tile_path,
 )
-from compliance_bake.report.models import Snapshot
-from compliance_bake.report.publish import TEMP_PREFIX, crash_point, make_folders
+from compliance_bake.report.publish import TEMP_PREFIX, crash_point, make_folders, sync_folder
 from compliance_bake.signing.signing_key import SigningKey
 
 CHECKPOINT = "checkpoint"
@@ -79,13 +79,13 @@ class Appended:
 def _current(directory: Path, key: SigningKey) -> note.Checkpoint | None:
     """The log's checkpoint, checked against the key that will sign the next one."""
     try:
-        raw = (directory / CHECKPOINT).read_bytes()
+        raw = read_regular_file(
+            CHECKPOINT, max_bytes=note.MAX_NOTE_BYTES, what="log's checkpoint", inside=directory
+        )
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        raise InputError(
-            f"{directory / CHECKPOINT}: cannot read ({exc.strerror})", "check the --log folder"
-        ) from None
+    except NotADirectoryError:
+        raise InputError(f"--log {directory}: not a folder", "pass a folder for the log") from None
     try:
         signed = note.parse_note(raw)
         checkpoint = note.parse_checkpoint(signed.text)
@@ -136,11 +136,16 @@ def locked(directory: Path) -> Iterator[None]:
 
 
 class Writer:
-    """Temporary file, flush, rename, and the crash points between them."""
+    """Temporary file, flush, rename, the folder synced, and the crash points between them.
+
+    Until the checkpoint is renamed into place, every file written has a name no checkpoint
+    uses; `undo` removes them, so an append that fails leaves the log as it was."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.steps = 0
+        self.written: list[Path] = []
+        self.done = False  # the new checkpoint is in place: the append cannot be undone
 
     def step(self) -> None:
         self.steps += 1
@@ -154,7 +159,24 @@ class Writer:
         for stale in dest.parent.glob(f"{glob.escape(TEMP_PREFIX + dest.name)}.*.tmp"):
             stale.unlink(missing_ok=True)
         write_whole(dest, data, prefix=TEMP_PREFIX, before_rename=self.step)
+        self.written.append(dest)
+        if relative == CHECKPOINT:
+            self.done = True
+        here = dest.parent  # the new name, and any folder made for it, survive a power loss
+        while True:
+            sync_folder(here)
+            if here == self.directory or here == here.parent:
+                break
+            here = here.parent
         self.step()
+
+    def undo(self) -> None:
+        """Remove what this append wrote, when its checkpoint is not in place."""
+        if self.done:
+            return
+        for path in self.written:
+            with contextlib.suppress(OSError):
+                path.unlink()
 
 
 def append_entry(
@@ -168,7 +190,12 @@ def append_entry(
         )
     try:
         with locked(directory):
-            return _append(directory, origin, data, entry, key)
+            writer = Writer(directory)
+            try:
+                return _append(writer, origin, data, entry, key)
+            except BaseException:
+                writer.undo()  # the log as it was: no entry file that no checkpoint names
+                raise
     except OSError as exc:
         raise InputError(
             f"cannot write the log at {exc.filename or directory}: {exc.strerror}",
@@ -177,8 +204,9 @@ def append_entry(
 
 
 def _append(
-    directory: Path, origin: str, data: bytes, entry: Mapping[str, object], key: SigningKey
+    writer: Writer, origin: str, data: bytes, entry: Mapping[str, object], key: SigningKey
 ) -> Appended:
+    directory = writer.directory
     current = _current(directory, key)  # again, under the lock: another bake may have appended
     if current is not None and current.origin != origin:
         raise InputError(
@@ -188,7 +216,6 @@ def _append(
     size = 0 if current is None else current.size
     source = folder_source(directory)
     old = TileReader(source, size)
-    writer = Writer(directory)
     filled: list[str] = []
     try:
         bundle = old.entries(size >> TILE_HEIGHT) if size % TILE_WIDTH else []
@@ -246,19 +273,27 @@ class LogTarget:
 def log_snapshot(
     target: LogTarget,
     origin: str,
-    snapshot: Snapshot,
-    attestation: bytes,
+    document: Mapping[str, Any],
+    files: dict[str, bytes],
     key: SigningKey,
     out_dir: Path,
 ) -> tuple[Appended, list[Path]]:
-    """Append the published snapshot's entry, then write its proof into out/log/."""
+    """Publish `files` (the signed snapshot, its attestation last) in `out/` with the entry's
+    proof in out/log/, appending the entry once every file is staged and before the swap: a
+    failed append publishes nothing, and `out/` never holds a snapshot that is in no log."""
     from compliance_bake.log.entry import entry_of
     from compliance_bake.report.publish import publish
+    from compliance_bake.signing.attestation import ATTESTATION_FILE
 
-    appended = append_entry(
-        target.directory, origin, entry_of(snapshot, attestation, key.key_id), key
-    )
-    return appended, publish(out_dir, appended.out_files())
+    appended: list[Appended] = []
+
+    def append_then_proof() -> dict[str, bytes]:
+        entry = entry_of(document, files[ATTESTATION_FILE], key.key_id)
+        appended.append(append_entry(target.directory, origin, entry, key))
+        return appended[0].out_files()
+
+    written = publish(out_dir, files, before_swap=append_then_proof)
+    return appended[0], written
 
 
 def prepare_log(target: LogTarget, key: SigningKey | None) -> str:
