@@ -4,15 +4,19 @@ An append holds an exclusive lock on the log folder (flock on its descriptor; a 
 waits for the first), reads the current checkpoint, writes the new rightmost tile of each level
 that changes (the level-0 tile and entry bundle always; a level above only when the tile below
 it fills), and only then the new signed checkpoint. Every file goes through a temporary file in
-its own folder, flushed and renamed into place, so a killed append leaves the previous
-checkpoint and every tile it needs as they were: the new tiles have names no checkpoint uses
-yet. Partial tiles stay while a checkpoint may name them; once a tile is full its partial
-versions are removed, after the checkpoint. The cost is the few tiles on the right edge of the
-tree, whatever the log's size.
+its own folder, flushed, renamed into place and its folder synced, so a killed append leaves
+the previous checkpoint and every tile it needs as they were: the new tiles have names no
+checkpoint uses yet. An append that fails before its checkpoint is in place removes the files it
+wrote, so the log is as it was. Partial tiles stay while a checkpoint may name them; once a tile
+is full its partial versions are removed, after the checkpoint. The cost is the few tiles on the
+right edge of the tree, whatever the log's size.
 
-The crash test needs a kill at an exact point: with `_COMPLIANCE_BAKE_CRASH_AT=log:N` the
-process SIGKILLs itself after the Nth file operation of the append (report/publish.py reads the
-same variable for its own points).
+`bake --log` appends while its new `out/` is staged and before the swap (`log_snapshot`), so
+`out/` is published only after the append is durable, and not at all when it fails.
+
+The crash tests need an exact point: with `_COMPLIANCE_BAKE_CRASH_AT=log:N` the process
+SIGKILLs itself after the Nth file operation of the append, with `fail:log:N` that step fails
+as a disk would (report/publish.py reads the same variable for its own points).
 """
 
 from __future__ import annotations
