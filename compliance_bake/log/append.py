@@ -29,7 +29,7 @@ import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.files import read_regular_file
@@ -277,7 +277,7 @@ class LogTarget:
 def log_snapshot(
     target: LogTarget,
     origin: str,
-    document: Mapping[str, Any],
+    document: Mapping[str, object],
     files: dict[str, bytes],
     key: SigningKey,
     out_dir: Path,

@@ -74,8 +74,8 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("targets/transport.py", "async def open(self) -> None:", NOT_A_FILE),
 ]  # fmt: skip
 
-# Operator-named files the round4-targets branch (issue 36 items 5, 6, 9) routes through
-# `read_regular_file`: allowed until it merges, and not required to exist.
+# Operator-named files read whole outside the opener today; a change under way routes them
+# through `read_regular_file`. Allowed until then, and not required to exist.
 PENDING: list[tuple[str, str, str]] = [
     ("targets/profile_file.py", 'text = path.read_text("utf-8")', "--target-profile"),
     ("cli/target_cmd.py", "raw = Path(source).read_bytes()", "--from-openapi FILE"),
