@@ -281,13 +281,11 @@ def run_bake(
     # Last in the dict, so renamed into place after the files it names.
     record_json = None if record is None else record.to_json()
     files[ATTESTATION_FILE] = render_attestation(files, document, signing_key, record_json)
-    written = publish(out_dir, files, stale=OUT_FILES)  # an earlier bake's proof: not this one's
     logged = None
-    if log is not None and origin is not None:  # after the publish: a failed bake logs nothing
-        appended, proof_files = log_snapshot(
-            log, origin, snapshot, files[ATTESTATION_FILE], signing_key, out_dir
-        )
-        written += proof_files
+    if log is None or origin is None:
+        written = publish(out_dir, files, stale=OUT_FILES)  # an earlier bake's proof: not ours
+    else:  # the entry appended once out/ is staged, its proof published with it in one swap
+        appended, written = log_snapshot(log, origin, document, files, signing_key, out_dir)
         logged = Logged(log.directory, appended.index)
     return BakeResult(
         snapshot=snapshot,

@@ -31,6 +31,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsp
 
 from compliance_bake.audit.columns import AUDITED, ColumnMap
 from compliance_bake.errors import InputError, SourceError
+from compliance_bake.inputs.files import CREDENTIAL_MAX_BYTES, read_regular_file
 
 SQLITE = "sqlite:"
 POSTGRES = ("postgresql://", "postgres://")
@@ -447,9 +448,10 @@ def _pgpass(host: str, port: str, database: str, user: str) -> str | None:
     """The password of the first matching `host:port:database:user:password` line."""
     path = Path(os.environ.get("PGPASSFILE") or Path.home() / ".pgpass")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
+        raw = read_regular_file(path, max_bytes=CREDENTIAL_MAX_BYTES, what="password file")
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    lines = raw.decode("utf-8", "replace").splitlines()
     for line in lines:
         if not line.strip() or line.startswith("#"):
             continue

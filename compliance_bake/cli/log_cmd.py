@@ -70,6 +70,7 @@ def verify_log(location: str, public_keys: tuple[Path, ...], timeout: float, as_
     """
     from compliance_bake.log.audit import audit_log
     from compliance_bake.log.source import open_source
+    from compliance_bake.report.escape import visible
 
     keys = log_keys(public_keys)
     result = audit_log(location, open_source(location, timeout), keys)
@@ -91,14 +92,16 @@ def verify_log(location: str, public_keys: tuple[Path, ...], timeout: float, as_
         for entry in result.entries:
             verdict = entry.get("verdict") or {}
             board = verdict.get("board") or {}
+            # The entry's fields are the log's text, not the tool's: escaped for the terminal.
             click.echo(
-                f"{entry['index']:>6}  {entry.get('generatedAt', '?')}  "
-                f"{'ok    ' if verdict.get('ok') else 'FAILED'}  "
-                f"board {board.get('passed', '?')}/{board.get('total', '?')}  "
-                f"mismatches {verdict.get('shadowMismatches', '?')}  {entry.get('target', '?')}"
+                f"{entry['index']:>6}  {visible(entry.get('generatedAt', '?'))}  "
+                f"{'ok    ' if verdict.get('ok') is True else 'FAILED'}  "
+                f"board {visible(board.get('passed', '?'))}/{visible(board.get('total', '?'))}  "
+                f"mismatches {visible(verdict.get('shadowMismatches', '?'))}  "
+                f"{visible(entry.get('target', '?'))}"
             )
         for problem in result.problems:
-            click.echo(f"FAILED: {problem}", err=True)
+            click.echo(f"FAILED: {visible(problem)}", err=True)
         if result.ok and result.checkpoint:
             click.echo(
                 f"log verified: {result.checkpoint.describe()}, every tile recomputed "

@@ -167,12 +167,17 @@ def shown_path(path: Path | str) -> str:
 def partner_lines(licences: Path) -> dict[str, int]:
     """The line of each partner's `nodeId` in licences.json, so a mismatch points at the entry
     that says what the registry holds. A file that cannot be read gives no lines."""
+    from compliance_bake.errors import InputError
+    from compliance_bake.inputs.files import FIXTURE_MAX_BYTES, read_regular_file
     from compliance_bake.inputs.fixtures import LICENCES_FILE
 
     found: dict[str, int] = {}
     try:
-        text = (licences / LICENCES_FILE).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        raw = read_regular_file(
+            licences / LICENCES_FILE, max_bytes=FIXTURE_MAX_BYTES, what="licences file"
+        )
+        text = raw.decode("utf-8")
+    except (InputError, OSError, UnicodeDecodeError):
         return found
     for number, line in enumerate(text.splitlines(), start=1):
         key = line.find('"nodeId"')

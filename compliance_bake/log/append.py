@@ -4,21 +4,26 @@ An append holds an exclusive lock on the log folder (flock on its descriptor; a 
 waits for the first), reads the current checkpoint, writes the new rightmost tile of each level
 that changes (the level-0 tile and entry bundle always; a level above only when the tile below
 it fills), and only then the new signed checkpoint. Every file goes through a temporary file in
-its own folder, flushed and renamed into place, so a killed append leaves the previous
-checkpoint and every tile it needs as they were: the new tiles have names no checkpoint uses
-yet. Partial tiles stay while a checkpoint may name them; once a tile is full its partial
-versions are removed, after the checkpoint. The cost is the few tiles on the right edge of the
-tree, whatever the log's size.
+its own folder, flushed, renamed into place and its folder synced, so a killed append leaves
+the previous checkpoint and every tile it needs as they were: the new tiles have names no
+checkpoint uses yet. An append that fails before its checkpoint is in place removes the files it
+wrote, so the log is as it was. Partial tiles stay while a checkpoint may name them; once a tile
+is full its partial versions are removed, after the checkpoint. The cost is the few tiles on the
+right edge of the tree, whatever the log's size.
 
-The crash test needs a kill at an exact point: with `_COMPLIANCE_BAKE_CRASH_AT=log:N` the
-process SIGKILLs itself after the Nth file operation of the append (report/publish.py reads the
-same variable for its own points).
+`bake --log` appends while its new `out/` is staged and before the swap (`log_snapshot`), so
+`out/` is published only after the append is durable, and not at all when it fails.
+
+The crash tests need an exact point: with `_COMPLIANCE_BAKE_CRASH_AT=log:N` the process
+SIGKILLs itself after the Nth file operation of the append, with `fail:log:N` that step fails
+as a disk would (report/publish.py reads the same variable for its own points).
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import os
 import shutil
 from collections.abc import Iterator, Mapping
@@ -27,6 +32,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.inputs.whole_file import write_whole
 from compliance_bake.log import merkle, note
@@ -41,8 +47,7 @@ from compliance_bake.log.tiles import (
     encode_bundle,
     tile_path,
 )
-from compliance_bake.report.models import Snapshot
-from compliance_bake.report.publish import TEMP_PREFIX, crash_point, make_folders
+from compliance_bake.report.publish import TEMP_PREFIX, crash_point, make_folders, sync_folder
 from compliance_bake.signing.signing_key import SigningKey
 
 CHECKPOINT = "checkpoint"
@@ -78,13 +83,13 @@ class Appended:
 def _current(directory: Path, key: SigningKey) -> note.Checkpoint | None:
     """The log's checkpoint, checked against the key that will sign the next one."""
     try:
-        raw = (directory / CHECKPOINT).read_bytes()
+        raw = read_regular_file(
+            CHECKPOINT, max_bytes=note.MAX_NOTE_BYTES, what="log's checkpoint", inside=directory
+        )
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        raise InputError(
-            f"{directory / CHECKPOINT}: cannot read ({exc.strerror})", "check the --log folder"
-        ) from None
+    except NotADirectoryError:
+        raise InputError(f"--log {directory}: not a folder", "pass a folder for the log") from None
     try:
         signed = note.parse_note(raw)
         checkpoint = note.parse_checkpoint(signed.text)
@@ -135,11 +140,16 @@ def locked(directory: Path) -> Iterator[None]:
 
 
 class Writer:
-    """Temporary file, flush, rename, and the crash points between them."""
+    """Temporary file, flush, rename, the folder synced, and the crash points between them.
+
+    Until the checkpoint is renamed into place, every file written has a name no checkpoint
+    uses; `undo` removes them, so an append that fails leaves the log as it was."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.steps = 0
+        self.written: list[Path] = []
+        self.done = False  # the new checkpoint is in place: the append cannot be undone
 
     def step(self) -> None:
         self.steps += 1
@@ -148,10 +158,29 @@ class Writer:
     def write(self, relative: str, data: bytes) -> None:
         dest = self.directory / relative
         make_folders(dest.parent)
-        for stale in dest.parent.glob(f"{TEMP_PREFIX}*.tmp"):  # a killed append's leftovers
+        # A killed writer's leftovers of this one file: the temporary files of other files
+        # in the folder (another witness's state, in flight) are not this writer's to remove.
+        for stale in dest.parent.glob(f"{glob.escape(TEMP_PREFIX + dest.name)}.*.tmp"):
             stale.unlink(missing_ok=True)
         write_whole(dest, data, prefix=TEMP_PREFIX, before_rename=self.step)
+        self.written.append(dest)
+        if relative == CHECKPOINT:
+            self.done = True
+        here = dest.parent  # the new name, and any folder made for it, survive a power loss
+        while True:
+            sync_folder(here)
+            if here == self.directory or here == here.parent:
+                break
+            here = here.parent
         self.step()
+
+    def undo(self) -> None:
+        """Remove what this append wrote, when its checkpoint is not in place."""
+        if self.done:
+            return
+        for path in self.written:
+            with contextlib.suppress(OSError):
+                path.unlink()
 
 
 def append_entry(
@@ -165,7 +194,12 @@ def append_entry(
         )
     try:
         with locked(directory):
-            return _append(directory, origin, data, entry, key)
+            writer = Writer(directory)
+            try:
+                return _append(writer, origin, data, entry, key)
+            except BaseException:
+                writer.undo()  # the log as it was: no entry file that no checkpoint names
+                raise
     except OSError as exc:
         raise InputError(
             f"cannot write the log at {exc.filename or directory}: {exc.strerror}",
@@ -174,8 +208,9 @@ def append_entry(
 
 
 def _append(
-    directory: Path, origin: str, data: bytes, entry: Mapping[str, object], key: SigningKey
+    writer: Writer, origin: str, data: bytes, entry: Mapping[str, object], key: SigningKey
 ) -> Appended:
+    directory = writer.directory
     current = _current(directory, key)  # again, under the lock: another bake may have appended
     if current is not None and current.origin != origin:
         raise InputError(
@@ -185,7 +220,6 @@ def _append(
     size = 0 if current is None else current.size
     source = folder_source(directory)
     old = TileReader(source, size)
-    writer = Writer(directory)
     filled: list[str] = []
     try:
         bundle = old.entries(size >> TILE_HEIGHT) if size % TILE_WIDTH else []
@@ -243,19 +277,27 @@ class LogTarget:
 def log_snapshot(
     target: LogTarget,
     origin: str,
-    snapshot: Snapshot,
-    attestation: bytes,
+    document: Mapping[str, object],
+    files: dict[str, bytes],
     key: SigningKey,
     out_dir: Path,
 ) -> tuple[Appended, list[Path]]:
-    """Append the published snapshot's entry, then write its proof into out/log/."""
+    """Publish `files` (the signed snapshot, its attestation last) in `out/` with the entry's
+    proof in out/log/, appending the entry once every file is staged and before the swap: a
+    failed append publishes nothing, and `out/` never holds a snapshot that is in no log."""
     from compliance_bake.log.entry import entry_of
     from compliance_bake.report.publish import publish
+    from compliance_bake.signing.attestation import ATTESTATION_FILE
 
-    appended = append_entry(
-        target.directory, origin, entry_of(snapshot, attestation, key.key_id), key
-    )
-    return appended, publish(out_dir, appended.out_files())
+    appended: list[Appended] = []
+
+    def append_then_proof() -> dict[str, bytes]:
+        entry = entry_of(document, files[ATTESTATION_FILE], key.key_id)
+        appended.append(append_entry(target.directory, origin, entry, key))
+        return appended[0].out_files()
+
+    written = publish(out_dir, files, before_swap=append_then_proof)
+    return appended[0], written
 
 
 def prepare_log(target: LogTarget, key: SigningKey | None) -> str:

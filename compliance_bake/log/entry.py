@@ -13,7 +13,6 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
-from compliance_bake.report.models import Snapshot
 from compliance_bake.signing.canon import canon
 
 FIELDS = ("attestationSha256", "generatedAt", "integrityDigest", "keyId", "target", "verdict")
@@ -37,20 +36,27 @@ class LogEntry(TypedDict):
     verdict: Verdict
 
 
-def entry_of(snapshot: Snapshot, attestation: bytes, key_id: str) -> LogEntry:
+def entry_of(document: Mapping[str, Any], attestation: bytes, key_id: str) -> LogEntry:
+    """The entry of the snapshot whose JSON is `document`: the document the bake wrote, or
+    `out/api/compliance.json` as `verify` reads it (which rebuilds the entry to compare every
+    field with the logged one), so both compute it by this one function. Raises KeyError or
+    TypeError on a document without the snapshot's fields."""
+    integrity = document["integrity"]
+    enhancements = document["enhancements"]
+    shadow = document["shadow"]
     verdict: Verdict = {
-        "ok": snapshot.integrity.holds,
-        "board": {"passed": snapshot.enhancements.passed, "total": snapshot.enhancements.total},
-        "shadowMismatches": snapshot.shadow.summary.mismatches,
+        "ok": all(check["ok"] is True for check in integrity["checks"]),
+        "board": {"passed": enhancements["passed"], "total": enhancements["total"]},
+        "shadowMismatches": shadow["summary"]["mismatches"],
     }
-    if snapshot.deep_audit is not None:
-        verdict["deepAuditOk"] = snapshot.deep_audit.zip_window.ok
+    if "deepAudit" in document:
+        verdict["deepAuditOk"] = document["deepAudit"]["zipWindow"]["ok"]
     return {
         "attestationSha256": hashlib.sha256(attestation).hexdigest(),
-        "generatedAt": snapshot.generated_at,
-        "integrityDigest": snapshot.integrity.proof.digest,
+        "generatedAt": document["generatedAt"],
+        "integrityDigest": integrity["proof"]["digest"],
         "keyId": key_id,
-        "target": snapshot.shadow.base,
+        "target": shadow["base"],
         "verdict": verdict,
     }
 
@@ -61,18 +67,18 @@ def entry_bytes(entry: Mapping[str, object]) -> bytes:
     return canon(dict(entry))
 
 
-def predicate_mismatches(entry: Mapping[str, Any], predicate: Mapping[str, Any]) -> list[str]:
-    """Fields of the entry that the attestation's signed predicate contradicts; both as read
-    from out/ (any JSON: a missing or odd field is a mismatch, never an error)."""
-    verdict = entry.get("verdict") or {}
-    pairs = [
-        ("generatedAt", entry.get("generatedAt"), predicate.get("generatedAt")),
-        ("integrityDigest", entry.get("integrityDigest"),
-         (predicate.get("proofs") or {}).get("integrity")),
-        ("verdict.board", verdict.get("board"), predicate.get("board")),
-        ("verdict.shadowMismatches", verdict.get("shadowMismatches"),
-         (predicate.get("shadow") or {}).get("mismatches")),
-        ("verdict.deepAuditOk", verdict.get("deepAuditOk"),
-         (predicate.get("deepAudit") or {}).get("ok")),
-    ]  # fmt: skip
-    return [name for name, ours, theirs in pairs if ours != theirs]
+def mismatches(logged: Any, expected: Any, where: str = "") -> list[str]:
+    """The dotted names of the fields where the logged entry differs from the entry rebuilt
+    from the snapshot: a different value, a missing field, or one the snapshot does not give
+    (any JSON as read from out/: an odd shape is a mismatch, never an error)."""
+    if isinstance(logged, dict) and isinstance(expected, dict):
+        names: list[str] = []
+        for key in sorted(logged.keys() | expected.keys()):
+            name = f"{where}.{key}" if where else str(key)
+            if key not in logged or key not in expected:
+                names.append(name)
+            else:
+                names.extend(mismatches(logged[key], expected[key], name))
+        return names
+    same = type(logged) is type(expected) and logged == expected  # true is not 1
+    return [] if same else [where or "entry"]

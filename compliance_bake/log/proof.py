@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,14 +23,19 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.log import check, merkle, note
 from compliance_bake.log.append import OUT_CHECKPOINT, OUT_INCLUSION
-from compliance_bake.log.entry import entry_bytes, predicate_mismatches
+from compliance_bake.log.entry import entry_bytes, entry_of, mismatches
 from compliance_bake.log.source import open_source
 from compliance_bake.log.tiles import Source
+from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 
 ATTESTATION = "attestation/compliance.intoto.json"
+SNAPSHOT = "api/compliance.json"
+# out/log/'s two files: a checkpoint note; a proof of at most 64 hashes, with the entry.
+MAX_OUT_LOG_BYTES = 1 << 20
 _HEX64 = frozenset("0123456789abcdef")
 
 
@@ -63,12 +67,20 @@ def _hash(value: Any) -> bytes | None:
     return None
 
 
+def _read_inside(out_dir: Path, name: str, max_bytes: int) -> bytes:
+    """A file of out/ through the one opener: a link, a FIFO or a device planted there is
+    refused (InputError), never followed, waited on or read without end."""
+    return read_regular_file(name, max_bytes=max_bytes, what=name, inside=out_dir)
+
+
 def _read(out_dir: Path, name: str, found: LogFindings) -> bytes | None:
     try:
-        return (out_dir / name).read_bytes()
-    except OSError as exc:
-        found.add(name, False, f"cannot read ({exc.strerror})")
-        return None
+        return _read_inside(out_dir, name, MAX_OUT_LOG_BYTES)
+    except (FileNotFoundError, NotADirectoryError):
+        found.add(name, False, "missing")
+    except InputError as exc:
+        found.add(name, False, exc.one_line())
+    return None
 
 
 def _inclusion(doc: Any) -> tuple[int, int, bytes, list[bytes], dict[str, Any]] | None:
@@ -94,12 +106,12 @@ def _attestation(out_dir: Path) -> tuple[bytes, str | None, dict[str, Any]] | No
     """The envelope's bytes, its signature's key id and its predicate (verify checks the
     signature itself); None when unreadable."""
     try:
-        raw = (out_dir / ATTESTATION).read_bytes()
+        raw = _read_inside(out_dir, ATTESTATION, SNAPSHOT_MAX_BYTES)
         envelope = loads_strict(raw)
         statement = loads_strict(base64.b64decode(envelope["payload"], validate=True))
         key_id = envelope["signatures"][0]["keyid"]
         predicate = statement["predicate"]
-    except (OSError, StrictJSONError, KeyError, IndexError, TypeError, binascii.Error):
+    except (OSError, InputError, StrictJSONError, KeyError, IndexError, TypeError, binascii.Error):
         return None
     if not isinstance(predicate, dict):
         return None
@@ -159,20 +171,25 @@ def check_out_log(out_dir: Path, options: LogCheckOptions) -> LogFindings:
 
 
 def _entry_names_out(out_dir: Path, entry: dict[str, Any], found: LogFindings) -> None:
+    """Every field of the logged entry against the entry rebuilt from this out/: its
+    attestation (SHA-256, key id) and the snapshot it names (target, verdict, digests, time)."""
     attested = _attestation(out_dir)
     if attested is None:
         found.add(OUT_INCLUSION, False, f"the entry names {ATTESTATION}, which is unreadable")
         return
-    raw, key_id, predicate = attested
-    wrong = predicate_mismatches(entry, predicate)
-    if entry.get("attestationSha256") != hashlib.sha256(raw).hexdigest():
-        wrong.insert(0, "attestationSha256")
-    if entry.get("keyId") != key_id:
-        wrong.append("keyId")
+    raw, key_id, _ = attested
+    try:
+        document = loads_strict(_read_inside(out_dir, SNAPSHOT, SNAPSHOT_MAX_BYTES))
+        expected = entry_of(document, raw, key_id or "")
+    except (InputError, FileNotFoundError, StrictJSONError, KeyError, TypeError):
+        found.add(OUT_INCLUSION, False, f"the entry names {SNAPSHOT}, which is unreadable")
+        return
+    wrong = mismatches(entry, expected)
     found.add(
         OUT_INCLUSION,
         not wrong,
-        "the logged entry is this out/'s (attestation SHA-256, key id, predicate)"
+        "the logged entry is this out/'s, every field (attestation SHA-256, key id, target, "
+        "verdict, integrity digest, time)"
         if not wrong
         else f"the logged entry is not this out/'s: {', '.join(wrong)} differ",
     )

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.files import LeavesFolder, NotRegular, TooLarge, read_bounded
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.report.models import JsonObject, JsonValue, Snapshot
 from compliance_bake.signing.attestation import ATTESTATION_FILE, MAX_ENVELOPE_BYTES
@@ -252,13 +253,16 @@ class _Unreadable(Exception):
 
 def _predicate(out_dir: Path) -> Any:
     """The attestation's predicate, None without an attestation; _Unreadable when malformed."""
-    path = out_dir / ATTESTATION_FILE
-    if path.is_symlink() or not path.is_file():
+    try:  # the one opener: a link or a FIFO in out/ counts as no attestation
+        raw = read_bounded(ATTESTATION_FILE, MAX_ENVELOPE_BYTES, inside=out_dir)
+    except (FileNotFoundError, NotADirectoryError, LeavesFolder, NotRegular):
         return None
+    except TooLarge:
+        raise _Unreadable("too large") from None
+    except OSError as exc:
+        raise _Unreadable(type(exc).__name__) from None
     try:
-        if path.stat().st_size > MAX_ENVELOPE_BYTES:
-            raise _Unreadable("too large")
-        envelope = loads_strict(path.read_bytes())
+        envelope = loads_strict(raw)
         statement = loads_strict(base64.b64decode(envelope["payload"], validate=True))
         return statement["predicate"]
     except (OSError, StrictJSONError, binascii.Error, KeyError, TypeError, ValueError) as exc:

@@ -13,6 +13,11 @@ bake may not write, a filesystem that refuses it), each file is staged in its ow
 renamed over the old one: each file is whole, but between the first rename and the last the
 folder mixes old and new files for a moment (milliseconds per large file).
 
+`before_swap` runs once every file is staged and before anything is swapped in; the files it
+returns are staged and published with the others. A bake with `--log` appends to the log there
+(log/append.py), so `out/` is published only once the append is durable, with the entry's proof
+in the same swap, and an append that fails leaves `out/` as it was (the staged files removed).
+
 `stale` names files of an earlier bake that this one does not write (the attestation of a keyed
 bake, when this bake has no key): the new folder does not carry them, and the fallback removes
 them before any rename, so `out/` never pairs an old attestation with new files.
@@ -35,6 +40,7 @@ the instants where a folder could tear. Nothing else reads that variable.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -42,7 +48,7 @@ import shutil
 import signal
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from compliance_bake.errors import InputError
@@ -57,18 +63,22 @@ from compliance_bake.report.swap import (
 )
 
 TEMP_PREFIX = ".compliance-bake-"
-OWN_TEMP = re.compile(r"\.compliance-bake-.+\.[A-Za-z0-9_]+\.tmp")
+OWN_TEMP = re.compile(r"\.compliance-bake-(.+)\.[A-Za-z0-9_]+\.tmp")
 _FOLDER_MODE = 0o755
 _CRASH_ENV = "_COMPLIANCE_BAKE_CRASH_AT"
 
 
 def crash_point(stage: str, count: int | None = None) -> None:
     """Stop here when _COMPLIANCE_BAKE_CRASH_AT names this point (`stage` or `stage:count`):
-    killed (SIGKILL) or paused (`pause:stage`, SIGSTOP), so the kill tests reach every step of a
-    publish or a log append. Unset, as in every real run, it does nothing."""
+    killed (SIGKILL), paused (`pause:stage`, SIGSTOP) or failed (`fail:stage[:count]`, an
+    OSError as a failing disk raises), so the tests reach every step of a publish or a log
+    append. Unset, as in every real run, it does nothing."""
     point = os.environ.get(_CRASH_ENV)
     if point is None:
         return
+    if point == (f"fail:{stage}" if count is None else f"fail:{stage}:{count}"):
+        # A disk that fails at this step (EIO), for the tests of a failed publish or append.
+        raise OSError(errno.EIO, "input/output error (injected by _COMPLIANCE_BAKE_CRASH_AT)")
     if point == (stage if count is None else f"{stage}:{count}"):
         os.kill(os.getpid(), signal.SIGKILL)
     if point == f"pause:{stage}":
@@ -89,8 +99,9 @@ def make_folders(folder: Path) -> None:
 
 
 def _is_own_temp(entry: os.DirEntry[str], names: set[str]) -> bool:
-    if OWN_TEMP.fullmatch(entry.name):
-        return True
+    own = OWN_TEMP.fullmatch(entry.name)
+    if own is not None:
+        return own.group(1) in names  # the temporary file of a file this bake writes
     # Earlier versions staged as `.<name>.<8 random>.tmp` beside <name>.
     legacy = re.fullmatch(r"\.(.+)\.[a-z0-9_]{8}\.tmp", entry.name)
     return legacy is not None and legacy.group(1) in names
@@ -140,7 +151,19 @@ def _locked(out_dir: Path) -> Iterator[None]:
         os.close(fd)  # releases the lock
 
 
-def publish(out_dir: Path, files: dict[str, bytes], stale: Iterable[str] = ()) -> list[Path]:
+# Called once every file is staged, before anything is swapped in: the files it answers are
+# staged too. A bake with --log appends to the log here, so `out/` is published only after the
+# append is durable, and an append that fails leaves `out/` as it was.
+BeforeSwap = Callable[[], Mapping[str, bytes]]
+
+
+def publish(
+    out_dir: Path,
+    files: dict[str, bytes],
+    stale: Iterable[str] = (),
+    before_swap: BeforeSwap | None = None,
+) -> list[Path]:
+    """`files` (and what `before_swap` adds) published in `out/` at once; `stale` removed."""
     try:
         make_folders(out_dir)
         with _locked(out_dir):
@@ -149,10 +172,10 @@ def publish(out_dir: Path, files: dict[str, bytes], stale: Iterable[str] = ()) -
             remove_stale_stages(real)
             stage = _stage_folder(real)
             if stage is None:
-                _stage_and_rename(out_dir, files, stale)
+                written = _stage_and_rename(out_dir, dict(files), stale, before_swap)
             else:
-                _stage_and_exchange(real, stage, files, set(stale))
-            return [out_dir / relative for relative in files]
+                written = _stage_and_exchange(real, stage, dict(files), set(stale), before_swap)
+            return [out_dir / relative for relative in written]
     except OSError as exc:
         where = exc.filename or out_dir
         raise InputError(
@@ -191,7 +214,13 @@ def _write_file(path: Path, data: bytes) -> None:
     os.chmod(path, 0o644)
 
 
-def _stage_and_exchange(real: Path, stage: Path, files: dict[str, bytes], stale: set[str]) -> None:
+def _stage_and_exchange(
+    real: Path,
+    stage: Path,
+    files: dict[str, bytes],
+    stale: set[str],
+    before_swap: BeforeSwap | None,
+) -> list[str]:
     lock = os.open(stage, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         # The new out/ is locked from its first instant, as the old one is.
@@ -200,7 +229,11 @@ def _stage_and_exchange(real: Path, stage: Path, files: dict[str, bytes], stale:
             for count, (relative, data) in enumerate(files.items(), start=1):
                 _write_file(stage / relative, data)
                 crash_point("staged", count)
-        except OSError:
+            if before_swap is not None:
+                for relative, data in before_swap().items():
+                    files[relative] = data
+                    _write_file(stage / relative, data)
+        except BaseException:  # a failed write or append: out/ stays as it was
             shutil.rmtree(stage, ignore_errors=True)
             raise
         crash_point("swap")
@@ -208,16 +241,17 @@ def _stage_and_exchange(real: Path, stage: Path, files: dict[str, bytes], stale:
             # A file another user owns may refuse a hard link (fs.protected_hardlinks).
             link_the_rest(real, stage, stale | set(files), OWN_TEMP)
             for folder, _, _ in os.walk(stage):
-                _sync_folder(Path(folder))  # every entry of the new folder survives a power loss
+                sync_folder(Path(folder))  # every entry of the new folder survives a power loss
             exchange(stage, real)
         except (OSError, ExchangeUnsupported):
             _rename_each(stage, real, files, stale)
             shutil.rmtree(stage, ignore_errors=True)
-            return
+            return list(files)
         crash_point("exchanged")
-        _sync_folder(real.parent)  # the exchange itself survives a power loss
+        sync_folder(real.parent)  # the exchange itself survives a power loss
         move_late_arrivals(stage, real, stale, OWN_TEMP)  # `stage` now holds the old folder
         shutil.rmtree(stage, ignore_errors=True)
+        return list(files)
     finally:
         os.close(lock)
 
@@ -231,26 +265,33 @@ def _rename_each(stage: Path, real: Path, files: dict[str, bytes], stale: Iterab
         os.replace(stage / relative, real / relative)
         crash_point("renamed", count)
     for folder in dict.fromkeys((real / relative).parent for relative in files):
-        _sync_folder(folder)
+        sync_folder(folder)
 
 
-def _stage_and_rename(out_dir: Path, files: dict[str, bytes], stale: Iterable[str]) -> list[Path]:
+def _stage_beside(dest: Path, data: bytes, staged: list[tuple[str, Path]]) -> None:
+    make_folders(dest.parent)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f"{TEMP_PREFIX}{dest.name}.", suffix=".tmp")
+    staged.append((tmp, dest))
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.chmod(tmp, 0o644)
+
+
+def _stage_and_rename(
+    out_dir: Path, files: dict[str, bytes], stale: Iterable[str], before_swap: BeforeSwap | None
+) -> list[str]:
     staged: list[tuple[str, Path]] = []
     try:
         for relative, data in files.items():
-            dest = out_dir / relative
-            make_folders(dest.parent)
-            fd, tmp = tempfile.mkstemp(
-                dir=dest.parent, prefix=f"{TEMP_PREFIX}{dest.name}.", suffix=".tmp"
-            )
-            staged.append((tmp, dest))
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(tmp, 0o644)
+            _stage_beside(out_dir / relative, data, staged)
             crash_point("staged", len(staged))
-    except OSError:
+        if before_swap is not None:
+            for relative, data in before_swap().items():
+                files[relative] = data
+                _stage_beside(out_dir / relative, data, staged)
+    except BaseException:  # a failed write or append: out/ stays as it was
         _discard(staged)
         raise
     crash_point("swap")
@@ -267,11 +308,12 @@ def _stage_and_rename(out_dir: Path, files: dict[str, bytes], stale: Iterable[st
         os.replace(tmp, dest)
         crash_point("renamed", count)
     for folder in dict.fromkeys(dest.parent for _, dest in staged):
-        _sync_folder(folder)  # the renames themselves survive a power loss
-    return [dest for _, dest in staged]
+        sync_folder(folder)  # the renames themselves survive a power loss
+    return list(files)
 
 
-def _sync_folder(folder: Path) -> None:
+def sync_folder(folder: Path) -> None:
+    """fsync a folder: the renames and new names in it survive a power loss."""
     fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
         os.fsync(fd)

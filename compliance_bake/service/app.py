@@ -18,11 +18,11 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from compliance_bake import __version__
+from compliance_bake.inputs.files import LeavesFolder, NotRegular, TooLarge, read_bounded
 from compliance_bake.report import layout
 from compliance_bake.report.escape import visible
 from compliance_bake.service import models
 from compliance_bake.service.auth import AgentAuth, KeyLookup, Unauthorized
-from compliance_bake.service.baked import LinkOut, NotServable, read_baked
 from compliance_bake.service.openapi import install_document
 from compliance_bake.service.protocol import HeadAsGet
 from compliance_bake.signing.attestation import ATTESTATION_FILE
@@ -271,8 +271,10 @@ def _file_handler(out_dir: Path, relative: str, media_type: str) -> Any:
     async def serve_file(request: Request) -> Response:
         _no_unknown(request)
         try:
-            data = await run_in_threadpool(read_baked, out_dir, relative, SERVED_MAX_BYTES)
-        except LinkOut:
+            # In a worker thread: the event loop never waits on a disk; the one opener refuses a
+            # link, a FIFO or a device planted in out/ without following or blocking.
+            data = await run_in_threadpool(read_bounded, relative, SERVED_MAX_BYTES, inside=out_dir)
+        except LeavesFolder:
             _LOG.warning(
                 "refused %s: %s in %s is or lies under a symlink, and served files stay "
                 "inside --out (fix: bake into the folder, or remove the link)",
@@ -281,7 +283,7 @@ def _file_handler(out_dir: Path, relative: str, media_type: str) -> Any:
                 visible(out_dir),
             )
             return error_response(404, "not_found", "no such file in the baked folder")
-        except (NotServable, OSError) as exc:
+        except (NotRegular, TooLarge, OSError) as exc:
             if isinstance(exc, FileNotFoundError | NotADirectoryError):
                 return error_response(
                     404,

@@ -1,7 +1,7 @@
 """`serve --log DIR`: the transparency log's files under /log/, read-only, as a static server
 would publish them (tlog-tiles is static by design). Only the names tlog-tiles defines are
 answered; the checkpoint changes with every append, so it is never cached, and tiles never
-change once written. The files are opened the way the baked `out/` is (`service/baked`): one
+change once written. The files are read by the one opener (inputs/files, `inside=` the log), one
 component at a time with no link followed, so a symlink planted in the log folder (to the
 signing key, say) is answered 404 rather than published."""
 
@@ -13,9 +13,9 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 
+from compliance_bake.inputs.files import LeavesFolder, NotRegular, TooLarge, read_bounded
 from compliance_bake.log.source import MAX_FILE_BYTES
 from compliance_bake.log.tiles import media_type, published_path
-from compliance_bake.service.baked import LinkOut, NotServable, read_baked
 
 
 def add_log_route(app: FastAPI, log_dir: Path, not_found: Callable[[], Response]) -> None:
@@ -25,8 +25,8 @@ def add_log_route(app: FastAPI, log_dir: Path, not_found: Callable[[], Response]
         if request.url.query or not published_path(path):
             return not_found()
         try:
-            data = await run_in_threadpool(read_baked, log_dir, path, MAX_FILE_BYTES)
-        except (LinkOut, NotServable, OSError):
+            data = await run_in_threadpool(read_bounded, path, MAX_FILE_BYTES, inside=log_dir)
+        except (LeavesFolder, NotRegular, TooLarge, OSError):
             return not_found()
         cache = "no-cache" if path == "checkpoint" else "public, max-age=31536000, immutable"
         return Response(data, media_type=media_type(path), headers={"Cache-Control": cache})

@@ -30,6 +30,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.files import LeavesFolder, NotRegular, TooLarge, read_bounded
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.signing.attestation import (
     ATTESTATION_FILE,
@@ -41,6 +42,7 @@ from compliance_bake.signing.attestation import (
     predicate,
 )
 from compliance_bake.signing.signing_key import key_id, parse_public_key
+from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 from compliance_bake.verify.document import read_document
 from compliance_bake.verify.findings import json_value
 
@@ -94,15 +96,14 @@ def _b64(value: Any) -> bytes | None:
 
 
 def _envelope(out_dir: Path, found: _Findings) -> dict[str, Any] | None:
-    path = out_dir / ATTESTATION_FILE
-    try:
-        if path.is_symlink() or not path.is_file():
-            found.fail(ATTESTATION_FILE, "missing (baked without a signing key, or removed)")
-            return None
-        if path.stat().st_size > MAX_ENVELOPE_BYTES:
-            found.fail(ATTESTATION_FILE, f"larger than {MAX_ENVELOPE_BYTES} bytes")
-            return None
-        raw = path.read_bytes()
+    try:  # the one opener: a link or a FIFO planted in out/ is refused, never followed
+        raw = read_bounded(ATTESTATION_FILE, MAX_ENVELOPE_BYTES, inside=out_dir)
+    except (FileNotFoundError, NotADirectoryError, LeavesFolder, NotRegular):
+        found.fail(ATTESTATION_FILE, "missing (baked without a signing key, or removed)")
+        return None
+    except TooLarge:
+        found.fail(ATTESTATION_FILE, f"larger than {MAX_ENVELOPE_BYTES} bytes")
+        return None
     except OSError as exc:
         found.fail(ATTESTATION_FILE, f"cannot read: {exc.strerror}")
         return None
@@ -236,9 +237,9 @@ def _files_of(out_dir: Path, found: _Findings) -> set[str]:
     return names
 
 
-def _sha256_of(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+def _sha256_of(out_dir: Path, name: str) -> str:
+    """Through the one opener, within the cap of the largest file a bake writes."""
+    return hashlib.sha256(read_bounded(name, SNAPSHOT_MAX_BYTES, inside=out_dir)).hexdigest()
 
 
 def _check_files(out_dir: Path, digests: dict[str, str], found: _Findings) -> None:
@@ -252,9 +253,12 @@ def _check_files(out_dir: Path, digests: dict[str, str], found: _Findings) -> No
         if not stat.S_ISREG(path.lstat().st_mode):
             continue  # already reported
         try:
-            same = _sha256_of(path) == digests[name]
+            same = _sha256_of(out_dir, name) == digests[name]
         except OSError as exc:
             found.fail(name, f"cannot read: {exc.strerror}")
+            continue
+        except (LeavesFolder, NotRegular, TooLarge):
+            found.fail(name, "not a regular file of at most 256 MiB (a bake writes none)")
             continue
         if not same:
             found.fail(name, "sha256 differs from the attestation (changed after signing)")
@@ -263,7 +267,7 @@ def _check_files(out_dir: Path, digests: dict[str, str], found: _Findings) -> No
 def _check_predicate(out_dir: Path, claimed: Any, found: _Findings, snapshot: Any) -> None:
     try:
         if snapshot is None:
-            snapshot = read_document(out_dir / SNAPSHOT_FILE)
+            snapshot = read_document(SNAPSHOT_FILE, inside=out_dir)
         # `previous` (bake --previous) is carried as signed; report/portal_previous.py checks it.
         previous = claimed.get("previous") if isinstance(claimed, dict) else None
         summary = predicate(snapshot, previous)

@@ -76,10 +76,14 @@ class _SnapshotLayout(msgspec.Struct, kw_only=True, omit_defaults=True, rename="
     proton: Any
 
 
-def read_document(path: Path, max_bytes: int = SNAPSHOT_MAX_BYTES) -> Any:
-    """The parsed snapshot file; InputError (or FileNotFoundError) when it cannot be read,
-    ValueError when it is not strict JSON."""
-    parsed = parse_snapshot(read_regular_file(path, max_bytes=max_bytes, what="snapshot"))
+def read_document(
+    path: Path | str, max_bytes: int = SNAPSHOT_MAX_BYTES, inside: Path | None = None
+) -> Any:
+    """The parsed snapshot file (`path` relative to `inside`, no link in it followed, when
+    given); InputError (or FileNotFoundError) when it cannot be read, ValueError when it is not
+    strict JSON."""
+    raw = read_regular_file(path, max_bytes=max_bytes, what="snapshot", inside=inside)
+    parsed = parse_snapshot(raw)
     if isinstance(parsed, str):
         raise ValueError(parsed)
     return parsed.document

@@ -74,7 +74,7 @@ def unexpected_files(out_dir: Path, report: VerifyReport) -> None:
 
 
 def _read(out_dir: Path, name: str) -> bytes:
-    return read_regular_file(out_dir / name, max_bytes=SNAPSHOT_MAX_BYTES, what=name)
+    return read_regular_file(name, max_bytes=SNAPSHOT_MAX_BYTES, what=name, inside=out_dir)
 
 
 def read_folder_file(out_dir: Path, name: str, report: VerifyReport) -> bytes | None:
@@ -265,7 +265,9 @@ def _attestation_signers(out_dir: Path) -> set[str]:
         return set()
     try:
         envelope = loads_strict(
-            read_regular_file(path, max_bytes=SNAPSHOT_MAX_BYTES, what="attestation")
+            read_regular_file(
+                ATTESTATION_FILE, max_bytes=SNAPSHOT_MAX_BYTES, what="attestation", inside=out_dir
+            )
         )
         return {s["keyid"] for s in envelope["signatures"] if isinstance(s["keyid"], str)}
     except (InputError, OSError, ValueError, KeyError, IndexError, TypeError):

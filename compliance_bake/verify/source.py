@@ -164,8 +164,13 @@ def _read(source: str, timeout: float, max_bytes: int) -> tuple[str, str, Path |
     path, folder, kind = Path(source), None, "file"
     if path.is_dir():
         path, folder, kind = path / layout.API_FILE, path, "folder"
-    try:
-        raw = read_regular_file(path, max_bytes=max_bytes, what="snapshot")
+    try:  # in a folder, through the one opener with no link inside it followed
+        if folder is None:
+            raw = read_regular_file(path, max_bytes=max_bytes, what="snapshot")
+        else:
+            raw = read_regular_file(
+                layout.API_FILE, max_bytes=max_bytes, what="snapshot", inside=folder
+            )
     except FileNotFoundError:
         raise MissingSnapshot(f"{path}: cannot read: no such file", SOURCE_HINT) from None
     return kind, str(path), folder, raw
