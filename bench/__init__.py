@@ -1,5 +1,4 @@
-"""Benchmarks of compliance-bake: a fixture generator, the bake benchmark and the startup benchmark.
-
-Run them as scripts (`python bench/bake_bench.py`, `python bench/startup_bench.py`, see the
-Makefile); tests may import `bench.gen_fixtures` to build large fixtures.
+"""Benchmarks of compliance-bake, one script per figure (`python bench/bake_bench.py`, see the
+Makefile). What they share with the tests (the fixture generator, a live `serve`, a child's own
+peak) is in `tests/support/`; the tests import nothing from here.
 """

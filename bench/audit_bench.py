@@ -16,7 +16,7 @@ last in odd ones):
   a malformed row; the audit does both.
 First, the start-up: `audit deep` on a file of two plays, the median CPU of 5 runs (target:
 at most 0.35 s). Each child's CPU time (user + system, all threads) and wall time come from
-`os.wait4` through a fresh launcher (bench/peak.py). Both must agree on every count. Prints,
+`os.wait4` through a fresh launcher (tests/support/peak.py). Both must agree on every count. Prints,
 per case, the medians and the median of the rounds' paired ratios audit/baseline, of CPU and of
 wall time, and per size and format the audit's CPU dirty/clean: each round audits the clean and
 the dirty file one after the other, and the ratio is the median of the rounds' paired ratios.
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.peak import measure  # noqa: E402
+from tests.support.peak import measure  # noqa: E402
 
 BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent

@@ -14,10 +14,10 @@ one after the other:
 - `reader`: the reader alone, in a bare Python process: the same five columns through the ADBC
   driver as an Arrow stream that DuckDB counts (what the audit's reading costs before any rule);
 - `parquet`: the same audit over the same plays as a Parquet file.
-CPU (user + system of the child and its threads, from `os.wait4` through bench/peak.py) and wall
-time of each; the server's own CPU is in neither (it is another process), so the wall times say
-what the server adds. Prints the medians and the ratios audit/copy-out and audit/parquet. The
-audit and the Parquet audit must agree on every count.
+CPU (user + system of the child and its threads, from `os.wait4` through tests/support/peak.py)
+and wall time of each; the server's own CPU is in neither (it is another process), so the wall
+times say what the server adds. Prints the medians and the ratios audit/copy-out and
+audit/parquet. The audit and the Parquet audit must agree on every count.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.peak import measure  # noqa: E402
 from tests._pg_helpers import Cluster, start_cluster  # noqa: E402
+from tests.support.peak import measure  # noqa: E402
 
 BENCH_DIR = Path(__file__).resolve().parent
 DATA_DIR = BENCH_DIR / ".data"

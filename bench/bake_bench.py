@@ -3,13 +3,13 @@
     python bench/bake_bench.py [--states 50] [--partners 10000] [--seed 0] [--repeat 5]
 
 One run does everything:
-1. generates two fixture sets (bench/gen_fixtures.py) into bench/.data/ (git-ignored): OLD, and
-   NEW with every licence of ten partners revoked and one partner removed (so the diff matches
-   the rows by key, its costlier comparison);
-2. measures each operation in a fresh child process of its own (bench/peak.py: a small launcher
-   starts it, so its peak RSS is its own), --repeat times, taking the median: the child imports
-   what the CLI imports, then times the operation alone with `time.process_time()` (CPU: user
-   plus system, every thread of the process) and `time.perf_counter()` (wall):
+1. generates two fixture sets (tests/support/gen_fixtures.py) into bench/.data/ (git-ignored):
+   OLD, and NEW with every licence of ten partners revoked and one partner removed (so the diff
+   matches the rows by key, its costlier comparison);
+2. measures each operation in a fresh child process of its own (tests/support/peak.py: a small
+   launcher starts it, so its peak RSS is its own), --repeat times, taking the median: the child
+   imports what the CLI imports, then times the operation alone with `time.process_time()` (CPU:
+   user plus system, every thread of the process) and `time.perf_counter()` (wall):
    - bake: `run_bake` of OLD into out-old/ (fixture load, board, matrix, signing, validation,
      rendering, atomic write); NEW is baked once into out-new/ the same way;
    - floor: what a signed bake of this report cannot avoid, on the snapshot the bake wrote
@@ -166,7 +166,7 @@ def _child(job: str, paths: list[Path]) -> dict[str, Any]:
 
 def _measure(job: str, *paths: Path) -> dict[str, Any]:
     """One operation in a fresh child: its figures, and its own peak RSS."""
-    from bench.peak import measure
+    from tests.support.peak import measure
 
     result = DATA_DIR / f"result-{job}.json"
     command = [sys.executable, str(Path(__file__).resolve()), "--child", job, "--result"]
@@ -179,8 +179,8 @@ def _measure(job: str, *paths: Path) -> dict[str, Any]:
 
 
 def _fixtures(states: int, partners: int, seed: int) -> tuple[Path, Path]:
-    sys.path.insert(0, str(BENCH_DIR))
-    from gen_fixtures import generate, write_fixtures
+    sys.path.insert(0, str(BENCH_DIR.parent))
+    from tests.support.gen_fixtures import generate, write_fixtures
 
     root = DATA_DIR / f"fixtures-{states}x{partners}-seed{seed}"
     licences, geo = generate(states, partners, seed)

@@ -5,10 +5,10 @@
 Generates OLD's fixtures and two NEW ones: `aligned`, every licence of ten partners revoked (the
 rows line up, as on most days); `keyed`, that and one partner removed (the rows no longer line up
 and the diff matches pairs by key). Bakes the three, then for each scenario measures, each in a
-fresh process (bench/bake_bench.py's children, bench/peak.py's launcher): `run_diff` OLD NEW with
-its JSON rendering, and `verify_source` of OLD and of NEW. Prints CPU (user + system) beside wall
-time and the peak RSS, medians of --repeat runs, and checks: diff CPU <= verify CPU of OLD plus
-that of NEW, every peak < 1 GiB. Exits 1 if one is missed.
+fresh process (bench/bake_bench.py's children, tests/support/peak.py's launcher): `run_diff` OLD
+NEW with its JSON rendering, and `verify_source` of OLD and of NEW. Prints CPU (user + system)
+beside wall time and the peak RSS, medians of --repeat runs, and checks: diff CPU <= verify CPU
+of OLD plus that of NEW, every peak < 1 GiB. Exits 1 if one is missed.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ SCENARIOS = {
 
 
 def _prepare(states: int, partners: int, seed: int) -> tuple[Path, dict[str, Path]]:
-    sys.path.insert(0, str(BENCH_DIR))
-    from gen_fixtures import generate, write_fixtures
+    sys.path.insert(0, str(BENCH_DIR.parent))
+    from tests.support.gen_fixtures import generate, write_fixtures
 
     root = DATA_DIR / f"diff-{states}x{partners}-seed{seed}"
     licences, geo = generate(states, partners, seed)

@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from bench.live_service import LiveService
 from compliance_bake.identity.keyfile import mint_key
+from tests.support.live_service import LiveService
 
 BOUND_NS = 10_000
 ROUTE = "/api/compliance/check?partner=node-bay-01&state=MA&wagerType=basketball.totals"

@@ -28,8 +28,6 @@ sys.path.insert(0, str(ROOT))
 
 from yarl import URL  # noqa: E402
 
-from bench.gen_fixtures import generate, write_fixtures  # noqa: E402
-from bench.live_service import LiveService  # noqa: E402
 from compliance_bake.identity.keyfile import mint_key  # noqa: E402
 from compliance_bake.inputs.fixtures import load_fixtures  # noqa: E402
 from compliance_bake.targets.answers import Answer  # noqa: E402
@@ -37,6 +35,8 @@ from compliance_bake.targets.http import HttpTarget  # noqa: E402
 from compliance_bake.targets.interface import CheckRequest  # noqa: E402
 from compliance_bake.targets.refusals import unexpected  # noqa: E402
 from compliance_bake.targets.transport import Decode, Observe, Request, Transport  # noqa: E402
+from tests.support.gen_fixtures import generate, write_fixtures  # noqa: E402
+from tests.support.live_service import LiveService  # noqa: E402
 
 T = TypeVar("T")
 SHIPPED_SEND = Transport.send

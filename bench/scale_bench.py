@@ -3,10 +3,10 @@
     python bench/scale_bench.py [--sizes 1000,10000,40000] [--states 50] [--plays 1000000,10000000]
 
 For each size (partners; rows = 50 states x partners) the fixtures are generated
-(bench/gen_fixtures.py, cached in bench/.data/) and the real command line runs once in a fresh
-child, `python -m compliance_bake bake snapshot --fixtures F --out O --now ...`, measured by
-bench/peak.py (that child's own wall time and peak RSS). Printed: seconds and microseconds per
-row, peak RSS and bytes per row, and each per-row figure as a multiple of the smallest size's.
+(tests/support/gen_fixtures.py, cached in bench/.data/) and the real command line runs once in a
+fresh child, `python -m compliance_bake bake snapshot --fixtures F --out O --now ...`, measured by
+tests/support/peak.py (that child's own wall time and peak RSS). Printed: seconds and microseconds
+per row, peak RSS and bytes per row, and each per-row figure as a multiple of the smallest size's.
 A straight line (no step growing faster than linearly) keeps the per-row multiples near 1; the
 fixed start-up (imports, the ZIP database) makes the smallest size's per-row figures the highest.
 Then `audit deep` over CSV plays of each --plays size (bench/gen_plays.py, generated once in a
@@ -26,8 +26,8 @@ from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR.parent))
-from bench.gen_fixtures import generate, write_fixtures  # noqa: E402
-from bench.peak import measure  # noqa: E402
+from tests.support.gen_fixtures import generate, write_fixtures  # noqa: E402
+from tests.support.peak import measure  # noqa: E402
 
 DATA_DIR = BENCH_DIR / ".data"
 NOW = "2026-11-22T04:06:00Z"

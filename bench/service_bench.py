@@ -3,7 +3,7 @@
     python bench/service_bench.py [--states 50] [--partners 1000] [--seconds 10] [--repeat 3]
 
 One run does everything, against one `compliance-bake serve` process on a free loopback port
-(uvicorn, one worker) over generated fixtures (bench/gen_fixtures.py, into bench/.data/):
+(uvicorn, one worker) over generated fixtures (tests/support/gen_fixtures.py, into bench/.data/):
 --repeat times, paired, wrk (1 thread, 32 connections) drives `GET /health` (the bare route: no
 key, a constant body) and right after it the check route with a valid agent key
 (`GET /api/compliance/check`, a licensed pair, 200). Prints requests/s of each and the median of
@@ -72,11 +72,10 @@ def main() -> int:
         print("wrk is not installed (fix: `make bench-service` installs it)", file=sys.stderr)
         return 2
 
-    sys.path.insert(0, str(BENCH_DIR))
-    from gen_fixtures import generate, write_fixtures
-    from live_service import LiveService
-
+    sys.path.insert(0, str(BENCH_DIR.parent))
     from compliance_bake.identity.keyfile import mint_key
+    from tests.support.gen_fixtures import generate, write_fixtures
+    from tests.support.live_service import LiveService
 
     fixtures = DATA_DIR / f"fixtures-{opts.states}x{opts.partners}-{opts.seed}"
     licences, geo = generate(opts.states, opts.partners, opts.seed)

@@ -5,7 +5,7 @@
                                  [--profile-only] [--shadow]
 
 One run does everything:
-1. generates the fixtures (bench/gen_fixtures.py) into bench/.data/ (git-ignored);
+1. generates the fixtures (tests/support/gen_fixtures.py) into bench/.data/ (git-ignored);
 2. starts the service on a free loopback port with uvicorn: `compliance-bake serve` with a key
    from `compliance-bake keys mint` when this build has `serve` (auto), else the stand-in
    (bench/stand_in_service.py: raw ASGI over the same Engine, the floor of a Python service);
@@ -49,10 +49,10 @@ BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.gen_fixtures import generate, write_fixtures  # noqa: E402
 from compliance_bake.inputs.fixtures import load_fixtures  # noqa: E402
 from compliance_bake.targets.http import HttpSettings, HttpTarget  # noqa: E402
 from compliance_bake.targets.interface import CheckRequest  # noqa: E402
+from tests.support.gen_fixtures import generate, write_fixtures  # noqa: E402
 
 TARGET_RATIO = 0.7
 PROFILE_RATIO = 1.15

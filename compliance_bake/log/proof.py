@@ -30,9 +30,9 @@ from compliance_bake.log.append import OUT_CHECKPOINT, OUT_INCLUSION
 from compliance_bake.log.entry import entry_bytes, entry_of, mismatches
 from compliance_bake.log.source import open_source
 from compliance_bake.log.tiles import Source
+from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 
-ATTESTATION = "attestation/compliance.intoto.json"
 SNAPSHOT = "api/compliance.json"
 # out/log/'s two files: a checkpoint note; a proof of at most 64 hashes, with the entry.
 MAX_OUT_LOG_BYTES = 1 << 20
@@ -106,7 +106,7 @@ def _attestation(out_dir: Path) -> tuple[bytes, str | None, dict[str, Any]] | No
     """The envelope's bytes, its signature's key id and its predicate (verify checks the
     signature itself); None when unreadable."""
     try:
-        raw = _read_inside(out_dir, ATTESTATION, SNAPSHOT_MAX_BYTES)
+        raw = _read_inside(out_dir, ATTESTATION_FILE, SNAPSHOT_MAX_BYTES)
         envelope = loads_strict(raw)
         statement = loads_strict(base64.b64decode(envelope["payload"], validate=True))
         key_id = envelope["signatures"][0]["keyid"]
@@ -175,7 +175,7 @@ def _entry_names_out(out_dir: Path, entry: dict[str, Any], found: LogFindings) -
     attestation (SHA-256, key id) and the snapshot it names (target, verdict, digests, time)."""
     attested = _attestation(out_dir)
     if attested is None:
-        found.add(OUT_INCLUSION, False, f"the entry names {ATTESTATION}, which is unreadable")
+        found.add(OUT_INCLUSION, False, f"the entry names {ATTESTATION_FILE}, which is unreadable")
         return
     raw, key_id, _ = attested
     try:

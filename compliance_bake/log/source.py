@@ -12,13 +12,9 @@ from pathlib import Path
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.log.tiles import Source
-from compliance_bake.targets.fetch import fetch_document
+from compliance_bake.targets.fetch import fetch_document, is_url
 
 MAX_FILE_BYTES = 1 << 20  # a full entry bundle of 256 entries of 4 KiB is 1 MiB
-
-
-def is_url(location: str) -> bool:
-    return location.startswith(("http://", "https://"))
 
 
 def folder_source(folder: Path) -> Source:

@@ -50,6 +50,7 @@ from compliance_bake.report.models import (
     Snapshot,
 )
 from compliance_bake.resources import templates_dir
+from compliance_bake.signing.attestation import ATTESTATION_FILE
 
 if TYPE_CHECKING:
     from compliance_bake.report.portal_previous import PreviousRecord
@@ -58,7 +59,7 @@ GRID_LIMIT = 5_000
 MISMATCH_LIMIT = 500
 GEO_LIMIT = 50
 SAMPLE_LIMIT = 10
-ATTESTATION_HREF = "../../attestation/compliance.intoto.json"
+ATTESTATION_HREF = "../../" + ATTESTATION_FILE
 _STATE_REAL_MATCH = attrgetter("state", "real_allowed", "match")
 _MATCH = attrgetter("match")
 # C0 and C1 control characters other than tab, newline and carriage return.

@@ -233,7 +233,7 @@ _SNAPSHOT_ROUTES: list[tuple[str, str, str, str]] = [
         "The portal page, by its file name (as the attestation names it).",
     ),
     (
-        "/attestation/compliance.intoto.json",
+        "/" + ATTESTATION_FILE,
         ATTESTATION_FILE,
         JSON,
         "The public-key attestation (a DSSE envelope), when the bake was signed.",

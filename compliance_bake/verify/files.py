@@ -24,6 +24,7 @@ from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals
 from compliance_bake.report.models import Snapshot
 from compliance_bake.report.portal import Totals, read_facts, render_portal
+from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 from compliance_bake.verify.document import parse_snapshot_bytes
 from compliance_bake.verify.findings import RULE, VerifyReport
@@ -34,7 +35,6 @@ from compliance_bake.verify.source import (
     schema_outcome,
 )
 
-ATTESTATION_FILE = "attestation/compliance.intoto.json"
 AUDIT_FILE = "audit/zip-window.json"
 KEEP_FILE = ".gitkeep"  # allowed empty at the top, as the attestation allows it
 # Written by the bake (and the attestation, when a signing key is given) ...

@@ -183,7 +183,7 @@ def _verify_folder(
     totals = None if columns is None else state_totals(columns)
     portal = files.portal_page(out_dir, snap if typed is None else typed, report, record, totals)
     raws.append((layout.PORTAL_FILE, portal))
-    present = [x for x in (files.ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
+    present = [x for x in (ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
     raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
     renderings = folder.renderings
     verify_snapshot(
@@ -205,7 +205,7 @@ def _unchecked_attestation(out_dir: Path, report: VerifyReport) -> None:
     problems = parse_problems(out_dir)
     for file, what in problems:
         report.add(file, False, f"attestation: {what}", KEY)
-    if not problems and (out_dir / files.ATTESTATION_FILE).exists():
+    if not problems and (out_dir / ATTESTATION_FILE).exists():
         report.attestation = UNCHECKED
 
 
@@ -214,7 +214,7 @@ def _attestation(result: AttestationResult, report: VerifyReport) -> bool:
     for file, what in result.failures:
         report.add(file, False, f"attestation: {what}", KEY)
     if result.ok or not result.failures:  # a failure is named once, by what failed
-        report.add(files.ATTESTATION_FILE, result.ok, "Ed25519 attestation", KEY)
+        report.add(ATTESTATION_FILE, result.ok, "Ed25519 attestation", KEY)
     signer = f"Ed25519 key {result.key_id}" if result.key_id else "Ed25519 (no given key verified)"
     report.signers.append(signer)
     report.applied.append("Ed25519 attestation")

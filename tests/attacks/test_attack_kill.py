@@ -3,7 +3,7 @@ bake leaves no temporary file or staging folder behind (and removes nothing it d
 
 The first test's kill points are exact: `_COMPLIANCE_BAKE_CRASH_AT` makes the publisher SIGKILL
 itself after N files are staged, or after the exchange (compliance_bake/report/publish.py). The
-bake is 50 states x 1,000 partners (bench/gen_fixtures.py): a 12 MB snapshot.
+bake is 50 states x 1,000 partners (tests/support/gen_fixtures.py): a 12 MB snapshot.
 
 The second kills a 400,000-row bake (50 states x 8,000 partners, a 94 MB snapshot and an 86 MB
 registry file) from outside, at 20 instants spread over the end of its publish step: the bake
@@ -21,11 +21,11 @@ import sys
 import time
 from pathlib import Path
 
-from bench.gen_fixtures import generate, write_fixtures
 from compliance_bake.report import layout
 from compliance_bake.report.publish import OWN_TEMP
 from compliance_bake.report.swap import stage_name
 from tests.conftest import invoke, run_cli
+from tests.support.gen_fixtures import generate, write_fixtures
 
 OLD, NEW = "2026-11-22T04:06:00Z", "2026-11-23T09:30:00Z"
 KILL_POINTS = ["staged:1", "staged:2", "staged:3", "staged:4", "exchanged"]

@@ -13,9 +13,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from bench.live_service import LiveService
 from compliance_bake.identity.keyfile import mint_key
 from tests.log._log_helpers import bake, mint
+from tests.support.live_service import LiveService
 
 
 @pytest.fixture(scope="module")

@@ -18,9 +18,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from bench.live_service import LiveService
 from compliance_bake.identity.keyfile import mint_key
 from tests.conftest import NOW, SECRET, invoke
+from tests.support.live_service import LiveService
 
 CLIENT_TIMEOUT = 2  # seconds; only the slow-client service uses it
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from bench.peak import measure
+from tests.support.peak import measure
 
 MIB = 1024**2
 ALLOCATE = "b = bytearray({n} * 2**20)\nfor i in range(0, len(b), 4096): b[i] = 1\nprint('done')"

@@ -13,9 +13,9 @@ from urllib.parse import urlsplit
 import pytest
 from openapi_spec_validator import validate
 
-from bench.live_service import LiveService
 from compliance_bake.identity.keyfile import mint_key
 from tests.conftest import NOW, SECRET, invoke
+from tests.support.live_service import LiveService
 
 JSON_UTF8 = "application/json; charset=utf-8"
 CHECK = "/api/compliance/check"

@@ -411,8 +411,8 @@ def test_a_public_key_authenticates_out_folders(tmp_path: Path) -> None:
 
 
 def test_url_sides_against_serve_on_loopback(tmp_path: Path) -> None:
-    from bench.live_service import LiveService
     from compliance_bake.identity.keyfile import mint_key
+    from tests.support.live_service import LiveService
 
     old = bake(fixtures_with(tmp_path, "fx"), tmp_path / "old")
     served = bake(fixtures_with(tmp_path, "revoked", _revoke), tmp_path / "served")

@@ -75,8 +75,8 @@ def test_an_unauthentic_previous_is_refused_unless_allowed(tmp_path: Path) -> No
 
 
 def test_a_url_previous_served_on_loopback(tmp_path: Path) -> None:
-    from bench.live_service import LiveService
     from compliance_bake.identity.keyfile import mint_key
+    from tests.support.live_service import LiveService
 
     key = mint(tmp_path)
     old = bake(fixtures_with(tmp_path, "base", _with_extra), tmp_path / "old")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from bench.gen_fixtures import generate, write_fixtures
 from compliance_bake.errors import TargetError
 from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.inputs.jsonio import loads_strict
@@ -18,6 +17,7 @@ from compliance_bake.targets.engine import Engine
 from compliance_bake.targets.inprocess import InProcessTarget
 from compliance_bake.targets.interface import CheckRequest, Progress
 from tests.conftest import NOW, invoke
+from tests.support.gen_fixtures import generate, write_fixtures
 
 
 @pytest.mark.parametrize(("states", "partners"), [(5, 40), (12, 500)])

@@ -17,10 +17,10 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
-from bench.live_service import LiveService
 from compliance_bake.identity.keyfile import mint_key
 from compliance_bake.inputs.jsonio import loads_strict
 from tests.conftest import NOW, SECRET, invoke
+from tests.support.live_service import LiveService
 
 PORTAL = "/portal/compliance/"
 

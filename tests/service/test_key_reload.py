@@ -9,9 +9,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from bench.live_service import LiveService
 from compliance_bake.identity.keyfile import mint_key
 from tests.conftest import run_cli
+from tests.support.live_service import LiveService
 
 STATUS = "/api/compliance/status?state=MA&partner=node-bay-01"
 

@@ -10,9 +10,9 @@ from urllib.parse import urlencode, urlsplit
 
 import pytest
 
-from bench.live_service import LiveService
 from compliance_bake.identity.keyfile import load_keys, mint_key, revoke_key
 from tests.conftest import invoke
+from tests.support.live_service import LiveService
 
 CHECK = "/api/compliance/check"
 STATUS = "/api/compliance/status"

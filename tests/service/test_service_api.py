@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.core.failures import FailureGroup
 from schemathesis.generation.modes import GenerationMode
 
-from bench.live_service import LiveService
 from compliance_bake.identity.keyfile import mint_key
 from tests.conftest import SECRET, invoke
+from tests.support.live_service import LiveService
 
 
 @pytest.fixture(scope="module")

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.live_service import LiveService
 from compliance_bake.identity.keyfile import mint_key
 from tests._attest_helpers import KeyPair, bake
 from tests.conftest import run_cli
+from tests.support.live_service import LiveService
 
 SUBJECTS = [
     "api/compliance.json",

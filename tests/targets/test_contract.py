@@ -18,13 +18,13 @@ from typing import Any
 import jsonschema
 import pytest
 
-from bench.live_service import LiveService
 from compliance_bake.errors import TargetError
 from compliance_bake.identity.keyfile import mint_key
 from compliance_bake.service import models
 from compliance_bake.targets import answers, contract
 from compliance_bake.targets.interface import CheckRequest
 from compliance_bake.targets.profile_file import builtin_profile
+from tests.support.live_service import LiveService
 
 REF = "#/components/schemas/{model}"
 ASKED = CheckRequest("node-bay-01", "NJ", "soccer.moneyline")

@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bench.live_service import LiveService
 from compliance_bake.identity.keyfile import mint_key
 from compliance_bake.targets.draft import draft_profile
 from compliance_bake.targets.profile import MISSING, compile_expression
 from compliance_bake.targets.profile_file import builtin_profile, builtin_text, parse_profile
 from tests.conftest import NOW, invoke
+from tests.support.live_service import LiveService
 
 KEYS = st.sampled_from(["body", "http", "a", "b", "data", "allowed"])
 JSON = st.recursive(

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from bench.gen_fixtures import generate, write_fixtures
-from bench.live_service import LiveService
 from compliance_bake.identity.keyfile import mint_key
 from tests.conftest import NOW, SECRET, board_without_where, run_cli
+from tests.support.gen_fixtures import generate, write_fixtures
+from tests.support.live_service import LiveService
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Generate large, valid fixtures (licences.json + geo.json) for benchmarks and tests.
 
-    python bench/gen_fixtures.py --states 50 --partners 10000 --out bench/.data/fixtures [--seed 0]
+    python -m tests.support.gen_fixtures --states 50 --partners 10000 --out bench/.data/fixtures
 
 States are real US state codes; MA and NJ are always among them, because the self-check board
 needs a partner with an active licence in MA (checked with `basketball.totals`) and a partner
