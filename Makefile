@@ -11,7 +11,7 @@ STAMP   := $(VENV)/.installed-test
 # The development and CI environment, pinned with hashes (`make lock` refreshes it; docs/design.md).
 LOCK    := requirements-dev.lock
 
-.PHONY: demo demo-fail lock docs-help portal-screenshots test test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-key-timing bench-diff bench-log wrk clean
+.PHONY: demo demo-fail lock docs-help portal-screenshots test test-fast test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-key-timing bench-diff bench-log wrk clean
 
 $(BIN)/python:
 	@echo "make: creating the virtual environment $(VENV) with $(PYTHON)"
@@ -126,6 +126,12 @@ test: $(STAMP) tools
 	$(BIN)/ruff check compliance_bake tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4
+
+## test-fast: the unit tier alone (no Spark, browser, database, service, attack or product test),
+## in parallel: the minute-long loop while working; `make test` runs every tier
+FAST_TIER := not (spark or browser or database or service or attack or product)
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 -m "$(FAST_TIER)"
 
 ## test-fuzz: the property tests with fresh random cases (make test runs them derandomised)
 test-fuzz: $(STAMP)

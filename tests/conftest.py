@@ -23,6 +23,27 @@ settings.register_profile("ci", derandomize=True, database=None, deadline=None)
 settings.register_profile("fuzz", derandomize=False, database=None, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# The tiers (pyproject's markers): by folder, and by what a test starts.
+_FOLDER_TIERS = {"attacks": "attack", "product": "product"}
+_SERVICE_NAMES = ("LiveService", "FaultServer", "BunService", "bun_binary")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tests_dir = Path(__file__).parent
+    for item in items:
+        parts = item.path.relative_to(tests_dir).parts
+        if parts[0] in _FOLDER_TIERS:
+            item.add_marker(_FOLDER_TIERS[parts[0]])
+        fixtures = getattr(item, "fixturenames", ())
+        if "pg_cluster" in fixtures:
+            item.add_marker("database")
+        module = vars(item.module) if getattr(item, "module", None) is not None else {}
+        if "browser" in fixtures or "browser" in item.path.name:
+            item.add_marker("browser")
+        if any(name in module or name in fixtures for name in _SERVICE_NAMES):
+            item.add_marker("service")
+
+
 SECRET = "test-secret-0123456789abcdef0123456789abcdef"
 OTHER_SECRET = "another-secret-fedcba9876543210fedcba98765432"
 NOW = "2026-11-22T04:06:00Z"
