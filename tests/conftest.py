@@ -25,7 +25,19 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # The tiers (pyproject's markers): by folder, and by what a test starts.
 _FOLDER_TIERS = {"attacks": "attack", "product": "product"}
-_SERVICE_NAMES = ("LiveService", "FaultServer", "BunService", "bun_binary")
+# The GitHub Action's test installs the product into a fresh venv, the recipe tests run the
+# manual's shell recipes with openssl and jq, the help reference runs every --help: the product
+# as a user meets it. The log's kill tests kill bakes at every step (as
+# tests/attacks/test_attack_kill does for out/).
+_FILE_TIERS = {
+    "test_action.py": "product",
+    "test_help_reference.py": "product",
+    "test_recipe.py": "product",
+    "test_attestation_recipe.py": "product",
+    "test_log_recipe.py": "product",
+    "test_log_kill.py": "attack",
+}
+_SERVICE_NAMES = ("LiveService", "FaultServer", "BunService", "bun_binary", "ThreadingHTTPServer")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -34,6 +46,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         parts = item.path.relative_to(tests_dir).parts
         if parts[0] in _FOLDER_TIERS:
             item.add_marker(_FOLDER_TIERS[parts[0]])
+        if item.path.name in _FILE_TIERS:
+            item.add_marker(_FILE_TIERS[item.path.name])
         fixtures = getattr(item, "fixturenames", ())
         if "pg_cluster" in fixtures:
             item.add_marker("database")

@@ -28,6 +28,8 @@ CHUNKED = (
     + BODY
     + b"\r\n0\r\n\r\n"
 )
+pytestmark = pytest.mark.service  # dripping peers on loopback ports
+
 DRIP_SECONDS = 0.25  # per byte: any of these answers takes over 15 s to send whole
 
 
