@@ -97,15 +97,32 @@ def _check_tree(value: Any, path: str) -> None:
 
 def loads_strict(text: str | bytes) -> Any:
     """Parse strictly; raise StrictJSONError with a place on anything doubtful."""
+    value = _parse(text, parse_constant=_constant, parse_float=_fraction)
+    if not _plainly_clean(value):
+        _check_tree(value, "$")
+    return value
+
+
+def loads_unambiguous(text: bytes) -> Any:
+    """Parse a service's answer: refuse only what makes the whole ambiguous or unreadable (a key
+    twice anywhere, bad UTF-8, nesting past MAX_DEPTH); fractions, NaN and large integers are
+    read as they are, for `strict_problem` to judge in the values a caller reads."""
+    value = _parse(text)
+    if not _plainly_clean(value):
+        _find_refused(value, "$")
+    return value
+
+
+def _parse(text: str | bytes, **hooks: Any) -> Any:
+    """The parser's own refusals, each as one StrictJSONError with a place: bad UTF-8, bad
+    syntax, nesting, an integer past the interpreter's digit limit, a document past memory."""
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise StrictJSONError("not UTF-8", f"byte {exc.start}") from None
     try:
-        value = json.loads(
-            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_fraction
-        )
+        return json.loads(text, object_pairs_hook=_pairs, **hooks)
     except json.JSONDecodeError as exc:
         raise StrictJSONError(exc.msg, f"line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
@@ -116,33 +133,6 @@ def loads_strict(text: str | bytes) -> Any:
         raise StrictJSONError(f"an integer of more than {limit:,} digits", "$") from None
     except MemoryError:
         raise StrictJSONError("the document is too large to parse in memory", "$") from None
-    if not _plainly_clean(value):
-        _check_tree(value, "$")
-    return value
-
-
-def loads_unambiguous(text: bytes) -> Any:
-    """Parse a service's answer: refuse only what makes the whole ambiguous or unreadable (a key
-    twice anywhere, bad UTF-8, nesting past MAX_DEPTH); fractions, NaN and large integers are
-    read as they are, for `strict_problem` to judge in the values a caller reads."""
-    try:
-        decoded = text.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise StrictJSONError("not UTF-8", f"byte {exc.start}") from None
-    try:
-        value = json.loads(decoded, object_pairs_hook=_pairs)
-    except json.JSONDecodeError as exc:
-        raise StrictJSONError(exc.msg, f"line {exc.lineno} column {exc.colno}") from None
-    except RecursionError:
-        raise StrictJSONError(f"nested deeper than {MAX_DEPTH} levels", "$") from None
-    except ValueError:
-        limit = sys.get_int_max_str_digits()
-        raise StrictJSONError(f"an integer of more than {limit:,} digits", "$") from None
-    except MemoryError:
-        raise StrictJSONError("the document is too large to parse in memory", "$") from None
-    if not _plainly_clean(value):
-        _find_refused(value, "$")
-    return value
 
 
 def _find_refused(value: Any, path: str) -> None:
