@@ -13,6 +13,7 @@ from compliance_bake.cli.options import (
     secret_file_option,
     timeout_option,
 )
+from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 DIFF_EXIT_CODES = exit_codes(
@@ -76,6 +77,7 @@ def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[ob
     help="Changes shown per class in the terminal and Markdown reports (the rest are counted).",
 )
 @timeout_option
+@report_option
 @json_option
 @click.option("--markdown", "as_markdown", is_flag=True, help="A short Markdown report.")
 def diff(
@@ -87,6 +89,7 @@ def diff(
     fail_on: tuple[object, ...],
     limit: int,
     timeout: float,
+    reports: tuple[tuple[str, str], ...],
     as_json: bool,
     as_markdown: bool,
 ) -> None:
@@ -111,6 +114,7 @@ def diff(
       compliance-bake diff old/out out --public-key signing-key.pub.pem
       compliance-bake diff a.json b.json --unauthenticated
     """
+    from compliance_bake.cli import outcome, reporters
     from compliance_bake.cli.terminal import plain_lines
     from compliance_bake.diff import render
     from compliance_bake.diff.run import run_diff
@@ -119,6 +123,7 @@ def diff(
 
     if as_json and as_markdown:
         raise click.UsageError("--json and --markdown are exclusive: choose one")
+    tables_to_stderr = reporters.check_stdout(reports, as_json or as_markdown)
     result = run_diff(
         old,
         new,
@@ -135,5 +140,7 @@ def diff(
     elif as_markdown:
         click.echo(plain_lines(render.markdown_report(result, limit)), nl=False)
     else:
-        click.echo(plain_lines(render.text_report(result, limit)), nl=False)
+        with reporters.human_output(tables_to_stderr):
+            click.echo(plain_lines(render.text_report(result, limit)), nl=False)
+    reporters.write_reports(reports, outcome.of_diff(result))
     sys.exit(result.exit_code)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
     from compliance_bake.audit.violations import ViolatingPlay
     from compliance_bake.bake import BakeResult
+    from compliance_bake.diff.model import DiffResult
     from compliance_bake.report.models import BoardRow, JsonObject, ShadowRow
     from compliance_bake.verify.findings import VerifyReport
 
@@ -347,6 +348,24 @@ def _verify_verdict(report: VerifyReport, checks: int) -> str:
     else:
         verdict = "PASS: verified"
     return f"{verdict}; {unchecked}" if unchecked else verdict
+
+
+def of_diff(result: DiffResult) -> Outcome:
+    """`diff` as one suite: a case per change class, failed when the class has changes and is
+    one of --fail-on, its items the changes as the text report words them."""
+    from compliance_bake.diff.model import CLASS_ORDER
+    from compliance_bake.diff.render import describe, verdict
+
+    cases = []
+    for cls in CLASS_ORDER:
+        changes = result.of_class(cls)
+        failed = bool(changes) and cls in result.failed_classes
+        items = tuple(Item(describe(change)) for change in changes[:ITEMS_KEPT])
+        more = max(0, len(changes) - ITEMS_KEPT)
+        cases.append(Case(cls.value, not failed, f"{count(len(changes))} changed", items, more))
+    ok = result.exit_code == EXIT_OK
+    said = ("PASS: " if ok else "FAIL: ") + verdict(result)
+    return Outcome("diff", ok, result.exit_code, said, {"diff": cases}, result.as_json())
 
 
 def of_verify(report: VerifyReport, exit_code: int, details: JsonObject) -> Outcome:
