@@ -63,9 +63,14 @@ class Case:
         return len(self.items) + self.more
 
     def item_lines(self, limit: int) -> list[str]:
-        """The first `limit` items as `- text at file:line`, then how many more."""
+        """The first `limit` items as `- text at file:line`, then how many more. An item is one
+        line: a line break in its outside text is shown, never kept (a JUnit body printed into a
+        CI log would otherwise start a line the log runs as a command)."""
+        from compliance_bake.cli.terminal import plain
+
         lines = [
-            f"- {i.text} at {i.where()}" if i.where() else f"- {i.text}" for i in self.items[:limit]
+            f"- {plain(i.text)} at {plain(i.where())}" if i.where() else f"- {plain(i.text)}"
+            for i in self.items[:limit]
         ]
         more = self.item_count - min(limit, len(self.items))
         return lines + ([f"… and {more:,} more"] if more > 0 else [])

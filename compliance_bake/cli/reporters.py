@@ -28,9 +28,10 @@ import contextlib
 import os
 import stat
 import sys
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
@@ -40,7 +41,69 @@ if TYPE_CHECKING:
     from compliance_bake.cli.outcome import Case, Outcome
     from compliance_bake.report.models import JsonObject
 
-FORMATS = ("json", "junit", "github", "markdown")
+class Format(Protocol):
+    """One report format: its name in `--report NAME:PATH`, a file suffix for hints, and the
+    bytes of an outcome (each escapes outside text for its own language)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def suffix(self) -> str: ...
+
+    def render(self, outcome: Outcome) -> bytes: ...
+
+
+@dataclass(frozen=True, slots=True)
+class JsonSummary:
+    name: str = "json"
+    suffix: str = "json"
+
+    def render(self, outcome: Outcome) -> bytes:
+        from compliance_bake.controls import terminal_json
+
+        return (terminal_json(summary_document(outcome)) + "\n").encode("utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class JUnit:
+    name: str = "junit"
+    suffix: str = "xml"
+
+    def render(self, outcome: Outcome) -> bytes:
+        import socket
+
+        from compliance_bake.cli.report_junit import junit_bytes
+
+        started, seconds = run_clock()
+        return junit_bytes(outcome, started, seconds, socket.gethostname())
+
+
+@dataclass(frozen=True, slots=True)
+class GitHubAnnotations:
+    name: str = "github"
+    suffix: str = "txt"
+
+    def render(self, outcome: Outcome) -> bytes:
+        from compliance_bake.cli.report_github import github_bytes
+
+        return github_bytes(outcome)
+
+
+@dataclass(frozen=True, slots=True)
+class MarkdownSummary:
+    name: str = "markdown"
+    suffix: str = "md"
+
+    def render(self, outcome: Outcome) -> bytes:
+        from compliance_bake.cli.report_github import markdown_bytes
+
+        return markdown_bytes(outcome)
+
+
+FORMATS: dict[str, Format] = {
+    f.name: f for f in (JsonSummary(), JUnit(), GitHubAnnotations(), MarkdownSummary())
+}
 SUMMARY_SCHEMA_VERSION = 1
 JSON_ITEMS = 20  # items of a failed case in the JSON summary
 
@@ -89,7 +152,7 @@ def check_stdout(reports: tuple[tuple[str, str], ...], as_json: bool) -> bool:
             f"--report {on_stdout[0]}:- and --report {on_stdout[1]}:- both write to stdout, "
             "which carries one format",
             f"write all but one to a file, e.g. --report {on_stdout[1]}:reports/"
-            f"compliance.{_SUFFIX[on_stdout[1]]}",
+            f"compliance.{FORMATS[on_stdout[1]].suffix}",
         )
     if on_stdout and as_json:
         raise InputError(
@@ -97,9 +160,6 @@ def check_stdout(reports: tuple[tuple[str, str], ...], as_json: bool) -> bool:
             f"write the report to a file (--report {on_stdout[0]}:PATH), or drop --json",
         )
     return bool(on_stdout)
-
-
-_SUFFIX = {"json": "json", "junit": "xml", "github": "txt", "markdown": "md"}
 
 
 def human_output(to_stderr: bool) -> contextlib.AbstractContextManager[Any]:
@@ -220,23 +280,6 @@ def run_clock() -> tuple[datetime, float]:
     return at, max(0.0, _monotonic() - monotonic)
 
 
-def _render(kind: str, outcome: Outcome) -> bytes:
-    if kind == "json":
-        from compliance_bake.controls import terminal_json
-
-        return (terminal_json(summary_document(outcome)) + "\n").encode("utf-8")
-    if kind == "junit":
-        import socket
-
-        from compliance_bake.cli.report_junit import junit_bytes
-
-        started, seconds = run_clock()
-        return junit_bytes(outcome, started, seconds, socket.gethostname())
-    from compliance_bake.cli.report_github import github_bytes, markdown_bytes
-
-    return markdown_bytes(outcome) if kind == "markdown" else github_bytes(outcome)
-
-
 def _write_stream(path: str, data: bytes) -> None:
     # No O_CREAT: the node exists; O_NOFOLLOW is not set because a symlink here was checked to
     # end at a FIFO or a character device, which cannot be renamed over by accident.
@@ -253,7 +296,7 @@ def write_reports(reports: tuple[tuple[str, str], ...], outcome: Outcome) -> Non
     from compliance_bake.inputs.whole_file import write_whole
 
     for kind, where in reports:
-        data = _render(kind, outcome)
+        data = FORMATS[kind].render(outcome)
         if where == "-":
             sys.stdout.flush()
             click.echo(data.decode("utf-8"), nl=False)
