@@ -293,7 +293,7 @@ def _write_stream(path: str, data: bytes) -> None:
 
 def write_reports(reports: tuple[tuple[str, str], ...], outcome: Outcome) -> None:
     from compliance_bake.errors import InputError
-    from compliance_bake.inputs.whole_file import write_whole
+    from compliance_bake.inputs.atomic_write import write_whole
 
     for kind, where in reports:
         data = FORMATS[kind].render(outcome)

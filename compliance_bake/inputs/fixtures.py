@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from compliance_bake.errors import FixtureError
+from compliance_bake.gc_pause import gc_paused
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import FIXTURE_MAX_BYTES, read_regular_file
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
@@ -24,7 +25,6 @@ from compliance_bake.inputs.models import (
     StateRules,
 )
 from compliance_bake.inputs.zipindex import is_jurisdiction, zip_index
-from compliance_bake.memory import gc_paused
 
 LICENCES_FILE = "licences.json"
 GEO_FILE = "geo.json"

@@ -10,8 +10,8 @@ import stat
 from pathlib import Path
 
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.atomic_write import write_whole
 from compliance_bake.inputs.files import CREDENTIAL_MAX_BYTES, file_kind, read_regular_file
-from compliance_bake.inputs.whole_file import write_whole
 
 
 def read_private_text(

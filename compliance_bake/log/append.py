@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import TypedDict
 
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.atomic_write import write_whole
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import dumps_pretty
-from compliance_bake.inputs.whole_file import write_whole
 from compliance_bake.log import merkle, note
 from compliance_bake.log.entry import entry_bytes
 from compliance_bake.log.source import folder_source

@@ -4,8 +4,8 @@ On Linux the new `out/` is built beside the old one, in `.compliance-bake-<name>
 the new files are written, flushed to disk and set to 0644, and everything else the old folder
 holds (files of other tools, an audit report of an earlier run) is hard-linked in, so nothing is
 copied and nothing foreign is lost. The two folders are then exchanged in one step
-(`renameat2(RENAME_EXCHANGE)`, report/swap.py): a reader, or a kill at any instant, sees all of
-the old `out/` or all of the new. The old folder, now under the staging name, is removed; an
+(`renameat2(RENAME_EXCHANGE)`, report/folder_swap.py): a reader, or a kill at any instant, sees
+all of the old `out/` or all of the new. The old folder, now under the staging name, is removed; an
 entry another program added to it meanwhile is moved into the new one first.
 
 Where the exchange is not possible (another system, `out/` a mount point, a parent folder the
@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from compliance_bake.errors import InputError
-from compliance_bake.report.swap import (
+from compliance_bake.report.folder_swap import (
     STAGE_PREFIX,
     ExchangeUnsupported,
     can_exchange,

@@ -23,9 +23,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.atomic_write import write_whole
 from compliance_bake.inputs.files import CREDENTIAL_MAX_BYTES, read_regular_file
 from compliance_bake.inputs.private_file import read_private_text, write_private_bytes
-from compliance_bake.inputs.whole_file import write_whole
 
 ENV_FILE = "COMPLIANCE_SIGNING_KEY_FILE"
 ENV_PUBLIC_FILE = "COMPLIANCE_PUBLIC_KEY_FILE"

@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from compliance_bake.memory import gc_paused
+from compliance_bake.gc_pause import gc_paused
 from compliance_bake.report.models import ShadowRow
 
 

@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from compliance_bake.errors import InputError
+from compliance_bake.gc_pause import gc_paused
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.schemas import SchemaViolation
-from compliance_bake.memory import gc_paused
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
 from compliance_bake.report.models import ShadowRow, Snapshot

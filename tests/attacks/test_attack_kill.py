@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from compliance_bake.report import layout
+from compliance_bake.report.folder_swap import stage_name
 from compliance_bake.report.publish import OWN_TEMP
-from compliance_bake.report.swap import stage_name
 from tests.conftest import invoke, run_cli
 from tests.support.gen_fixtures import generate, write_fixtures
 

@@ -36,7 +36,7 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("inputs/files.py", "inner = os.open(part, _FOLDER | os.O_NOFOLLOW, dir_fd=here)", OPENER),
     ("inputs/files.py", "return os.open(name, _FLAGS | os.O_NOFOLLOW, dir_fd=here)", OPENER),
     ("inputs/files.py", "return os.open(path, _FLAGS)", OPENER),
-    ("inputs/whole_file.py", 'with os.fdopen(fd, "wb") as handle:', WRITER),
+    ("inputs/atomic_write.py", 'with os.fdopen(fd, "wb") as handle:', WRITER),
     ("report/publish.py", 'with open(path, "xb") as handle:', WRITER),
     ("report/publish.py", 'with os.fdopen(fd, "wb") as handle:', WRITER),
     ("report/publish.py", "fd = os.open(out_dir, " + DIRECTORY, LOCK),

@@ -29,7 +29,7 @@ NOT_IMPORTED = (
     "compliance_bake.cli.render",
     "compliance_bake.cli.terminal",
     "compliance_bake.report.escape",
-    "compliance_bake.inputs.whole_file",
+    "compliance_bake.inputs.atomic_write",
     "markupsafe",
     "rich",
     "jsonschema",
