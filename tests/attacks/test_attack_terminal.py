@@ -169,11 +169,11 @@ def test_junit_and_github_reports_carry_no_raw_control_characters() -> None:
 
 def test_the_json_report_escapes_what_json_itself_leaves_raw() -> None:
     from compliance_bake.cli.outcome import Case, Outcome
-    from compliance_bake.cli.reporters import _render
+    from compliance_bake.cli.reporters import FORMATS
 
     hostile = f"partner{OSC}\x9b31m\u202e\u2028"
     outcome = Outcome("bake", False, 1, "FAIL", {"board": [Case(hostile, False, hostile)]})
-    text = _render("json", outcome).decode("utf-8")
+    text = FORMATS["json"].render(outcome).decode("utf-8")
     assert_no_raw_control(text.replace("\n", ""))
     assert "\u2028" not in text
     assert json.loads(text)["suites"][0]["cases"][0]["name"] == hostile
