@@ -9,7 +9,6 @@ docs/target-profiles.md) the snapshot must say what that service said.
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import urllib.request
@@ -19,9 +18,8 @@ from typing import Any
 
 import pytest
 
-from compliance_bake.resources import demo_fixtures_dir
 from tests.conftest import NOW, diagnostics, invoke
-from tests.targets.test_target_profiles import _stop, bun_binary
+from tests.targets.test_target_profiles import _stop, start_bun
 
 HERE = Path(__file__).resolve().parent
 PROFILE = HERE / "profiles" / "bun_regulatory.toml"
@@ -31,21 +29,7 @@ OTHER_REASON = "blocked for another reason with an active licence"
 
 
 def _start() -> tuple[subprocess.Popen[str], str]:
-    env = dict(os.environ, FIXTURES=str(demo_fixtures_dir() / "licences.json"))
-    process = subprocess.Popen(
-        [bun_binary(), "run", str(SERVICE)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if not line.startswith("listening on "):
-        process.kill()
-        _, err = process.communicate(timeout=10)
-        pytest.fail(f"the regulatory Bun service did not start: {line!r} {err[-500:]!r}")
-    return process, line.split()[-1]
+    return start_bun(SERVICE)
 
 
 @pytest.fixture

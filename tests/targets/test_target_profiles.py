@@ -53,14 +53,15 @@ def bun_version() -> str:
 
 
 def _start_bun(lie: bool) -> tuple[subprocess.Popen[str], str]:
-    env = dict(
-        os.environ,
-        FIXTURES=str(demo_fixtures_dir() / "licences.json"),
-        AGENT_KEY=BUN_KEY,
-        LIE="1" if lie else "0",
-    )
+    return start_bun(BUN_SERVICE, AGENT_KEY=BUN_KEY, LIE="1" if lie else "0")
+
+
+def start_bun(script: Path, **settings: str) -> tuple[subprocess.Popen[str], str]:
+    """A Bun service on a free loopback port, over the demo licences: the process and its URL
+    (from its first line, `listening on URL`)."""
+    env = dict(os.environ, FIXTURES=str(demo_fixtures_dir() / "licences.json"), **settings)
     process = subprocess.Popen(
-        [bun_binary(), "run", str(BUN_SERVICE)],
+        [bun_binary(), "run", str(script)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -71,7 +72,7 @@ def _start_bun(lie: bool) -> tuple[subprocess.Popen[str], str]:
     if not line.startswith("listening on "):
         process.kill()
         _, err = process.communicate(timeout=10)
-        pytest.fail(f"the Bun service did not start: {line!r} {err[-500:]!r}")
+        pytest.fail(f"the Bun service {script.name} did not start: {line!r} {err[-500:]!r}")
     return process, line.split()[-1]
 
 
