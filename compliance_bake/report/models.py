@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Self, TypeAlias
 
 import msgspec
 
@@ -35,6 +35,19 @@ SNAPSHOT_MODE = "snapshot"
 SCHEMA_VERSION = 1
 # The signature or digest of a block before it is signed: the signing functions leave it out.
 UNSIGNED = ""
+
+
+class Block(msgspec.Struct, frozen=True, rename="camel"):
+    """A flat model whose JSON names are its field names in camelCase, in the field order the
+    specification gives: `from_json` and `to_json` are msgspec's conversions, written once."""
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Self:
+        return msgspec.convert(doc, cls)
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = msgspec.to_builtins(self)
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,22 +140,13 @@ class ShadowRow(msgspec.Struct, frozen=True, gc=False, rename="camel", omit_defa
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class ShadowSummary:
+class ShadowSummary(Block, frozen=True):
     allow: int
     block: int
     mismatches: int
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> ShadowSummary:
-        return cls(allow=doc["allow"], block=doc["block"], mismatches=doc["mismatches"])
 
-    def to_json(self) -> dict[str, int]:
-        return {"allow": self.allow, "block": self.block, "mismatches": self.mismatches}
-
-
-@dataclass(frozen=True, slots=True)
-class Proof:
+class Proof(Block, frozen=True):
     """A proof object (spec 2.3), in `shadow.proof` and `integrity.proof`."""
 
     algorithm: str
@@ -150,25 +154,6 @@ class Proof:
     bun_version: str
     generated_at: str
     hmac: str
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Proof:
-        return cls(
-            algorithm=doc["algorithm"],
-            digest=doc["digest"],
-            bun_version=doc["bunVersion"],
-            generated_at=doc["generatedAt"],
-            hmac=doc["hmac"],
-        )
-
-    def to_json(self) -> dict[str, str]:
-        return {
-            "algorithm": self.algorithm,
-            "digest": self.digest,
-            "bunVersion": self.bun_version,
-            "generatedAt": self.generated_at,
-            "hmac": self.hmac,
-        }
 
 
 # A proof not made yet: the signing functions leave a block's proof out of what they sign.
@@ -247,8 +232,7 @@ class Geo:
         return {"partners": partners}
 
 
-@dataclass(frozen=True, slots=True)
-class ZipWindow:
+class ZipWindow(Block, frozen=True):
     """deepAudit.zipWindow (spec 2.5)."""
 
     ok: bool
@@ -257,27 +241,6 @@ class ZipWindow:
     total_plays: int
     in_window_plays: int
     label: str
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> ZipWindow:
-        return cls(
-            ok=doc["ok"],
-            days=doc["days"],
-            mode=doc["mode"],
-            total_plays=doc["totalPlays"],
-            in_window_plays=doc["inWindowPlays"],
-            label=doc["label"],
-        )
-
-    def to_json(self) -> JsonObject:
-        return {
-            "ok": self.ok,
-            "days": self.days,
-            "mode": self.mode,
-            "totalPlays": self.total_plays,
-            "inWindowPlays": self.in_window_plays,
-            "label": self.label,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,20 +258,12 @@ class DeepAudit:
         return {"zipWindow": self.zip_window.to_json(), "command": self.command}
 
 
-@dataclass(frozen=True, slots=True)
-class IntegrityCheck:
+class IntegrityCheck(Block, frozen=True):
     """One of integrity.checks (spec 2.6)."""
 
     id: str
     ok: bool
     label: str
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> IntegrityCheck:
-        return cls(id=doc["id"], ok=doc["ok"], label=doc["label"])
-
-    def to_json(self) -> JsonObject:
-        return {"id": self.id, "ok": self.ok, "label": self.label}
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,8 +299,7 @@ class Integrity:
         return tuple(check for check in self.checks if not check.ok)
 
 
-@dataclass(frozen=True, slots=True)
-class Links:
+class Links(Block, frozen=True):
     """The `links` block (spec 2.7): the published paths, and the deep-audit command."""
 
     portal: str
@@ -353,25 +307,6 @@ class Links:
     registry_shadow: str
     api: str
     deep_audit: str
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Links:
-        return cls(
-            portal=doc["portal"],
-            registry_enhancements=doc["registryEnhancements"],
-            registry_shadow=doc["registryShadow"],
-            api=doc["api"],
-            deep_audit=doc["deepAudit"],
-        )
-
-    def to_json(self) -> dict[str, str]:
-        return {
-            "portal": self.portal,
-            "registryEnhancements": self.registry_enhancements,
-            "registryShadow": self.registry_shadow,
-            "api": self.api,
-            "deepAudit": self.deep_audit,
-        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,6 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple, cast
 
+import msgspec
+
 from compliance_bake.clock import iso_millis
 from compliance_bake.inputs.fixtures import LICENCES_FILE
 from compliance_bake.inputs.models import Fixtures
@@ -142,7 +144,7 @@ def build_snapshot(
         geo=geo,
         deep_audit=deep_audit,
         integrity=Integrity(UNSIGNED_PROOF, checks),
-        links=replace(LINKS, deep_audit=command),
+        links=msgspec.structs.replace(LINKS, deep_audit=command),
         proton=dict(PROTON),
     )
 

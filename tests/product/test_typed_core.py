@@ -38,7 +38,7 @@ UNTYPED: dict[str, Use] = {
     "inputs/schemas.py": Use(JSON_IN, 4, "the JSON Schema documents, handed to the validator"),
     "inputs/fixtures.py": Use(JSON_IN, 2, "licences.json and geo.json as parsed, then modelled"),
     "inputs/models.py": Use(JSON_IN, 1, "GeoProfile.from_json: a geo profile as parsed"),
-    "report/models.py": Use(JSON_IN, 13, "each model's from_json: a document past its schema"),
+    "report/models.py": Use(JSON_IN, 9, "each model's from_json: a document past its schema"),
     "report/layout.py": Use(JSON_IN, 1, "render_files of a snapshot read from a file"),
     "report/portal.py": Use(
         JSON_IN, 3, "a snapshot, a --previous record and the page's facts as read back by verify"
