@@ -68,7 +68,10 @@ def _fraction(text: str) -> Any:
     return _Refused(f"{text} is not a whole number")
 
 
-def _check_tree(value: Any, path: str) -> None:
+def _check_tree(value: Any, path: str, *, values: bool = True) -> None:
+    """Raise, with the JSON path, on what the parser's hooks left refused (a duplicate key; with
+    `values`, a fraction or a constant too) and on nesting past MAX_DEPTH; with `values`, also on
+    an integer outside 64 bits and a lone surrogate. The one walk of both parsers below."""
     stack: list[tuple[Any, str, int]] = [(value, path, 0)]
     while stack:
         item, where, depth = stack.pop()
@@ -77,19 +80,20 @@ def _check_tree(value: Any, path: str) -> None:
         if isinstance(item, (dict, list)) and depth >= MAX_DEPTH:
             shown = where if len(where) <= 40 else f"{where[:40]}..."
             raise StrictJSONError(f"nested deeper than {MAX_DEPTH} levels", shown)
-        if type(item) is int and not INT_MIN <= item <= INT_MAX:
+        if values and type(item) is int and not INT_MIN <= item <= INT_MAX:
             raise StrictJSONError("an integer outside the 64-bit range", where)
-        if isinstance(item, str):
+        if values and isinstance(item, str):
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError:
                 raise StrictJSONError("lone surrogate in a string", where) from None
         elif isinstance(item, dict):
             for key, child in item.items():
-                try:
-                    key.encode("utf-8")
-                except UnicodeEncodeError:
-                    raise StrictJSONError("lone surrogate in a key", where) from None
+                if values:
+                    try:
+                        key.encode("utf-8")
+                    except UnicodeEncodeError:
+                        raise StrictJSONError("lone surrogate in a key", where) from None
                 stack.append((child, f"{where}.{key}", depth + 1))
         elif isinstance(item, list):
             stack.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(item))
@@ -109,7 +113,7 @@ def loads_unambiguous(text: bytes) -> Any:
     read as they are, for `strict_problem` to judge in the values a caller reads."""
     value = _parse(text)
     if not _plainly_clean(value):
-        _find_refused(value, "$")
+        _check_tree(value, "$", values=False)
     return value
 
 
@@ -133,21 +137,6 @@ def _parse(text: str | bytes, **hooks: Any) -> Any:
         raise StrictJSONError(f"an integer of more than {limit:,} digits", "$") from None
     except MemoryError:
         raise StrictJSONError("the document is too large to parse in memory", "$") from None
-
-
-def _find_refused(value: Any, path: str) -> None:
-    """Raise on a duplicate key (or nesting past MAX_DEPTH) anywhere in `value`."""
-    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
-    while stack:
-        item, where, depth = stack.pop()
-        if isinstance(item, _Refused):
-            raise StrictJSONError(item.message, where)
-        if isinstance(item, (dict, list)) and depth >= MAX_DEPTH:
-            raise StrictJSONError(f"nested deeper than {MAX_DEPTH} levels", where[:40])
-        if isinstance(item, dict):
-            stack.extend((child, f"{where}.{key}", depth + 1) for key, child in item.items())
-        elif isinstance(item, list):
-            stack.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(item))
 
 
 def strict_problem(value: Any) -> str | None:
