@@ -134,28 +134,34 @@ def _in_here(target: Target, what: str) -> str:
     return f"; measured in compliance-bake itself ({what}), not on the target"
 
 
-def _check_licensed(target: Target, inputs: BoardInputs) -> BoardRow:
-    partner = _partner_where(inputs.registry, LICENSED_STATE, True, "check.ma_licensed_nba_totals")
-    decision = target.check(partner, LICENSED_STATE, TOTALS_WAGER)
-    return _row(
-        "check.ma_licensed_nba_totals",
-        {"allowed": True, "status": STATUS_ALLOWED},
-        {"allowed": decision.allowed, "status": decision.status},
-        f"{partner} licensed in {LICENSED_STATE}: straight {TOTALS_WAGER} wager is allowed"
-        + _asked(target, partner, LICENSED_STATE, TOTALS_WAGER),
+def _decision(
+    target: Target, inputs: BoardInputs, feature: str, state: str, wager: str, licensed: bool
+) -> BoardRow:
+    """A check for a partner licensed (or not) in `state`: allowed exactly when licensed."""
+    partner = _partner_where(inputs.registry, state, licensed, feature)
+    decision = target.check(partner, state, wager)
+    expected = STATUS_ALLOWED if licensed else STATUS_BLOCKED
+    said = (
+        f"{partner} licensed in {state}: straight {wager} wager is allowed"
+        if licensed
+        else f"{partner} not licensed in {state}: {wager} wager is blocked"
     )
+    return _row(
+        feature,
+        {"allowed": licensed, "status": expected},
+        {"allowed": decision.allowed, "status": decision.status},
+        said + _asked(target, partner, state, wager),
+    )
+
+
+def _check_licensed(target: Target, inputs: BoardInputs) -> BoardRow:
+    feature = "check.ma_licensed_nba_totals"
+    return _decision(target, inputs, feature, LICENSED_STATE, TOTALS_WAGER, True)
 
 
 def _check_unlicensed(target: Target, inputs: BoardInputs) -> BoardRow:
-    partner = _partner_where(inputs.registry, UNLICENSED_STATE, False, "check.nj_unlicensed_block")
-    decision = target.check(partner, UNLICENSED_STATE, SOCCER_WAGER)
-    return _row(
-        "check.nj_unlicensed_block",
-        {"allowed": False, "status": STATUS_BLOCKED},
-        {"allowed": decision.allowed, "status": decision.status},
-        f"{partner} not licensed in {UNLICENSED_STATE}: {SOCCER_WAGER} wager is blocked"
-        + _asked(target, partner, UNLICENSED_STATE, SOCCER_WAGER),
-    )
+    feature = "check.nj_unlicensed_block"
+    return _decision(target, inputs, feature, UNLICENSED_STATE, SOCCER_WAGER, False)
 
 
 def _status(target: Target, inputs: BoardInputs) -> BoardRow:
