@@ -188,7 +188,9 @@ def _deep_audit(old: DeepAudit | None, new: DeepAudit | None) -> list[Change]:
     return changes
 
 
-def _strings(prefix: str, old: Mapping[str, JsonValue], new: Mapping[str, JsonValue]) -> list[Change]:
+def _strings(
+    prefix: str, old: Mapping[str, JsonValue], new: Mapping[str, JsonValue]
+) -> list[Change]:
     changes: list[Change] = []
     for name in dict.fromkeys([*old, *new]):
         changes += _field(COSMETIC, f"{prefix}.{name}", old.get(name), new.get(name))

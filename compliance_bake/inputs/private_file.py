@@ -7,6 +7,7 @@ and the agent key (`--agent-key-file`) follow one rule; messages name the file, 
 from __future__ import annotations
 
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 from compliance_bake.errors import InputError
@@ -57,3 +58,26 @@ def write_private_bytes(path: Path, data: bytes) -> None:
     all: a crash leaves the old file whole."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     write_whole(path, data, mode=0o600)
+
+
+def configured_file(
+    given: Path | None,
+    option: str,
+    env: Mapping[str, str],
+    env_file: str,
+    local: tuple[Path, str],
+    cwd: Path | None = None,
+) -> tuple[Path, str] | None:
+    """Which credential file to read, and the name of where it came from, by the order every
+    credential follows: the option, then `$<env_file>`, then the minted local file (`local`: its
+    path and name) when it exists; the last two relative to the folder the command runs in.
+    None when none is configured."""
+    if given is not None:
+        return given, option
+    here = cwd or Path.cwd()
+    if env.get(env_file):
+        return here / env[env_file], f"${env_file}"
+    path, name = local
+    if (here / path).exists():
+        return here / path, name
+    return None

@@ -16,7 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compliance_bake.errors import SecretError
-from compliance_bake.inputs.private_file import read_private_text, write_private_bytes
+from compliance_bake.inputs.private_file import (
+    configured_file,
+    read_private_text,
+    write_private_bytes,
+)
 
 ENV_VALUE = "REPORT_SIGNING_SECRET"
 ENV_FILE = "REPORT_SIGNING_SECRET_FILE"
@@ -56,22 +60,16 @@ def resolve_secret(
 ) -> Secret | None:
     """The secret by the documented order, None when no source is configured."""
     env = os.environ if environ is None else environ
-    if secret_file is not None:
-        return _from_file(secret_file, "--secret-file")
-    if env.get(ENV_VALUE) and env.get(ENV_FILE):
+    if secret_file is None and env.get(ENV_VALUE) and env.get(ENV_FILE):
         raise SecretError(
             f"both ${ENV_VALUE} and ${ENV_FILE} are set, so the secret is ambiguous",
             f"unset one of {ENV_VALUE} and {ENV_FILE}, or pass --secret-file",
         )
-    if ENV_VALUE in env:
+    if secret_file is None and ENV_VALUE in env:
         return _checked(env[ENV_VALUE], f"${ENV_VALUE}")
-    here = cwd or Path.cwd()
-    if env.get(ENV_FILE):
-        return _from_file(here / env[ENV_FILE], f"${ENV_FILE}")
-    local = here / LOCAL_FILE
-    if local.exists():
-        return _from_file(local, "the local secret")
-    return None
+    local = (LOCAL_FILE, "the local secret")
+    found = configured_file(secret_file, "--secret-file", env, ENV_FILE, local, cwd)
+    return None if found is None else _from_file(*found)
 
 
 def require_secret(

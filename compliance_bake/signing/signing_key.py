@@ -25,7 +25,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.atomic_write import write_whole
 from compliance_bake.inputs.files import CREDENTIAL_MAX_BYTES, read_regular_file
-from compliance_bake.inputs.private_file import read_private_text, write_private_bytes
+from compliance_bake.inputs.private_file import (
+    configured_file,
+    read_private_text,
+    write_private_bytes,
+)
 
 ENV_FILE = "COMPLIANCE_SIGNING_KEY_FILE"
 ENV_PUBLIC_FILE = "COMPLIANCE_PUBLIC_KEY_FILE"
@@ -144,15 +148,9 @@ def resolve_signing_key(
 ) -> SigningKey | None:
     """The attestation key by the documented order; None when none is configured."""
     env = os.environ if environ is None else environ
-    here = cwd or Path.cwd()
-    if key_file is not None:
-        return load_signing_key(key_file, "--signing-key")
-    if env.get(ENV_FILE):
-        return load_signing_key(here / env[ENV_FILE], f"${ENV_FILE}")
-    local = here / LOCAL_FILE
-    if local.exists():
-        return load_signing_key(local, "the local signing key")
-    return None
+    local = (LOCAL_FILE, "the local signing key")
+    found = configured_file(key_file, "--signing-key", env, ENV_FILE, local, cwd)
+    return None if found is None else load_signing_key(*found)
 
 
 def mint_signing_key(path: Path, *, force: bool = False) -> tuple[Path, str]:
