@@ -13,28 +13,21 @@ from __future__ import annotations
 from compliance_bake.cli.outcome import Outcome
 from compliance_bake.cli.terminal import plain
 from compliance_bake.report.escape import markdown as _md
+from compliance_bake.report.escape import workflow_data, workflow_property
 
 GITHUB_ITEMS = 5  # annotations and listed items of a failed case (GitHub shows 10 a step)
 MARKDOWN_ITEMS = 5
 MARKDOWN_CASES = 50  # failed cases listed in the step summary (its limit is 1 MiB)
 
 
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def _annotation(title: str, message: str, file: str | None = None, line: int | None = None) -> str:
     props = []
     if file is not None:
-        props.append(f"file={_escape_property(file)}")
+        props.append(f"file={workflow_property(file)}")
         if line is not None:
             props.append(f"line={line}")
-    props.append(f"title={_escape_property(title)}")
-    return f"::error {','.join(props)}::{_escape_data(message)}"
+    props.append(f"title={workflow_property(title)}")
+    return f"::error {','.join(props)}::{workflow_data(message)}"
 
 
 def github_bytes(outcome: Outcome) -> bytes:
@@ -51,8 +44,8 @@ def github_bytes(outcome: Outcome) -> bytes:
         lines += [_annotation(title, plain(item.text), item.file, item.line) for item in placed[1:]]
     level = "notice" if outcome.ok else "error"
     lines.append(
-        f"::{level} title={_escape_property('compliance-bake ' + outcome.command)}::"
-        f"{_escape_data(plain(outcome.verdict))}"
+        f"::{level} title={workflow_property('compliance-bake ' + outcome.command)}::"
+        f"{workflow_data(plain(outcome.verdict))}"
     )
     return ("\n".join(lines) + "\n").encode("utf-8")
 

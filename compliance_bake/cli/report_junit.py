@@ -4,31 +4,18 @@ One test suite per suite of the outcome, one test case per case, named uniquely 
 a failed case's `<failure>` holds its message, its full evidence and its items. The suite has
 the run's `timestamp` (UTC, when the command started), `hostname` and `time`. The checks of a
 run are made together, not one by one, so each suite carries the run's time and each case 0.
-Every text passes `xml_safe`: a file name with a control character cannot make the document
-malformed.
+Every text passes `report.escape.xml_text`: a file name with a control character cannot make
+the document malformed.
 """
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 
 from compliance_bake.cli.outcome import Case, Outcome
-from compliance_bake.cli.terminal import plain_lines
+from compliance_bake.report.escape import xml_text
 
 JUNIT_ITEMS = 1000  # in a failure body
-
-_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-def xml_safe(text: str) -> str:
-    """Text XML 1.0 can hold and a terminal shows as it is: each line goes through the one
-    terminal escape (JUnit is read in CI logs and terminals too), then a character XML
-    forbids that is left (a lone surrogate, U+FFFE, U+FFFF) is shown as an escape, so a
-    hostile file name keeps the document well-formed."""
-    shown = plain_lines(text)
-    return _XML_FORBIDDEN.sub(lambda m: f"\\x{ord(m.group()):02x}", shown)
-
 
 def failure_body(case: Case) -> str:
     """A failed case in full: the message, the evidence, every item (up to JUNIT_ITEMS)."""
@@ -47,7 +34,7 @@ def junit_bytes(outcome: Outcome, started: datetime, seconds: float, hostname: s
     """The JUnit document of a run that started at `started` and took `seconds`."""
     from xml.etree import ElementTree  # here: every command's --help imports this module
 
-    x = xml_safe
+    x = xml_text
     root = ElementTree.Element(
         "testsuites", name=x(f"compliance-bake {outcome.command}"), time=_seconds(seconds)
     )

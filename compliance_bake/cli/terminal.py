@@ -10,18 +10,13 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from compliance_bake.report.escape import visible
+from compliance_bake.report.escape import visible, visible_lines
 
 if TYPE_CHECKING:
     from compliance_bake.report.portal_previous import PreviousRecord
 
 plain = visible  # the one escape, under the name the CLI's modules use
-
-
-def plain_lines(text: str) -> str:
-    """A rendered report with each of its lines through `plain`: the line breaks the renderer
-    put there stay, every other control character a value carried is shown."""
-    return "\n".join(plain(line) for line in text.split("\n"))
+plain_lines = visible_lines
 
 
 def safe(value: object) -> str:

@@ -1,5 +1,7 @@
-"""Escaping of text the tool did not write: HTML for the portal's cells, visible escapes for a
-terminal or a log.
+"""Escaping of text the tool did not write, one function per language it lands in: a terminal
+or a log (`visible`, `visible_lines`), HTML (`escape_html`), Markdown (`markdown`), XML
+(`xml_text`), GitHub workflow commands (`workflow_data`, `workflow_property`). JSON on a
+terminal is `controls.terminal_json`, kept in the kernel so that `--json` imports nothing more.
 
 `escape_html` is the function the portal template applies to every cell. The `runtime.escapeHTML`
 self-check calls this same function through `escape_html`, looked up at call time, so replacing
@@ -46,6 +48,35 @@ MARKDOWN_SPECIAL = frozenset("\\`*_{}[]<>()#+-.!|~&:")
 def markdown(value: object) -> str:
     """The text of value as literal Markdown on one line (see the module's docstring)."""
     return "".join(f"\\{ch}" if ch in MARKDOWN_SPECIAL else ch for ch in visible(value))
+
+
+def visible_lines(text: str) -> str:
+    """A rendered report with each of its lines through `visible`: the line breaks the renderer
+    put there stay, every other control character a value carried is shown."""
+    return "\n".join(visible(line) for line in text.split("\n"))
+
+
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """Text XML 1.0 can hold and a terminal shows as it is: each line through `visible` (JUnit
+    is read in CI logs and terminals too), then a character XML forbids that is left (a lone
+    surrogate, U+FFFE, U+FFFF) shown as an escape, so a hostile file name keeps the document
+    well-formed. The XML writer escapes `<`, `&` and quotes itself."""
+    return _XML_FORBIDDEN.sub(lambda m: f"\\x{ord(m.group()):02x}", visible_lines(text))
+
+
+def workflow_data(text: str) -> str:
+    """The message of a GitHub workflow command: `%`, CR and LF percent-encoded (the runner's
+    own rule), so a value cannot end the command and start another on a new line."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def workflow_property(text: str) -> str:
+    """A property of a workflow command (`file=`, `title=`): `workflow_data`, and `:` and `,`
+    encoded too, so a value cannot end the properties or add one."""
+    return workflow_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def escape_html(value: object) -> Markup:
