@@ -8,13 +8,13 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import (
-    audit_now_option,
-    audit_out_option,
     engine_option,
     engine_options,
     fixtures_option,
     fixtures_path,
     json_option,
+    now_option,
+    out_option,
     plays_options,
     plays_source_options,
     quiet_option,
@@ -86,9 +86,9 @@ def audit() -> None:
     show_default=True,
     help="Window length: a play is in the window when now - days <= enriched_at <= now.",
 )
-@audit_now_option
+@now_option("The audit's clock, the window's end")
 @fixtures_option
-@audit_out_option
+@out_option("Folder to write the audit report into (OUT/audit/zip-window.json).")
 @engine_option
 @spark_master_option
 @spark_conf_option

@@ -56,8 +56,8 @@ def bake() -> None:
     "the shadow keeps reading --fixtures (the regulator's registry): a licence that differs "
     "shows as mismatches, as a live service's drifted database would. Not with --target.",
 )
-@out_option
-@now_option
+@out_option("Folder to write the snapshot, registry files and portal page into.")
+@now_option("The bake's clock")
 @secret_file_option
 @click.option(
     "--console-depth",

@@ -19,35 +19,32 @@ fixtures_option = click.option(
     default=None,
     help="Folder with licences.json and geo.json.  [default: the bundled demo fixtures]",
 )
-out_option = click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("out"),
-    show_default=True,
-    help="Folder to write the snapshot, registry files and portal page into.",
-)
-audit_out_option = click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("out"),
-    show_default=True,
-    help="Folder to write the audit report into (OUT/audit/zip-window.json).",
-)
-now_option = click.option(
-    "--now",
-    metavar="ISO8601",
-    default=None,
-    help="The bake's clock, e.g. 2026-11-22T04:06:00Z.  [default: $SOURCE_DATE_EPOCH, else now]",
-)
-audit_now_option = click.option(
-    "--now",
-    metavar="ISO8601",
-    default=None,
-    help="The audit's clock, the window's end, e.g. 2026-11-22T04:06:00Z.  "
-    "[default: $SOURCE_DATE_EPOCH, else now]",
-)
+
+
+def out_option(help: str) -> Callable[[F], F]:
+    """--out DIR, the folder of a bake's files, declared once for every command that writes or
+    serves them; `help` says what this command keeps there."""
+    return click.option(
+        "--out",
+        "out_dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=Path("out"),
+        show_default=True,
+        help=help,
+    )
+
+
+def now_option(clock: str) -> Callable[[F], F]:
+    """--now ISO8601, the run's one clock (compliance_bake.clock.resolve_now falls back to
+    SOURCE_DATE_EPOCH, then the system clock), declared once; `clock` says what it times here."""
+    return click.option(
+        "--now",
+        metavar="ISO8601",
+        default=None,
+        help=f"{clock}, e.g. 2026-11-22T04:06:00Z.  [default: $SOURCE_DATE_EPOCH, else now]",
+    )
+
+
 timeout_option = click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),

@@ -52,7 +52,7 @@ WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
     help="The witness's name in its cosignatures.  [default: compliance-bake-witness/<key id>]",
 )
 @timeout_option
-@now_option
+@now_option("The witness's clock, the time in its cosignature")
 def witness(
     location: str,
     log_key: Path,
