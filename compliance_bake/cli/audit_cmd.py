@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import (
-    engine_option,
+    audit_engine_options,
     engine_options,
     fixtures_option,
     fixtures_path,
@@ -18,8 +18,6 @@ from compliance_bake.cli.options import (
     plays_options,
     plays_source_options,
     quiet_option,
-    spark_conf_option,
-    spark_master_option,
 )
 from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
@@ -89,9 +87,7 @@ def audit() -> None:
 @now_option("The audit's clock, the window's end")
 @fixtures_option
 @out_option("Folder to write the audit report into (OUT/audit/zip-window.json).")
-@engine_option
-@spark_master_option
-@spark_conf_option
+@audit_engine_options
 @click.option(
     "--violations-out",
     metavar="DIR",

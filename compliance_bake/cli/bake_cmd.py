@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import (
+    audit_engine_options,
     concurrency_option,
-    engine_option,
     engine_options,
     fixtures_option,
     fixtures_path,
@@ -22,8 +22,6 @@ from compliance_bake.cli.options import (
     public_key_option,
     quiet_option,
     secret_file_option,
-    spark_conf_option,
-    spark_master_option,
     target_options,
 )
 from compliance_bake.cli.reporters import report_option
@@ -133,9 +131,7 @@ def bake() -> None:
     help="The origin that names a new log in its checkpoints (e.g. "
     "compliance.example.com/registry); an existing log keeps its own.",
 )
-@engine_option
-@spark_master_option
-@spark_conf_option
+@audit_engine_options
 @plays_source_options
 @target_options
 @concurrency_option

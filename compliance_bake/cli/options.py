@@ -12,6 +12,14 @@ from compliance_bake.targets.fetch import DEFAULT_TIMEOUT
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
+def _with_options(command: F, *options: Callable[[F], F]) -> F:
+    """A group of options on one command, listed by --help in the order given (click lists the
+    decorator nearest the function first, so they are applied last to first)."""
+    for option in reversed(options):
+        command = option(command)
+    return command
+
 fixtures_option = click.option(
     "--fixtures",
     "fixtures_dir",
@@ -114,7 +122,8 @@ concurrency_option = click.option(
 
 def target_options(command: F) -> F:
     """--target URL and how to talk to it: the key, the profile, the timeout, the retries."""
-    options = (
+    return _with_options(
+        command,
         click.option(
             "--target",
             "target_url",
@@ -158,9 +167,6 @@ def target_options(command: F) -> F:
             "timeout, cut-short body, 429, 5xx), with backoff and jitter.",
         ),
     )
-    for option in reversed(options):
-        command = option(command)
-    return command
 
 
 def open_target(
@@ -200,33 +206,36 @@ def open_target(
     return HttpTarget(parsed, resolve_agent_key(key_file), settings, profile, sink)
 
 
-def _engine_choices() -> list[str]:
-    return ["duckdb", "spark"]
-
-
-engine_option = click.option(
-    "--engine",
-    type=click.Choice(_engine_choices()),
-    default="duckdb",
-    show_default=True,
-    help="Where the ZIP-window audit runs: embedded DuckDB, or Apache Spark "
-    "(pip install 'compliance-bake[spark]'; Java 17+ for local[N]).",
-)
-spark_master_option = click.option(
-    "--spark-master",
-    metavar="URL",
-    default="local[*]",
-    show_default=True,
-    help="With --engine spark: local[N] (N cores here), or sc://HOST:PORT for a Spark Connect "
-    "server (an existing cluster).",
-)
-spark_conf_option = click.option(
-    "--spark-conf",
-    "spark_conf",
-    metavar="KEY=VALUE",
-    multiple=True,
-    help="With --engine spark: a Spark setting, e.g. spark.executor.memory=4g (repeatable).",
-)
+def audit_engine_options(command: F) -> F:
+    """--engine, --spark-master and --spark-conf: where the ZIP-window audit runs, the same for
+    `audit deep` and `bake snapshot --deep-audit`; engine_options() reads them."""
+    return _with_options(
+        command,
+        click.option(
+            "--engine",
+            type=click.Choice(["duckdb", "spark"]),
+            default="duckdb",
+            show_default=True,
+            help="Where the ZIP-window audit runs: embedded DuckDB, or Apache Spark "
+            "(pip install 'compliance-bake[spark]'; Java 17+ for local[N]).",
+        ),
+        click.option(
+            "--spark-master",
+            metavar="URL",
+            default="local[*]",
+            show_default=True,
+            help="With --engine spark: local[N] (N cores here), or sc://HOST:PORT for a Spark "
+            "Connect server (an existing cluster).",
+        ),
+        click.option(
+            "--spark-conf",
+            "spark_conf",
+            metavar="KEY=VALUE",
+            multiple=True,
+            help="With --engine spark: a Spark setting, e.g. spark.executor.memory=4g "
+            "(repeatable).",
+        ),
+    )
 
 
 def engine_options(
@@ -262,27 +271,30 @@ def public_key_option(
 
 def plays_source_options(command: F) -> F:
     """--plays-columns, --plays-table and --plays-query: how to read the plays source."""
-    command = click.option(
-        "--plays-query",
-        metavar="SQL",
-        default=None,
-        help="With a database --plays: one SELECT whose rows are the plays (run as a subquery "
-        "in a read-only transaction). Give it or --plays-table, not both.",
-    )(command)
-    command = click.option(
-        "--plays-table",
-        metavar="NAME",
-        default=None,
-        help="With a database --plays: the table (or SCHEMA.TABLE) that holds the plays.",
-    )(command)
-    return click.option(
-        "--plays-columns",
-        metavar="MAP",
-        default=None,
-        help="Which column holds each field: play_id=COL,partner=COL,state=COL,zip=COL (or "
-        "zip_prefix=COL for 3-digit ZIP prefixes),enriched_at=COL; any subset, the rest keep "
-        "their names.",
-    )(command)
+    return _with_options(
+        command,
+        click.option(
+            "--plays-columns",
+            metavar="MAP",
+            default=None,
+            help="Which column holds each field: play_id=COL,partner=COL,state=COL,zip=COL (or "
+            "zip_prefix=COL for 3-digit ZIP prefixes),enriched_at=COL; any subset, the rest keep "
+            "their names.",
+        ),
+        click.option(
+            "--plays-table",
+            metavar="NAME",
+            default=None,
+            help="With a database --plays: the table (or SCHEMA.TABLE) that holds the plays.",
+        ),
+        click.option(
+            "--plays-query",
+            metavar="SQL",
+            default=None,
+            help="With a database --plays: one SELECT whose rows are the plays (run as a "
+            "subquery in a read-only transaction). Give it or --plays-table, not both.",
+        ),
+    )
 
 
 def plays_options(columns: str | None, table: str | None, query: str | None) -> Any:
