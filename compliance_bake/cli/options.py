@@ -110,6 +110,19 @@ keys_file_option = click.option(
 )
 
 
+def key_file_option(default: str) -> Callable[[F], F]:
+    """--key-file, where `signing-key mint` and `witness-key mint` write a key pair; the command
+    resolves None to `default` itself (the signing key's default lives with its module, which
+    --help does not import)."""
+    return click.option(
+        "--key-file",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        help="Where to write the private key; the public key goes beside it, `.pem` replaced by "
+        f"`.pub.pem`.  [default: {default}]",
+    )
+
+
 # The shadow matrix's checks in flight: a bake's option only (`check` asks one question).
 concurrency_option = click.option(
     "--concurrency",
