@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -20,7 +19,7 @@ from compliance_bake.cli.options import (
     quiet_option,
 )
 from compliance_bake.cli.reporters import report_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import CONTEXT, exit_codes, finish
 
 REASONS = """\b
 Violation reasons (a play counts under the first that applies):
@@ -193,6 +192,4 @@ def deep(
         from compliance_bake.cli.outcome import of_audit
 
         reporters.write_reports(reports, of_audit(result))
-    if result.nothing_audited is not None:
-        click.echo(f"compliance-bake: {result.nothing_audited}", err=True)
-    sys.exit(result.exit_code)
+    finish(result.exit_code, result.nothing_audited)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -25,7 +24,7 @@ from compliance_bake.cli.options import (
     target_options,
 )
 from compliance_bake.cli.reporters import report_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import CONTEXT, exit_codes, finish
 
 
 @click.group(context_settings=CONTEXT)
@@ -289,9 +288,4 @@ def snapshot(
                 err=True,
             )
     reporters.write_reports(reports, found)
-    if result.nothing_audited is not None:
-        # The snapshot keeps the honest counts; the run is no pass: nothing was audited.
-        from compliance_bake.cli.terminal import plain
-
-        click.echo(f"compliance-bake: {plain(result.nothing_audited)}", err=True)
-    sys.exit(result.exit_code)
+    finish(result.exit_code, result.nothing_audited)
