@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 from compliance_bake.cli.options import (
-    audit_now_option,
-    audit_out_option,
-    engine_option,
+    audit_engine_options,
     engine_options,
     fixtures_option,
     fixtures_path,
     json_option,
+    now_option,
+    out_option,
     plays_options,
     plays_source_options,
     quiet_option,
-    spark_conf_option,
-    spark_master_option,
 )
 from compliance_bake.cli.reporters import report_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import CONTEXT, exit_codes, finish
 
 REASONS = """\b
 Violation reasons (a play counts under the first that applies):
@@ -86,12 +83,10 @@ def audit() -> None:
     show_default=True,
     help="Window length: a play is in the window when now - days <= enriched_at <= now.",
 )
-@audit_now_option
+@now_option("The audit's clock, the window's end")
 @fixtures_option
-@audit_out_option
-@engine_option
-@spark_master_option
-@spark_conf_option
+@out_option("Folder to write the audit report into (OUT/audit/zip-window.json).")
+@audit_engine_options
 @click.option(
     "--violations-out",
     metavar="DIR",
@@ -197,6 +192,4 @@ def deep(
         from compliance_bake.cli.outcome import of_audit
 
         reporters.write_reports(reports, of_audit(result))
-    if result.nothing_audited is not None:
-        click.echo(f"compliance-bake: {result.nothing_audited}", err=True)
-    sys.exit(result.exit_code)
+    finish(result.exit_code, result.nothing_audited)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 from compliance_bake.cli.options import (
+    audit_engine_options,
     concurrency_option,
-    engine_option,
     engine_options,
     fixtures_option,
     fixtures_path,
@@ -22,12 +21,10 @@ from compliance_bake.cli.options import (
     public_key_option,
     quiet_option,
     secret_file_option,
-    spark_conf_option,
-    spark_master_option,
     target_options,
 )
 from compliance_bake.cli.reporters import report_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import CONTEXT, exit_codes, finish
 
 
 @click.group(context_settings=CONTEXT)
@@ -56,8 +53,8 @@ def bake() -> None:
     "the shadow keeps reading --fixtures (the regulator's registry): a licence that differs "
     "shows as mismatches, as a live service's drifted database would. Not with --target.",
 )
-@out_option
-@now_option
+@out_option("Folder to write the snapshot, registry files and portal page into.")
+@now_option("The bake's clock")
 @secret_file_option
 @click.option(
     "--console-depth",
@@ -133,9 +130,7 @@ def bake() -> None:
     help="The origin that names a new log in its checkpoints (e.g. "
     "compliance.example.com/registry); an existing log keeps its own.",
 )
-@engine_option
-@spark_master_option
-@spark_conf_option
+@audit_engine_options
 @plays_source_options
 @target_options
 @concurrency_option
@@ -293,9 +288,4 @@ def snapshot(
                 err=True,
             )
     reporters.write_reports(reports, found)
-    if result.nothing_audited is not None:
-        # The snapshot keeps the honest counts; the run is no pass: nothing was audited.
-        from compliance_bake.cli.terminal import plain
-
-        click.echo(f"compliance-bake: {plain(result.nothing_audited)}", err=True)
-    sys.exit(result.exit_code)
+    finish(result.exit_code, result.nothing_audited)

@@ -12,6 +12,14 @@ from compliance_bake.targets.fetch import DEFAULT_TIMEOUT
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
+def _with_options(command: F, *options: Callable[[F], F]) -> F:
+    """A group of options on one command, listed by --help in the order given (click lists the
+    decorator nearest the function first, so they are applied last to first)."""
+    for option in reversed(options):
+        command = option(command)
+    return command
+
 fixtures_option = click.option(
     "--fixtures",
     "fixtures_dir",
@@ -19,35 +27,32 @@ fixtures_option = click.option(
     default=None,
     help="Folder with licences.json and geo.json.  [default: the bundled demo fixtures]",
 )
-out_option = click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("out"),
-    show_default=True,
-    help="Folder to write the snapshot, registry files and portal page into.",
-)
-audit_out_option = click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("out"),
-    show_default=True,
-    help="Folder to write the audit report into (OUT/audit/zip-window.json).",
-)
-now_option = click.option(
-    "--now",
-    metavar="ISO8601",
-    default=None,
-    help="The bake's clock, e.g. 2026-11-22T04:06:00Z.  [default: $SOURCE_DATE_EPOCH, else now]",
-)
-audit_now_option = click.option(
-    "--now",
-    metavar="ISO8601",
-    default=None,
-    help="The audit's clock, the window's end, e.g. 2026-11-22T04:06:00Z.  "
-    "[default: $SOURCE_DATE_EPOCH, else now]",
-)
+
+
+def out_option(help: str) -> Callable[[F], F]:
+    """--out DIR, the folder of a bake's files, declared once for every command that writes or
+    serves them; `help` says what this command keeps there."""
+    return click.option(
+        "--out",
+        "out_dir",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=Path("out"),
+        show_default=True,
+        help=help,
+    )
+
+
+def now_option(clock: str) -> Callable[[F], F]:
+    """--now ISO8601, the run's one clock (compliance_bake.clock.resolve_now falls back to
+    SOURCE_DATE_EPOCH, then the system clock), declared once; `clock` says what it times here."""
+    return click.option(
+        "--now",
+        metavar="ISO8601",
+        default=None,
+        help=f"{clock}, e.g. 2026-11-22T04:06:00Z.  [default: $SOURCE_DATE_EPOCH, else now]",
+    )
+
+
 timeout_option = click.option(
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
@@ -105,6 +110,19 @@ keys_file_option = click.option(
 )
 
 
+def key_file_option(default: str) -> Callable[[F], F]:
+    """--key-file, where `signing-key mint` and `witness-key mint` write a key pair; the command
+    resolves None to `default` itself (the signing key's default lives with its module, which
+    --help does not import)."""
+    return click.option(
+        "--key-file",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        help="Where to write the private key; the public key goes beside it, `.pem` replaced by "
+        f"`.pub.pem`.  [default: {default}]",
+    )
+
+
 # The shadow matrix's checks in flight: a bake's option only (`check` asks one question).
 concurrency_option = click.option(
     "--concurrency",
@@ -117,7 +135,8 @@ concurrency_option = click.option(
 
 def target_options(command: F) -> F:
     """--target URL and how to talk to it: the key, the profile, the timeout, the retries."""
-    options = (
+    return _with_options(
+        command,
         click.option(
             "--target",
             "target_url",
@@ -161,9 +180,6 @@ def target_options(command: F) -> F:
             "timeout, cut-short body, 429, 5xx), with backoff and jitter.",
         ),
     )
-    for option in reversed(options):
-        command = option(command)
-    return command
 
 
 def open_target(
@@ -203,33 +219,36 @@ def open_target(
     return HttpTarget(parsed, resolve_agent_key(key_file), settings, profile, sink)
 
 
-def _engine_choices() -> list[str]:
-    return ["duckdb", "spark"]
-
-
-engine_option = click.option(
-    "--engine",
-    type=click.Choice(_engine_choices()),
-    default="duckdb",
-    show_default=True,
-    help="Where the ZIP-window audit runs: embedded DuckDB, or Apache Spark "
-    "(pip install 'compliance-bake[spark]'; Java 17+ for local[N]).",
-)
-spark_master_option = click.option(
-    "--spark-master",
-    metavar="URL",
-    default="local[*]",
-    show_default=True,
-    help="With --engine spark: local[N] (N cores here), or sc://HOST:PORT for a Spark Connect "
-    "server (an existing cluster).",
-)
-spark_conf_option = click.option(
-    "--spark-conf",
-    "spark_conf",
-    metavar="KEY=VALUE",
-    multiple=True,
-    help="With --engine spark: a Spark setting, e.g. spark.executor.memory=4g (repeatable).",
-)
+def audit_engine_options(command: F) -> F:
+    """--engine, --spark-master and --spark-conf: where the ZIP-window audit runs, the same for
+    `audit deep` and `bake snapshot --deep-audit`; engine_options() reads them."""
+    return _with_options(
+        command,
+        click.option(
+            "--engine",
+            type=click.Choice(["duckdb", "spark"]),
+            default="duckdb",
+            show_default=True,
+            help="Where the ZIP-window audit runs: embedded DuckDB, or Apache Spark "
+            "(pip install 'compliance-bake[spark]'; Java 17+ for local[N]).",
+        ),
+        click.option(
+            "--spark-master",
+            metavar="URL",
+            default="local[*]",
+            show_default=True,
+            help="With --engine spark: local[N] (N cores here), or sc://HOST:PORT for a Spark "
+            "Connect server (an existing cluster).",
+        ),
+        click.option(
+            "--spark-conf",
+            "spark_conf",
+            metavar="KEY=VALUE",
+            multiple=True,
+            help="With --engine spark: a Spark setting, e.g. spark.executor.memory=4g "
+            "(repeatable).",
+        ),
+    )
 
 
 def engine_options(
@@ -265,27 +284,30 @@ def public_key_option(
 
 def plays_source_options(command: F) -> F:
     """--plays-columns, --plays-table and --plays-query: how to read the plays source."""
-    command = click.option(
-        "--plays-query",
-        metavar="SQL",
-        default=None,
-        help="With a database --plays: one SELECT whose rows are the plays (run as a subquery "
-        "in a read-only transaction). Give it or --plays-table, not both.",
-    )(command)
-    command = click.option(
-        "--plays-table",
-        metavar="NAME",
-        default=None,
-        help="With a database --plays: the table (or SCHEMA.TABLE) that holds the plays.",
-    )(command)
-    return click.option(
-        "--plays-columns",
-        metavar="MAP",
-        default=None,
-        help="Which column holds each field: play_id=COL,partner=COL,state=COL,zip=COL (or "
-        "zip_prefix=COL for 3-digit ZIP prefixes),enriched_at=COL; any subset, the rest keep "
-        "their names.",
-    )(command)
+    return _with_options(
+        command,
+        click.option(
+            "--plays-columns",
+            metavar="MAP",
+            default=None,
+            help="Which column holds each field: play_id=COL,partner=COL,state=COL,zip=COL (or "
+            "zip_prefix=COL for 3-digit ZIP prefixes),enriched_at=COL; any subset, the rest keep "
+            "their names.",
+        ),
+        click.option(
+            "--plays-table",
+            metavar="NAME",
+            default=None,
+            help="With a database --plays: the table (or SCHEMA.TABLE) that holds the plays.",
+        ),
+        click.option(
+            "--plays-query",
+            metavar="SQL",
+            default=None,
+            help="With a database --plays: one SELECT whose rows are the plays (run as a "
+            "subquery in a read-only transaction). Give it or --plays-table, not both.",
+        ),
+    )
 
 
 def plays_options(columns: str | None, table: str | None, query: str | None) -> Any:

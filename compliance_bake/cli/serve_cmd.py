@@ -6,7 +6,12 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.options import fixtures_option, fixtures_path, keys_file_option
+from compliance_bake.cli.options import (
+    fixtures_option,
+    fixtures_path,
+    keys_file_option,
+    out_option,
+)
 from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
 
 
@@ -24,14 +29,7 @@ from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
     help="Port to listen on; 0 picks a free one (the first stderr line says which).",
 )
 @fixtures_option
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("out"),
-    show_default=True,
-    help="Baked folder whose snapshot, registry files and portal page are served read-only.",
-)
+@out_option("Baked folder whose snapshot, registry files and portal page are served read-only.")
 @keys_file_option
 @click.option(
     "--log",

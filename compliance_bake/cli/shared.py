@@ -1,4 +1,5 @@
-"""What the group and every command share: click's context settings and the exit-code footers.
+"""What the group and every command share: click's context settings, the exit-code footers, and
+the end of a run that may have audited nothing.
 
 Its own module so that the commands and the group (which registers them) both import it, and
 neither imports the other. Help wraps to the terminal ($COLUMNS, at most 100 columns); the
@@ -8,9 +9,10 @@ Each command's footer lists only the exit codes it can give: `exit_codes(0, 2, 3
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from click import _textwrap
@@ -67,6 +69,16 @@ def exit_codes(*codes: int, zero: str = "", one: str = "", two: str = "", three:
     meanings = _MEANINGS | refined
     lines = [f"  {code}  {meanings[code]}" for code in codes]
     return "\b\nExit codes:\n" + "\n".join(lines)
+
+
+def finish(exit_code: int, nothing_audited: str | None) -> NoReturn:
+    """Ends `bake snapshot` and `audit deep`: when no play fell in the window, why (on stderr,
+    escaped for the terminal: it names the operator's plays source), then the exit code."""
+    if nothing_audited is not None:
+        from compliance_bake.cli.terminal import plain
+
+        click.echo(f"compliance-bake: {plain(nothing_audited)}", err=True)
+    sys.exit(exit_code)
 
 
 # What a command that checks nothing (mint, list, revoke, serve) means by 0.

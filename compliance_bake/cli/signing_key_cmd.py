@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from compliance_bake.cli.options import key_file_option
 from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
 
 
@@ -22,13 +23,7 @@ def signing_key() -> None:
 
 
 @signing_key.command(context_settings=CONTEXT, epilog=exit_codes(0, 2, 4, zero=DONE))
-@click.option(
-    "--key-file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="Where to write the private key; the public key goes beside it, `.pem` replaced by "
-    "`.pub.pem`.  [default: .compliance-bake/signing-key.pem]",
-)
+@key_file_option(".compliance-bake/signing-key.pem")
 @click.option(
     "--force",
     is_flag=True,
@@ -49,13 +44,18 @@ def mint(key_file: Path | None, force: bool) -> None:
       compliance-bake signing-key mint
       compliance-bake signing-key mint --key-file keys/2026-11.pem
     """
-    from compliance_bake.signing.signing_key import LOCAL_FILE, mint_signing_key
+    from compliance_bake.signing.signing_key import LOCAL_FILE
 
-    private = key_file or LOCAL_FILE
+    mint_key_pair(key_file or LOCAL_FILE, force, "an Ed25519 signing key")
+
+
+def mint_key_pair(private: Path, force: bool, what: str) -> None:
+    """Write a key pair (signing.signing_key), say on stderr where its halves are, and print
+    only the key id on stdout, so that a script can capture it."""
+    from compliance_bake.signing.signing_key import mint_signing_key
+
     public, key_id = mint_signing_key(private, force=force)
     click.echo(
-        f"minted an Ed25519 signing key in {private} (mode 0600; not shown), "
-        f"public key in {public}",
-        err=True,
+        f"minted {what} in {private} (mode 0600; not shown), public key in {public}", err=True
     )
     click.echo(key_id)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.options import now_option, timeout_option
+from compliance_bake.cli.options import key_file_option, now_option, timeout_option
 from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
 
 WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
@@ -52,7 +52,7 @@ WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
     help="The witness's name in its cosignatures.  [default: compliance-bake-witness/<key id>]",
 )
 @timeout_option
-@now_option
+@now_option("The witness's clock, the time in its cosignature")
 def witness(
     location: str,
     log_key: Path,
@@ -121,13 +121,7 @@ def witness_key() -> None:
 
 
 @witness_key.command(context_settings=CONTEXT, epilog=exit_codes(0, 2, 4, zero=DONE))
-@click.option(
-    "--key-file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="Where to write the private key; the public key goes beside it, `.pem` "
-    "replaced by `.pub.pem`.  [default: .compliance-bake/witness-key.pem]",
-)
+@key_file_option(WITNESS_KEY_FILE.as_posix())
 @click.option("--force", is_flag=True, help="Replace an existing key pair.")
 def mint(key_file: Path | None, force: bool) -> None:
     """Create the witness's Ed25519 key pair and print its key id.
@@ -140,12 +134,6 @@ def mint(key_file: Path | None, force: bool) -> None:
       compliance-bake witness-key mint
       compliance-bake witness-key mint --key-file keys/regulator.pem
     """
-    from compliance_bake.signing.signing_key import mint_signing_key
+    from compliance_bake.cli.signing_key_cmd import mint_key_pair
 
-    private = key_file or WITNESS_KEY_FILE
-    public, key_id = mint_signing_key(private, force=force)
-    click.echo(
-        f"minted a witness key in {private} (mode 0600; not shown), public key in {public}",
-        err=True,
-    )
-    click.echo(key_id)
+    mint_key_pair(key_file or WITNESS_KEY_FILE, force, "a witness key")

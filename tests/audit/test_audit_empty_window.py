@@ -103,3 +103,16 @@ def test_an_allowed_empty_window_reports_a_pass(tmp_path: Path, command: str) ->
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["ok"] is True
     assert json.loads(report.read_text())["exitCode"] == 0
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_the_nothing_audited_line_escapes_the_plays_source(tmp_path: Path, command: str) -> None:
+    """The line names the plays source as the operator gave it: a control sequence in its name
+    (here an OSC that retitles a terminal) is shown escaped, never sent to the terminal."""
+    plays = tmp_path / "plays\x1b]0;owned\x07.csv"
+    plays.write_bytes(Path(PLAYS).read_bytes())
+    args = [c if c != PLAYS else str(plays) for c in COMMANDS[command]]
+    done = run_cli(*args, "--now", LATER, "--out", str(tmp_path / "out"), "-q")
+    assert done.returncode == 5, done.stderr
+    assert "nothing audited" in done.stderr and "\\x1b]0;owned\\x07" in done.stderr
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
