@@ -37,7 +37,14 @@ _FILE_TIERS = {
     "test_log_recipe.py": "product",
     "test_log_kill.py": "attack",
 }
-_SERVICE_NAMES = ("LiveService", "FaultServer", "BunService", "bun_binary", "ThreadingHTTPServer")
+_SERVICE_NAMES = (
+    "LiveService",
+    "FaultServer",
+    "BunService",
+    "bun_binary",
+    "start_bun",
+    "ThreadingHTTPServer",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
