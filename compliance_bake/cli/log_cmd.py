@@ -83,7 +83,7 @@ def verify_log(location: str, public_keys: tuple[Path, ...], timeout: float, as_
                     "origin": result.checkpoint.origin if result.checkpoint else None,
                     "size": result.checkpoint.size if result.checkpoint else None,
                     "root": result.checkpoint.root.hex() if result.checkpoint else None,
-                    "problems": result.problems,
+                    "problems": [f.line for f in result.failures],
                     "entries": result.entries,
                 },
             )
@@ -100,8 +100,8 @@ def verify_log(location: str, public_keys: tuple[Path, ...], timeout: float, as_
                 f"mismatches {visible(verdict.get('shadowMismatches', '?'))}  "
                 f"{visible(entry.get('target', '?'))}"
             )
-        for problem in result.problems:
-            click.echo(f"FAILED: {visible(problem)}", err=True)
+        for failure in result.failures:
+            click.echo(f"FAILED: {visible(failure.line)}", err=True)
         if result.ok and result.checkpoint:
             click.echo(
                 f"log verified: {result.checkpoint.describe()}, every tile recomputed "

@@ -104,8 +104,8 @@ def witness(
         click.echo(f"cosigned {run.current.describe() if run.current else ''} ({seen})", err=True)
         click.echo(run.cosigned.decode(), nl=False)
         sys.exit(0)
-    for problem in run.problems:
-        click.echo(f"FAILED: {problem}", err=True)
+    for failure in run.failures:
+        click.echo(f"FAILED: {failure.line}", err=True)
     click.echo(f"not cosigned; {state} still holds the last checkpoint that held", err=True)
     sys.exit(1)
 

@@ -15,57 +15,59 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
+from compliance_bake.findings import Finding, Findings
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.log import check, merkle, note
 from compliance_bake.log.tiles import TILE_HEIGHT, TILE_WIDTH, Source, TileMissing, TileReader
 
 
 @dataclass(slots=True)
-class LogAudit:
+class LogAudit(Findings):
+    """The log's checkpoint, its entries as read, and what failed (`failures`)."""
+
     location: str
     checkpoint: note.Checkpoint | None = None
     entries: list[dict[str, Any]] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return self.checkpoint is not None and not self.problems
+        return self.checkpoint is not None and not self.failures
 
 
-def _entry(index: int, data: bytes) -> tuple[dict[str, Any], str | None]:
+def _entry(index: int, data: bytes) -> tuple[dict[str, Any], Finding | None]:
     try:
         value = loads_strict(data)
     except StrictJSONError as exc:
-        return {"index": index}, f"entry {index}: not JSON ({exc})"
+        return {"index": index}, Finding("", False, f"entry {index}: not JSON ({exc})")
     if not isinstance(value, dict):
-        return {"index": index}, f"entry {index}: not a JSON object"
+        return {"index": index}, Finding("", False, f"entry {index}: not a JSON object")
     return {"index": index, **value}, None
 
 
 def audit_log(location: str, source: Source, keys: Sequence[Ed25519PublicKey]) -> LogAudit:
     result = LogAudit(location)
-    signed, problem = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, keys)
-    if signed is None:
-        result.problems.append(problem or "checkpoint: not verified")
+    signed = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, keys)
+    if isinstance(signed, Finding):
+        result.findings.append(signed)
         return result
     result.checkpoint = signed.checkpoint
     problems, entries = check.tile_problems(source, signed.checkpoint.size)
-    result.problems.extend(problems)
+    result.findings.extend(problems)
     if not problems and (root := check.root_problem(source, signed.checkpoint)):
-        result.problems.append(root)
+        result.findings.append(root)
     for index, data in enumerate(entries):
         value, bad = _entry(index, data)
         result.entries.append(value)
         if bad:
-            result.problems.append(bad)
+            result.findings.append(bad)
     return result
 
 
 def show_entry(source: Source, keys: Sequence[Ed25519PublicKey], index: int) -> dict[str, Any]:
     """Entry `index` of the log, under a checkpoint that verifies; InputError otherwise."""
-    signed, problem = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, keys)
-    if signed is None:
-        raise InputError(problem or "checkpoint: not verified", "check --public-key and the log")
+    signed = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, keys)
+    if isinstance(signed, Finding):
+        raise InputError(signed.line, "check --public-key and the log")
     size = signed.checkpoint.size
     if not 0 <= index < size:
         raise InputError(
@@ -87,5 +89,5 @@ def show_entry(source: Source, keys: Sequence[Ed25519PublicKey], index: int) -> 
         )
     value, bad = _entry(index, data)
     if bad:
-        raise InputError(bad, "run `log verify` on the log")
+        raise InputError(bad.line, "run `log verify` on the log")
     return value

@@ -14,12 +14,13 @@ The state file is JSON: {"version": 1, "origin": ..., "checkpoint": <the cosigne
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
+from compliance_bake.findings import Finding, Findings
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
 from compliance_bake.log import check, note
@@ -31,15 +32,17 @@ _FIX_STATE = "pass the state file an earlier `witness` run wrote, or a new path 
 
 
 @dataclass(slots=True)
-class WitnessRun:
+class WitnessRun(Findings):
+    """The checkpoint seen last and the log's current one; the cosigned checkpoint when the
+    run holds, else what failed (`failures`)."""
+
     previous: note.Checkpoint | None = None
     current: note.Checkpoint | None = None
     cosigned: bytes | None = None
-    problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return self.cosigned is not None and not self.problems
+        return self.cosigned is not None and not self.failures
 
 
 def default_name(key: SigningKey) -> str:
@@ -59,10 +62,10 @@ def load_state(path: Path, log_key: Ed25519PublicKey) -> note.Checkpoint | None:
         isinstance(doc, dict) and doc.get("version") == 1 and isinstance(doc.get("checkpoint"), str)
     ):
         raise InputError(f"{path}: not a witness state file", _FIX_STATE)
-    signed, problem = check.read_signed(doc["checkpoint"].encode(), str(path), [log_key])
-    if signed is None:
+    signed = check.read_signed(doc["checkpoint"].encode(), str(path), [log_key])
+    if isinstance(signed, Finding):
         raise InputError(
-            f"{problem} (the state file holds a checkpoint of another log?)", _FIX_STATE
+            f"{signed.line} (the state file holds a checkpoint of another log?)", _FIX_STATE
         )
     checkpoint: note.Checkpoint = signed.checkpoint
     return checkpoint
@@ -77,22 +80,22 @@ def run_witness(
     timestamp: int,
 ) -> WitnessRun:
     run = WitnessRun(previous=load_state(state, log_key))
-    signed, problem = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, [log_key])
-    if signed is None:
-        run.problems.append(problem or "checkpoint: not verified")
+    signed = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, [log_key])
+    if isinstance(signed, Finding):
+        run.findings.append(signed)
         return run
     run.current = current = signed.checkpoint
     # The new entries' tiles first, so that an edited tile is named as such rather than as the
     # consistency proof it breaks.
     start = 0 if run.previous is None else min(run.previous.size, current.size)
     problems, _ = check.tile_problems(source, current.size, start)
-    run.problems.extend(problems)
+    run.findings.extend(problems)
     if not problems and (root := check.root_problem(source, current)):
-        run.problems.append(root)
-    if not run.problems and run.previous is not None:
+        run.findings.append(root)
+    if not run.failures and run.previous is not None:
         broken = check.consistency_problem(source, run.previous, current)
-        run.problems.extend([broken] if broken else [])
-    if run.problems:
+        run.findings.extend([broken] if broken else [])
+    if run.failures:
         return run
     cosigned = signed.note.with_signature(
         note.cosign(signed.note.text, name, witness_key.private, timestamp)
