@@ -1,7 +1,8 @@
 """`log verify` and `log show`: the whole log recomputed, and one entry read.
 
 The audit checks the checkpoint's signature, recomputes every tile from the entry bundles and
-the root from the tiles, and lists each entry (its index, date, verdict and target). A log that
+the root from the tiles, and lists each entry (its index, date, verdict and target). Each check
+is a finding, held or failed; `summary` is `log verify --json`'s document. A log that
 is consistent within itself can still be a rebuilt history: that is what a witness, holding an
 earlier checkpoint, and `verify --log`, holding the snapshot's, catch.
 """
@@ -19,6 +20,7 @@ from compliance_bake.findings import Finding, Findings
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.log import check, merkle, note
 from compliance_bake.log.tiles import TILE_HEIGHT, TILE_WIDTH, Source, TileMissing, TileReader
+from compliance_bake.report.models import JsonObject
 
 
 @dataclass(slots=True)
@@ -32,6 +34,19 @@ class LogAudit(Findings):
     @property
     def ok(self) -> bool:
         return self.checkpoint is not None and not self.failures
+
+    def summary(self) -> JsonObject:
+        """`log verify --json`, and the details of its reports."""
+        cp = self.checkpoint
+        return {
+            "ok": self.ok,
+            "log": self.location,
+            "origin": cp.origin if cp else None,
+            "size": cp.size if cp else None,
+            "root": cp.root.hex() if cp else None,
+            "problems": [f.line for f in self.failures],
+            "entries": list(self.entries),
+        }
 
 
 def _entry(index: int, data: bytes) -> tuple[dict[str, Any], Finding | None]:
@@ -50,11 +65,15 @@ def audit_log(location: str, source: Source, keys: Sequence[Ed25519PublicKey]) -
     if isinstance(signed, Finding):
         result.findings.append(signed)
         return result
-    result.checkpoint = signed.checkpoint
-    problems, entries = check.tile_problems(source, signed.checkpoint.size)
+    result.checkpoint = cp = signed.checkpoint
+    result.add(check.CHECKPOINT, True, f"{cp.describe()} signed by the given key")
+    problems, entries = check.tile_problems(source, cp.size)
     result.findings.extend(problems)
-    if not problems and (root := check.root_problem(source, signed.checkpoint)):
-        result.findings.append(root)
+    if not problems:
+        root = check.root_problem(source, cp)
+        result.findings.append(
+            root or Finding("", True, "every tile recomputed from the entries, and the root")
+        )
     for index, data in enumerate(entries):
         value, bad = _entry(index, data)
         result.entries.append(value)

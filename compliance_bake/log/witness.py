@@ -26,6 +26,7 @@ from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_s
 from compliance_bake.log import check, note
 from compliance_bake.log.append import Writer
 from compliance_bake.log.tiles import Source
+from compliance_bake.report.models import JsonObject
 from compliance_bake.signing.signing_key import SigningKey
 
 _FIX_STATE = "pass the state file an earlier `witness` run wrote, or a new path to start over"
@@ -43,6 +44,16 @@ class WitnessRun(Findings):
     @property
     def ok(self) -> bool:
         return self.cosigned is not None and not self.failures
+
+    def summary(self, location: str) -> JsonObject:
+        """The details of `witness`'s reports."""
+        return {
+            "ok": self.ok,
+            "log": location,
+            "previous": self.previous.describe() if self.previous else None,
+            "current": self.current.describe() if self.current else None,
+            "problems": [f.line for f in self.failures],
+        }
 
 
 def default_name(key: SigningKey) -> str:
@@ -85,16 +96,22 @@ def run_witness(
         run.findings.append(signed)
         return run
     run.current = current = signed.checkpoint
+    run.add(check.CHECKPOINT, True, f"{current.describe()} signed by the log's key")
     # The new entries' tiles first, so that an edited tile is named as such rather than as the
     # consistency proof it breaks.
     start = 0 if run.previous is None else min(run.previous.size, current.size)
     problems, _ = check.tile_problems(source, current.size, start)
     run.findings.extend(problems)
-    if not problems and (root := check.root_problem(source, current)):
-        run.findings.append(root)
+    if not problems:
+        root = check.root_problem(source, current)
+        run.findings.append(
+            root or Finding("", True, "the new entries' tiles recomputed, and the root")
+        )
     if not run.failures and run.previous is not None:
         broken = check.consistency_problem(source, run.previous, current)
-        run.findings.extend([broken] if broken else [])
+        run.findings.append(
+            broken or Finding("", True, f"extends {run.previous.describe()} (consistency proof)")
+        )
     if run.failures:
         return run
     cosigned = signed.note.with_signature(

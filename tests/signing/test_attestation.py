@@ -15,13 +15,13 @@ from securesystemslib.dsse import Envelope
 from securesystemslib.signer import SSlibKey
 
 from compliance_bake.errors import InputError
+from compliance_bake.findings import KEY
 from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.report.layout import PORTAL_FILE
 from compliance_bake.report.portal import read_facts, render_portal
 from compliance_bake.signing.attestation import ATTESTATION_FILE, PAYLOAD_TYPE, pae
 from compliance_bake.signing.canon import canon
 from compliance_bake.signing.signing_key import load_signing_key, parse_public_key
-from compliance_bake.findings import KEY
 from compliance_bake.verify.attestation import AttestationResult, check_attestation
 from tests._attest_helpers import KeyPair, bake, mint
 from tests.conftest import NOW, invoke, snapshot_tree
