@@ -9,11 +9,14 @@ from typing import TYPE_CHECKING
 import click
 
 from compliance_bake.cli.options import json_option, public_key_option, timeout_option
+from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
 from compliance_bake.controls import terminal_json
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from compliance_bake.log.audit import LogAudit
 
 _LOG_KEY_HELP = (
     "The log's Ed25519 public key (the signing key's .pub.pem); repeatable for rotation.  "
@@ -55,7 +58,14 @@ def log() -> None:
 @public_key_option("--public-key", "public_keys", help=_LOG_KEY_HELP)
 @timeout_option
 @json_option
-def verify_log(location: str, public_keys: tuple[Path, ...], timeout: float, as_json: bool) -> None:
+@report_option
+def verify_log(
+    location: str,
+    public_keys: tuple[Path, ...],
+    timeout: float,
+    as_json: bool,
+    reports: tuple[tuple[str, str], ...],
+) -> None:
     """Recompute the whole log: every tile from the entries, the root from the tiles, and the
     checkpoint's signature; then list the entries (date, verdict, target).
 
@@ -67,50 +77,54 @@ def verify_log(location: str, public_keys: tuple[Path, ...], timeout: float, as_
       compliance-bake log verify log --public-key signing-key.pub.pem
       compliance-bake log verify https://registry.example/log \\
         --public-key signing-key.pub.pem --json
+      compliance-bake log verify log --public-key signing-key.pub.pem \\
+        --report junit:reports/log.xml
     """
+    from compliance_bake.cli import outcome, reporters
+    from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
     from compliance_bake.log.audit import audit_log
     from compliance_bake.log.source import open_source
-    from compliance_bake.report.escape import visible
 
+    tables_to_stderr = reporters.check_stdout(reports, as_json)
     keys = log_keys(public_keys)
     result = audit_log(location, open_source(location, timeout), keys)
+    code = EXIT_OK if result.ok else EXIT_CHECK_FAILED
     if as_json:
+        click.echo(terminal_json(result.summary()))
+    else:
+        with reporters.human_output(tables_to_stderr):
+            _entry_lines(result)
+    reporters.write_reports(reports, outcome.of_log_audit(result, code))
+    sys.exit(code)
+
+
+def _entry_lines(result: LogAudit) -> None:
+    """Each entry on stdout (its fields are the log's text, escaped for the terminal), then what
+    failed and the verdict on stderr."""
+    from compliance_bake.report.escape import visible
+
+    location = result.location
+    for entry in result.entries:
+        verdict = entry.get("verdict") or {}
+        board = verdict.get("board") or {}
+        # The entry's fields are the log's text, not the tool's: escaped for the terminal.
         click.echo(
-            terminal_json(
-                {
-                    "ok": result.ok,
-                    "log": location,
-                    "origin": result.checkpoint.origin if result.checkpoint else None,
-                    "size": result.checkpoint.size if result.checkpoint else None,
-                    "root": result.checkpoint.root.hex() if result.checkpoint else None,
-                    "problems": result.problems,
-                    "entries": result.entries,
-                },
-            )
+            f"{entry['index']:>6}  {visible(entry.get('generatedAt', '?'))}  "
+            f"{'ok    ' if verdict.get('ok') is True else 'FAILED'}  "
+            f"board {visible(board.get('passed', '?'))}/{visible(board.get('total', '?'))}  "
+            f"mismatches {visible(verdict.get('shadowMismatches', '?'))}  "
+            f"{visible(entry.get('target', '?'))}"
+        )
+    for failure in result.failures:
+        click.echo(f"FAILED: {visible(failure.line)}", err=True)
+    if result.ok and result.checkpoint:
+        click.echo(
+            f"log verified: {result.checkpoint.describe()}, every tile recomputed "
+            "from the entries, checkpoint signed by the given key",
+            err=True,
         )
     else:
-        for entry in result.entries:
-            verdict = entry.get("verdict") or {}
-            board = verdict.get("board") or {}
-            # The entry's fields are the log's text, not the tool's: escaped for the terminal.
-            click.echo(
-                f"{entry['index']:>6}  {visible(entry.get('generatedAt', '?'))}  "
-                f"{'ok    ' if verdict.get('ok') is True else 'FAILED'}  "
-                f"board {visible(board.get('passed', '?'))}/{visible(board.get('total', '?'))}  "
-                f"mismatches {visible(verdict.get('shadowMismatches', '?'))}  "
-                f"{visible(entry.get('target', '?'))}"
-            )
-        for problem in result.problems:
-            click.echo(f"FAILED: {visible(problem)}", err=True)
-        if result.ok and result.checkpoint:
-            click.echo(
-                f"log verified: {result.checkpoint.describe()}, every tile recomputed "
-                "from the entries, checkpoint signed by the given key",
-                err=True,
-            )
-        else:
-            click.echo(f"log NOT verified: {location}", err=True)
-    sys.exit(0 if result.ok else 1)
+        click.echo(f"log NOT verified: {location}", err=True)
 
 
 @log.command(

@@ -1,11 +1,12 @@
 """A run's outcome as suites of cases: what the failure summary and the reporters read.
 
-One shape for `bake snapshot`, `audit deep` and `verify`: suites (board, integrity, shadow,
-zip-window, verify), each a list of cases with a name, ok, a one-line message and, for a failed
-case, the concrete items to fix: the mismatched pairs of a state (with the line of the partner in
-licences.json), the violating plays of a reason (with their file line where the audit records
-one), the differing fields of a board row. Each reporter shows as many items as its reader can
-act on and counts the rest; the JUnit body also holds the case's full evidence (`detail`).
+One shape for `bake snapshot`, `audit deep`, `verify`, `diff`, `log verify` and `witness`:
+suites (board, integrity, shadow, zip-window, verify, diff, log, witness), each a list of cases
+with a name, ok, a one-line message and, for a failed case, the concrete items to fix: the
+mismatched pairs of a state (with the line of the partner in licences.json), the violating plays
+of a reason (with their file line where the audit records one), the differing fields of a board
+row. Each reporter shows as many items as its reader can act on and counts the rest; the JUnit
+body also holds the case's full evidence (`detail`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
     from compliance_bake.audit.violations import ViolatingPlay
     from compliance_bake.bake import BakeResult
     from compliance_bake.diff.model import DiffResult
+    from compliance_bake.findings import Finding
+    from compliance_bake.log.audit import LogAudit
+    from compliance_bake.log.witness import WitnessRun
     from compliance_bake.report.models import BoardRow, JsonObject, ShadowRow
     from compliance_bake.verify.findings import VerifyReport
 
@@ -311,16 +315,19 @@ def of_audit(result: AuditResult) -> Outcome:
     return Outcome("audit deep", passed, result.exit_code, verdict, suites, result.summary())
 
 
+def _unique(name: str, seen: dict[str, int]) -> str:
+    """`name`, numbered from its second use in a run (`name #2`), so every case is told apart."""
+    seen[name] = seen.get(name, 0) + 1
+    return name if seen[name] == 1 else f"{name} #{seen[name]}"
+
+
 def _verify_cases(report: VerifyReport) -> list[Case]:
     """One case per finding, named for what it checks (the file and the rule or kind), unique
     within the run: a second check of the same file and kind is numbered."""
     seen: dict[str, int] = {}
     cases = []
     for f in report.findings:
-        name = f"{f.file} {f.rule or f.kind}"
-        seen[name] = seen.get(name, 0) + 1
-        if seen[name] > 1:
-            name = f"{name} #{seen[name]}"
+        name = _unique(f"{f.file} {f.rule or f.kind}", seen)
         cases.append(Case(name, f.ok, f.what, classname=f"compliance-bake.verify.{f.kind}"))
     for line in report.unchecked:  # what is there and was not checked, as a skipped case
         what, _, message = line.partition(": ")
@@ -377,3 +384,38 @@ def of_verify(report: VerifyReport, exit_code: int, details: JsonObject) -> Outc
     cases = _verify_cases(report)
     verdict = _verify_verdict(report, len(report.findings))
     return Outcome("verify", report.ok, exit_code, verdict, {"verify": cases}, details)
+
+
+def _log_cases(findings: Sequence[Finding], suite: str) -> list[Case]:
+    """One case per finding of the log's checks, named for its file (`log` when it concerns
+    no one file: two checkpoints, the root), unique within the run."""
+    seen: dict[str, int] = {}
+    return [
+        Case(_unique(f.file or "log", seen), f.ok, f.what, classname=f"compliance-bake.{suite}")
+        for f in findings
+    ]
+
+
+def _failed_of(findings: Sequence[Finding]) -> str:
+    failed = sum(not f.ok for f in findings)
+    return f"{count(failed)} of {count(len(findings))} checks failed"
+
+
+def of_log_audit(result: LogAudit, exit_code: int) -> Outcome:
+    """`log verify`: a case per check of the checkpoint, the tiles, the root and the entries."""
+    if result.ok and result.checkpoint is not None:
+        verdict = f"PASS: log verified: {result.checkpoint.describe()}"
+    else:
+        verdict = f"FAIL: log NOT verified: {_failed_of(result.findings)}"
+    cases = {"log": _log_cases(result.findings, "log")}
+    return Outcome("log verify", result.ok, exit_code, verdict, cases, result.summary())
+
+
+def of_witness(run: WitnessRun, location: str, exit_code: int) -> Outcome:
+    """`witness`: a case per check before the cosignature (signature, tiles, root, extension)."""
+    if run.ok and run.current is not None:
+        verdict = f"PASS: cosigned {run.current.describe()}"
+    else:
+        verdict = f"FAIL: not cosigned: {_failed_of(run.findings)}"
+    cases = {"witness": _log_cases(run.findings, "witness")}
+    return Outcome("witness", run.ok, exit_code, verdict, cases, run.summary(location))

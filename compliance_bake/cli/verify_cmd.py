@@ -6,7 +6,6 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
@@ -19,9 +18,6 @@ from compliance_bake.cli.options import (
 )
 from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
-
-if TYPE_CHECKING:
-    from compliance_bake.verify.findings import VerifyReport
 
 
 @click.command(
@@ -142,11 +138,12 @@ def verify(
     from compliance_bake.cli.phases import reporting
     from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
     from compliance_bake.signing.secret import resolve_secret
-    from compliance_bake.signing.signing_key import public_keys_from
+    from compliance_bake.signing.signing_key import public_keys_from, read_public_key
     from compliance_bake.verify.verifier import KeyMaterial, VerifyOptions, verify_source
 
     tables_to_stderr = reporters.check_stdout(reports, as_json)
     keys = KeyMaterial(resolve_secret(secret_file), tuple(public_keys_from(public_keys)))
+    witnesses = tuple(read_public_key(path, "--witness-key") for path in witness_keys)
     with (
         reporting("verify", enabled=not (as_json or quiet)) as (_progress, phases),
         _local(source, keys.public_keys, timeout, bool(log_location or witness_keys)) as local,
@@ -156,16 +153,15 @@ def verify(
             allow_recorded_failures=allow_recorded_failures,
             timeout=timeout,
             phases=phases,
+            log_location=log_location,
+            witness_keys=witnesses,
+            witness_threshold=witness_threshold,
         )
         report = verify_source(str(local or source), keys, options)
         if local is not None:
             from compliance_bake.verify.published import published
 
             published(report, source, bool(log_location or witness_keys))
-        folder = local or Path(source)
-        _check_log(
-            report, folder, keys.public_keys, log_location, witness_keys, witness_threshold, timeout
-        )
     code = EXIT_OK if report.ok else EXIT_CHECK_FAILED
     result = outcome.of_verify(report, code, render.verify_summary(report))
     if as_json:
@@ -195,28 +191,3 @@ def _local(
     ) as folder:
         yield folder
 
-
-def _check_log(
-    report: VerifyReport,
-    folder: Path,
-    public_keys: tuple[bytes, ...],
-    log_location: str | None,
-    witness_keys: tuple[Path, ...],
-    threshold: int | None,
-    timeout: float,
-) -> None:
-    """OUT/log/, the log and its witnesses (compliance_bake.log.proof), as findings of the
-    authentic verdict."""
-    from compliance_bake.log.proof import check_folder
-    from compliance_bake.signing.signing_key import read_public_key
-    from compliance_bake.verify.findings import KEY
-
-    if report.source_kind != "folder" and not (log_location or witness_keys):
-        return
-    witnesses = [read_public_key(path, "--witness-key") for path in witness_keys]
-    found = check_folder(folder, public_keys, log_location, witnesses, threshold, timeout)
-    for file, ok, what in found.findings:
-        report.add(file, ok, what, KEY)
-    report.notes.extend(found.notes)
-    if found.findings:
-        report.applied.append(", ".join(found.summary) or "transparency log")

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import key_file_option, now_option, timeout_option
+from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
 
 WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
@@ -53,6 +54,7 @@ WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
 )
 @timeout_option
 @now_option("The witness's clock, the time in its cosignature")
+@report_option
 def witness(
     location: str,
     log_key: Path,
@@ -61,6 +63,7 @@ def witness(
     name: str | None,
     timeout: float,
     now: str | None,
+    reports: tuple[tuple[str, str], ...],
 ) -> None:
     """Check the log's new checkpoint against the last one seen, and cosign it.
 
@@ -76,10 +79,12 @@ def witness(
       compliance-bake witness https://registry.example/log \\
         --log-key operator.pub.pem --state witness-state.json
       compliance-bake witness log --log-key signing-key.pub.pem \\
-        --witness-key regulator.pem --state state.json
+        --witness-key regulator.pem --state state.json \\
+        --report junit:reports/witness.xml
     """
+    from compliance_bake.cli import outcome, reporters
     from compliance_bake.clock import resolve_now
-    from compliance_bake.errors import InputError
+    from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK, InputError
     from compliance_bake.log.note import valid_name
     from compliance_bake.log.source import open_source
     from compliance_bake.log.witness import default_name, run_witness
@@ -88,7 +93,9 @@ def witness(
         parse_public_key,
         read_public_key,
     )
+    from compliance_bake.targets.fetch import shown_url
 
+    tables_to_stderr = reporters.check_stdout(reports, False)
     log_public = parse_public_key(read_public_key(log_key, "--log-key"))
     key = load_signing_key(witness_key or WITNESS_KEY_FILE, "--witness-key")
     name = name or default_name(key)
@@ -99,15 +106,18 @@ def witness(
         )
     moment = int(resolve_now(now).timestamp())
     run = run_witness(open_source(location, timeout), log_public, key, name, state, moment)
+    code = EXIT_OK if run.ok else EXIT_CHECK_FAILED
     if run.ok and run.cosigned is not None:
         seen = "first checkpoint" if run.previous is None else f"extends {run.previous.describe()}"
         click.echo(f"cosigned {run.current.describe() if run.current else ''} ({seen})", err=True)
-        click.echo(run.cosigned.decode(), nl=False)
-        sys.exit(0)
-    for problem in run.problems:
-        click.echo(f"FAILED: {problem}", err=True)
-    click.echo(f"not cosigned; {state} still holds the last checkpoint that held", err=True)
-    sys.exit(1)
+        with reporters.human_output(tables_to_stderr):
+            click.echo(run.cosigned.decode(), nl=False)
+    else:
+        for failure in run.failures:
+            click.echo(f"FAILED: {failure.line}", err=True)
+        click.echo(f"not cosigned; {state} still holds the last checkpoint that held", err=True)
+    reporters.write_reports(reports, outcome.of_witness(run, shown_url(location), code))
+    sys.exit(code)
 
 
 @click.group("witness-key", context_settings=CONTEXT, short_help="Mint a witness key pair.")

@@ -287,12 +287,12 @@ def log_snapshot(
     failed append publishes nothing, and `out/` never holds a snapshot that is in no log."""
     from compliance_bake.log.entry import entry_of
     from compliance_bake.report.publish import publish
-    from compliance_bake.signing.attestation import ATTESTATION_FILE
+    from compliance_bake.signing.attestation import ATTESTATION_FILE, sha256_hex
 
     appended: list[Appended] = []
 
     def append_then_proof() -> dict[str, bytes]:
-        entry = entry_of(document, files[ATTESTATION_FILE], key.key_id)
+        entry = entry_of(document, sha256_hex(files[ATTESTATION_FILE]), key.key_id)
         appended.append(append_entry(target.directory, origin, entry, key))
         return appended[0].out_files()
 

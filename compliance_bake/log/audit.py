@@ -1,7 +1,8 @@
 """`log verify` and `log show`: the whole log recomputed, and one entry read.
 
 The audit checks the checkpoint's signature, recomputes every tile from the entry bundles and
-the root from the tiles, and lists each entry (its index, date, verdict and target). A log that
+the root from the tiles, and lists each entry (its index, date, verdict and target). Each check
+is a finding, held or failed; `summary` is `log verify --json`'s document. A log that
 is consistent within itself can still be a rebuilt history: that is what a witness, holding an
 earlier checkpoint, and `verify --log`, holding the snapshot's, catch.
 """
@@ -15,57 +16,77 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
+from compliance_bake.findings import Finding, Findings
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.log import check, merkle, note
 from compliance_bake.log.tiles import TILE_HEIGHT, TILE_WIDTH, Source, TileMissing, TileReader
+from compliance_bake.report.models import JsonObject
 
 
 @dataclass(slots=True)
-class LogAudit:
+class LogAudit(Findings):
+    """The log's checkpoint, its entries as read, and what failed (`failures`)."""
+
     location: str
     checkpoint: note.Checkpoint | None = None
     entries: list[dict[str, Any]] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return self.checkpoint is not None and not self.problems
+        return self.checkpoint is not None and not self.failures
+
+    def summary(self) -> JsonObject:
+        """`log verify --json`, and the details of its reports."""
+        cp = self.checkpoint
+        return {
+            "ok": self.ok,
+            "log": self.location,
+            "origin": cp.origin if cp else None,
+            "size": cp.size if cp else None,
+            "root": cp.root.hex() if cp else None,
+            "problems": [f.line for f in self.failures],
+            "entries": list(self.entries),
+        }
 
 
-def _entry(index: int, data: bytes) -> tuple[dict[str, Any], str | None]:
+def _entry(index: int, data: bytes) -> tuple[dict[str, Any], Finding | None]:
     try:
         value = loads_strict(data)
     except StrictJSONError as exc:
-        return {"index": index}, f"entry {index}: not JSON ({exc})"
+        return {"index": index}, Finding("", False, f"entry {index}: not JSON ({exc})")
     if not isinstance(value, dict):
-        return {"index": index}, f"entry {index}: not a JSON object"
+        return {"index": index}, Finding("", False, f"entry {index}: not a JSON object")
     return {"index": index, **value}, None
 
 
 def audit_log(location: str, source: Source, keys: Sequence[Ed25519PublicKey]) -> LogAudit:
     result = LogAudit(location)
-    signed, problem = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, keys)
-    if signed is None:
-        result.problems.append(problem or "checkpoint: not verified")
+    signed = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, keys)
+    if isinstance(signed, Finding):
+        result.findings.append(signed)
         return result
-    result.checkpoint = signed.checkpoint
-    problems, entries = check.tile_problems(source, signed.checkpoint.size)
-    result.problems.extend(problems)
-    if not problems and (root := check.root_problem(source, signed.checkpoint)):
-        result.problems.append(root)
+    result.checkpoint = cp = signed.checkpoint
+    result.add(check.CHECKPOINT, True, f"{cp.describe()} signed by the given key")
+    problems, entries = check.tile_problems(source, cp.size)
+    result.findings.extend(problems)
+    if not problems:
+        root = check.root_problem(source, cp)
+        result.findings.append(
+            root or Finding("", True, "every tile recomputed from the entries, and the root")
+        )
     for index, data in enumerate(entries):
         value, bad = _entry(index, data)
         result.entries.append(value)
         if bad:
-            result.problems.append(bad)
+            result.findings.append(bad)
     return result
 
 
 def show_entry(source: Source, keys: Sequence[Ed25519PublicKey], index: int) -> dict[str, Any]:
     """Entry `index` of the log, under a checkpoint that verifies; InputError otherwise."""
-    signed, problem = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, keys)
-    if signed is None:
-        raise InputError(problem or "checkpoint: not verified", "check --public-key and the log")
+    signed = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, keys)
+    if isinstance(signed, Finding):
+        raise InputError(signed.line, "check --public-key and the log")
     size = signed.checkpoint.size
     if not 0 <= index < size:
         raise InputError(
@@ -87,5 +108,5 @@ def show_entry(source: Source, keys: Sequence[Ed25519PublicKey], index: int) -> 
         )
     value, bad = _entry(index, data)
     if bad:
-        raise InputError(bad, "run `log verify` on the log")
+        raise InputError(bad.line, "run `log verify` on the log")
     return value

@@ -9,7 +9,6 @@ target's base). A bake that records failures is logged like any other: that is t
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
@@ -36,11 +35,13 @@ class LogEntry(TypedDict):
     verdict: Verdict
 
 
-def entry_of(document: Mapping[str, Any], attestation: bytes, key_id: str) -> LogEntry:
+def entry_of(document: Mapping[str, Any], attestation_sha256: str, key_id: str) -> LogEntry:
     """The entry of the snapshot whose JSON is `document`: the document the bake wrote, or
     `out/api/compliance.json` as `verify` reads it (which rebuilds the entry to compare every
-    field with the logged one), so both compute it by this one function. Raises KeyError or
-    TypeError on a document without the snapshot's fields."""
+    field with the logged one), so both compute it by this one function. `attestation_sha256`:
+    the attestation's `sha256_hex`, as the bake signed it or `read_attestation` read it
+    (signing/attestation.py). Raises KeyError or TypeError on a document without the
+    snapshot's fields."""
     integrity = document["integrity"]
     enhancements = document["enhancements"]
     shadow = document["shadow"]
@@ -52,7 +53,7 @@ def entry_of(document: Mapping[str, Any], attestation: bytes, key_id: str) -> Lo
     if "deepAudit" in document:
         verdict["deepAuditOk"] = document["deepAudit"]["zipWindow"]["ok"]
     return {
-        "attestationSha256": hashlib.sha256(attestation).hexdigest(),
+        "attestationSha256": attestation_sha256,
         "generatedAt": document["generatedAt"],
         "integrityDigest": integrity["proof"]["digest"],
         "keyId": key_id,

@@ -13,8 +13,6 @@ checkpoint the snapshot is proven in.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
+from compliance_bake.findings import KEY, Finding, Findings
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.log import check, merkle, note
@@ -30,10 +29,10 @@ from compliance_bake.log.append import OUT_CHECKPOINT, OUT_INCLUSION
 from compliance_bake.log.entry import entry_bytes, entry_of, mismatches
 from compliance_bake.log.source import open_source
 from compliance_bake.log.tiles import Source
-from compliance_bake.signing.attestation import ATTESTATION_FILE
+from compliance_bake.report.layout import API_FILE
+from compliance_bake.signing.attestation import ATTESTATION_FILE, ReadAttestation, read_attestation
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 
-SNAPSHOT = "api/compliance.json"
 # out/log/'s two files: a checkpoint note; a proof of at most 64 hashes, with the entry.
 MAX_OUT_LOG_BYTES = 1 << 20
 _HEX64 = frozenset("0123456789abcdef")
@@ -49,16 +48,23 @@ class LogCheckOptions:
 
 
 @dataclass(slots=True)
-class LogFindings:
-    """(file, ok, what) triples for verify's report, and notes."""
+class LogProof(Findings):
+    """What the checks of out/log/ found (kind KEY: they count for verify's *authentic*), its
+    notes, and what was checked, one phrase each, for verify's "applied" line."""
 
-    findings: list[tuple[str, bool, str]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    summary: list[str] = field(default_factory=list)  # what was checked, for "applied"
+    summary: list[str] = field(default_factory=list)
 
-    def add(self, file: str, ok: bool, what: str) -> bool:
-        self.findings.append((file, ok, what))
-        return ok
+
+@dataclass(frozen=True, slots=True)
+class Inclusion:
+    """out/log/inclusion.json as read: the entry, its index in a tree of `size` entries with
+    `root`, and the RFC 6962 inclusion path."""
+
+    index: int
+    size: int
+    root: bytes
+    path: list[bytes]
+    entry: dict[str, Any]
 
 
 def _hash(value: Any) -> bytes | None:
@@ -73,17 +79,21 @@ def _read_inside(out_dir: Path, name: str, max_bytes: int) -> bytes:
     return read_regular_file(name, max_bytes=max_bytes, what=name, inside=out_dir)
 
 
-def _read(out_dir: Path, name: str, found: LogFindings) -> bytes | None:
+def _read(out_dir: Path, name: str, found: LogProof) -> bytes | None:
     try:
         return _read_inside(out_dir, name, MAX_OUT_LOG_BYTES)
     except (FileNotFoundError, NotADirectoryError):
-        found.add(name, False, "missing")
+        found.add(name, False, "missing", KEY)
     except InputError as exc:
-        found.add(name, False, exc.one_line())
+        found.add(name, False, exc.one_line(), KEY)
     return None
 
 
-def _inclusion(doc: Any) -> tuple[int, int, bytes, list[bytes], dict[str, Any]] | None:
+def _inclusion(raw: bytes | None) -> Inclusion | None:
+    try:
+        doc = loads_strict(raw) if raw is not None else None
+    except StrictJSONError:
+        return None
     if not isinstance(doc, dict):
         return None
     index, size, entry = doc.get("logIndex"), doc.get("treeSize"), doc.get("entry")
@@ -99,90 +109,76 @@ def _inclusion(doc: Any) -> tuple[int, int, bytes, list[bytes], dict[str, Any]] 
     path = [_hash(h) for h in hashes]
     if any(h is None for h in path):
         return None
-    return index, size, root, [h for h in path if h is not None], entry
+    return Inclusion(index, size, root, [h for h in path if h is not None], entry)
 
 
-def _attestation(out_dir: Path) -> tuple[bytes, str | None, dict[str, Any]] | None:
-    """The envelope's bytes, its signature's key id and its predicate (verify checks the
-    signature itself); None when unreadable."""
-    try:
-        raw = _read_inside(out_dir, ATTESTATION_FILE, SNAPSHOT_MAX_BYTES)
-        envelope = loads_strict(raw)
-        statement = loads_strict(base64.b64decode(envelope["payload"], validate=True))
-        key_id = envelope["signatures"][0]["keyid"]
-        predicate = statement["predicate"]
-    except (OSError, InputError, StrictJSONError, KeyError, IndexError, TypeError, binascii.Error):
-        return None
-    if not isinstance(predicate, dict):
-        return None
-    return raw, key_id if isinstance(key_id, str) else None, predicate
-
-
-def check_out_log(out_dir: Path, options: LogCheckOptions) -> LogFindings:
-    found = LogFindings()
+def check_out_log(out_dir: Path, options: LogCheckOptions) -> LogProof:
+    found = LogProof()
     if not (out_dir / OUT_INCLUSION).exists() and not (out_dir / OUT_CHECKPOINT).exists():
         if options.log is not None or options.threshold:
             found.add(
                 "log/",
                 False,
                 "missing: the snapshot was not baked with --log, so no log can prove it",
+                KEY,
             )
         return found
     if not options.keys:
         found.notes.append("out/log/ not checked: its checkpoint verifies with --public-key only")
         return found
-    raw = _read(out_dir, OUT_CHECKPOINT, found)
-    signed, problem = check.read_signed(raw, OUT_CHECKPOINT, options.keys)
-    if signed is None:
-        found.add(OUT_CHECKPOINT, False, problem or "not verified")
+    signed = check.read_signed(_read(out_dir, OUT_CHECKPOINT, found), OUT_CHECKPOINT, options.keys)
+    if isinstance(signed, Finding):
+        found.add(OUT_CHECKPOINT, False, signed.line, KEY)
         return found
-    found.add(OUT_CHECKPOINT, True, f"{signed.checkpoint.describe()} signed by the log's key")
-    doc_raw = _read(out_dir, OUT_INCLUSION, found)
-    try:
-        parsed = _inclusion(loads_strict(doc_raw)) if doc_raw is not None else None
-    except StrictJSONError:
-        parsed = None
-    if parsed is None:
+    found.add(OUT_CHECKPOINT, True, f"{signed.checkpoint.describe()} signed by the log's key", KEY)
+    inclusion = _inclusion(_read(out_dir, OUT_INCLUSION, found))
+    if inclusion is None:
         found.add(
             OUT_INCLUSION,
             False,
             "not an inclusion proof (logIndex, treeSize, rootHash, hashes, entry)",
+            KEY,
         )
         return found
-    index, size, root, path, entry = parsed
-    cp = signed.checkpoint
-    if (size, root) != (cp.size, cp.root):
+    index, size, cp = inclusion.index, inclusion.size, signed.checkpoint
+    if (size, inclusion.root) != (cp.size, cp.root):
         found.add(
-            OUT_INCLUSION, False, f"proves a tree of size {size}, the checkpoint is {cp.describe()}"
+            OUT_INCLUSION,
+            False,
+            f"proves a tree of size {size}, the checkpoint is {cp.describe()}",
+            KEY,
         )
         return found
-    leaf = merkle.leaf_hash(entry_bytes(entry))
+    leaf = merkle.leaf_hash(entry_bytes(inclusion.entry))
     if not found.add(
         OUT_INCLUSION,
-        merkle.verify_inclusion(index, size, leaf, path, cp.root),
+        merkle.verify_inclusion(index, size, leaf, inclusion.path, cp.root),
         f"entry {index} included in {cp.describe()} (RFC 6962 inclusion proof)",
+        KEY,
     ):
         return found
     found.summary.append(f"transparency log: entry {index} in {cp.origin} size {cp.size}")
-    _entry_names_out(out_dir, entry, found)
+    _entry_names_out(out_dir, inclusion.entry, found)
     latest = _latest(options, signed, found)
     _witnessed(options, [signed.note, *([latest.note] if latest else [])], found)
     return found
 
 
-def _entry_names_out(out_dir: Path, entry: dict[str, Any], found: LogFindings) -> None:
+def _entry_names_out(out_dir: Path, entry: dict[str, Any], found: LogProof) -> None:
     """Every field of the logged entry against the entry rebuilt from this out/: its
     attestation (SHA-256, key id) and the snapshot it names (target, verdict, digests, time)."""
-    attested = _attestation(out_dir)
-    if attested is None:
-        found.add(OUT_INCLUSION, False, f"the entry names {ATTESTATION_FILE}, which is unreadable")
+    attested = read_attestation(out_dir)
+    if not isinstance(attested, ReadAttestation) or attested.statement_problem is not None:
+        found.add(
+            OUT_INCLUSION, False, f"the entry names {ATTESTATION_FILE}, which is unreadable", KEY
+        )
         return
-    raw, key_id, _ = attested
+    key_id = attested.signatures[0].keyid
     try:
-        document = loads_strict(_read_inside(out_dir, SNAPSHOT, SNAPSHOT_MAX_BYTES))
-        expected = entry_of(document, raw, key_id or "")
+        document = loads_strict(_read_inside(out_dir, API_FILE, SNAPSHOT_MAX_BYTES))
+        expected = entry_of(document, attested.sha256, key_id if isinstance(key_id, str) else "")
     except (InputError, FileNotFoundError, StrictJSONError, KeyError, TypeError):
-        found.add(OUT_INCLUSION, False, f"the entry names {SNAPSHOT}, which is unreadable")
+        found.add(OUT_INCLUSION, False, f"the entry names {API_FILE}, which is unreadable", KEY)
         return
     wrong = mismatches(entry, expected)
     found.add(
@@ -192,34 +188,35 @@ def _entry_names_out(out_dir: Path, entry: dict[str, Any], found: LogFindings) -
         "verdict, integrity digest, time)"
         if not wrong
         else f"the logged entry is not this out/'s: {', '.join(wrong)} differ",
+        KEY,
     )
 
 
-def _latest(
-    options: LogCheckOptions, signed: check.Signed, found: LogFindings
-) -> check.Signed | None:
+def _latest(options: LogCheckOptions, signed: check.Signed, found: LogProof) -> check.Signed | None:
     if options.log is None:
         return None
     where = f"{options.log_location}/checkpoint"
-    latest, problem = check.read_signed(options.log(check.CHECKPOINT), where, [signed.key])
-    if latest is None:
-        found.add(where, False, problem or "not verified")
+    latest = check.read_signed(options.log(check.CHECKPOINT), where, [signed.key])
+    if isinstance(latest, Finding):
+        found.add(where, False, latest.line, KEY)
         return None
     broken = check.consistency_problem(options.log, signed.checkpoint, latest.checkpoint)
     found.add(
         where,
         broken is None,
-        broken
-        or (
+        broken.line
+        if broken
+        else (
             f"the log's latest {latest.checkpoint.describe()} extends the snapshot's checkpoint "
             "(consistency proof from its tiles)"
         ),
+        KEY,
     )
     found.summary.append(f"consistent with the log's latest (size {latest.checkpoint.size})")
     return latest if broken is None else None
 
 
-def _witnessed(options: LogCheckOptions, notes: Sequence[note.Note], found: LogFindings) -> None:
+def _witnessed(options: LogCheckOptions, notes: Sequence[note.Note], found: LogProof) -> None:
     if not options.threshold:
         return
     cosigners: set[bytes] = set()
@@ -230,6 +227,7 @@ def _witnessed(options: LogCheckOptions, notes: Sequence[note.Note], found: LogF
         len(cosigners) >= options.threshold,
         f"{len(cosigners)} of the {len(options.witnesses)} given witnesses cosigned a "
         f"checkpoint that holds this snapshot (threshold {options.threshold})",
+        KEY,
     )
 
 
@@ -251,7 +249,7 @@ def check_folder(
     witness_pems: Sequence[bytes],
     threshold: int | None,
     timeout: float,
-) -> LogFindings:
+) -> LogProof:
     """verify's one call: the options as the command line gives them, checked, then the
     checks of `check_out_log`."""
     if (log_location or witness_pems) and not out_dir.is_dir():

@@ -14,32 +14,46 @@ The state file is JSON: {"version": 1, "origin": ..., "checkpoint": <the cosigne
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
+from compliance_bake.findings import Finding, Findings
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
 from compliance_bake.log import check, note
 from compliance_bake.log.append import Writer
 from compliance_bake.log.tiles import Source
+from compliance_bake.report.models import JsonObject
 from compliance_bake.signing.signing_key import SigningKey
 
 _FIX_STATE = "pass the state file an earlier `witness` run wrote, or a new path to start over"
 
 
 @dataclass(slots=True)
-class WitnessRun:
+class WitnessRun(Findings):
+    """The checkpoint seen last and the log's current one; the cosigned checkpoint when the
+    run holds, else what failed (`failures`)."""
+
     previous: note.Checkpoint | None = None
     current: note.Checkpoint | None = None
     cosigned: bytes | None = None
-    problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return self.cosigned is not None and not self.problems
+        return self.cosigned is not None and not self.failures
+
+    def summary(self, location: str) -> JsonObject:
+        """The details of `witness`'s reports."""
+        return {
+            "ok": self.ok,
+            "log": location,
+            "previous": self.previous.describe() if self.previous else None,
+            "current": self.current.describe() if self.current else None,
+            "problems": [f.line for f in self.failures],
+        }
 
 
 def default_name(key: SigningKey) -> str:
@@ -59,10 +73,10 @@ def load_state(path: Path, log_key: Ed25519PublicKey) -> note.Checkpoint | None:
         isinstance(doc, dict) and doc.get("version") == 1 and isinstance(doc.get("checkpoint"), str)
     ):
         raise InputError(f"{path}: not a witness state file", _FIX_STATE)
-    signed, problem = check.read_signed(doc["checkpoint"].encode(), str(path), [log_key])
-    if signed is None:
+    signed = check.read_signed(doc["checkpoint"].encode(), str(path), [log_key])
+    if isinstance(signed, Finding):
         raise InputError(
-            f"{problem} (the state file holds a checkpoint of another log?)", _FIX_STATE
+            f"{signed.line} (the state file holds a checkpoint of another log?)", _FIX_STATE
         )
     checkpoint: note.Checkpoint = signed.checkpoint
     return checkpoint
@@ -77,22 +91,28 @@ def run_witness(
     timestamp: int,
 ) -> WitnessRun:
     run = WitnessRun(previous=load_state(state, log_key))
-    signed, problem = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, [log_key])
-    if signed is None:
-        run.problems.append(problem or "checkpoint: not verified")
+    signed = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, [log_key])
+    if isinstance(signed, Finding):
+        run.findings.append(signed)
         return run
     run.current = current = signed.checkpoint
+    run.add(check.CHECKPOINT, True, f"{current.describe()} signed by the log's key")
     # The new entries' tiles first, so that an edited tile is named as such rather than as the
     # consistency proof it breaks.
     start = 0 if run.previous is None else min(run.previous.size, current.size)
     problems, _ = check.tile_problems(source, current.size, start)
-    run.problems.extend(problems)
-    if not problems and (root := check.root_problem(source, current)):
-        run.problems.append(root)
-    if not run.problems and run.previous is not None:
+    run.findings.extend(problems)
+    if not problems:
+        root = check.root_problem(source, current)
+        run.findings.append(
+            root or Finding("", True, "the new entries' tiles recomputed, and the root")
+        )
+    if not run.failures and run.previous is not None:
         broken = check.consistency_problem(source, run.previous, current)
-        run.problems.extend([broken] if broken else [])
-    if run.problems:
+        run.findings.append(
+            broken or Finding("", True, f"extends {run.previous.describe()} (consistency proof)")
+        )
+    if run.failures:
         return run
     cosigned = signed.note.with_signature(
         note.cosign(signed.note.text, name, witness_key.private, timestamp)

@@ -36,18 +36,15 @@ This module is the record's one home: its shape, seal, check and view. diff/prev
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 from compliance_bake.errors import InputError
-from compliance_bake.inputs.files import LeavesFolder, NotRegular, TooLarge, read_bounded
-from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
+from compliance_bake.findings import HMAC, KEY, Findings
 from compliance_bake.report.models import JsonObject, JsonValue, Snapshot
-from compliance_bake.signing.attestation import ATTESTATION_FILE, MAX_ENVELOPE_BYTES
+from compliance_bake.signing.attestation import ATTESTATION_FILE, ReadAttestation, read_attestation
 from compliance_bake.signing.canon import same_mac
 from compliance_bake.signing.proofs import proof_hmac
 
@@ -247,36 +244,12 @@ def view(record: PreviousRecord | object) -> PreviousView:
 WHERE = "attestation predicate.previous"
 
 
-class _Unreadable(Exception):
-    pass
-
-
-def _predicate(out_dir: Path) -> Any:
-    """The attestation's predicate, None without an attestation; _Unreadable when malformed."""
-    try:  # the one opener: a link or a FIFO in out/ counts as no attestation
-        raw = read_bounded(ATTESTATION_FILE, MAX_ENVELOPE_BYTES, inside=out_dir)
-    except (FileNotFoundError, NotADirectoryError, LeavesFolder, NotRegular):
-        return None
-    except TooLarge:
-        raise _Unreadable("too large") from None
-    except OSError as exc:
-        raise _Unreadable(type(exc).__name__) from None
-    try:
-        envelope = loads_strict(raw)
-        statement = loads_strict(base64.b64decode(envelope["payload"], validate=True))
-        return statement["predicate"]
-    except (OSError, StrictJSONError, binascii.Error, KeyError, TypeError, ValueError) as exc:
-        raise _Unreadable(type(exc).__name__) from None
-
-
 @dataclass(slots=True)
-class CheckedRecord:
+class CheckedRecord(Findings):
     """The record to render the portal with (None: the plain page), and what was found about
-    it: (ok, what, kind) with kind "file", "hmac" or "key" (verify's finding kinds), and notes."""
+    it: findings of kind FILE, HMAC or KEY (verify's kinds) on the attestation, and notes."""
 
     record: dict[str, Any] | None = None
-    found: list[tuple[bool, str, str]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
 
 
 def checked_record(
@@ -286,26 +259,26 @@ def checked_record(
     `own_digest`: the snapshot's integrity.proof.digest; `attested`: None when no public key
     was given, else whether the attestation verified with one."""
     out = CheckedRecord()
-    try:
-        predicate = _predicate(out_dir)
-    except _Unreadable as exc:
-        out.found.append((False, f"{WHERE}: cannot read the attestation ({exc})", "file"))
+    read = read_attestation(out_dir)  # none there (or a link, a FIFO): no record
+    problem = read.statement_problem if isinstance(read, ReadAttestation) else read
+    if problem is not None:
+        out.add(ATTESTATION_FILE, False, f"{WHERE}: cannot read the attestation ({problem.what})")
         return out
+    predicate = read.predicate if isinstance(read, ReadAttestation) else None
     if not isinstance(predicate, dict) or "previous" not in predicate:
         return out
     record = predicate["previous"]
     if not isinstance(record, dict):
-        out.found.append((False, f"{WHERE}: not an object", "file"))
+        out.add(ATTESTATION_FILE, False, f"{WHERE}: not an object")
         return out
     names_this = record.get("snapshot") == own_digest
-    out.found.append(
-        (
-            names_this,
-            f"{WHERE} names this snapshot"
-            if names_this
-            else f"{WHERE} names another snapshot (copied from another bake)",
-            "key",
-        )
+    out.add(
+        ATTESTATION_FILE,
+        names_this,
+        f"{WHERE} names this snapshot"
+        if names_this
+        else f"{WHERE} names another snapshot (copied from another bake)",
+        KEY,
     )
     if secret is not None:
         try:
@@ -313,10 +286,10 @@ def checked_record(
         except (TypeError, ValueError, RecursionError):  # not canonicalisable: not what was sealed
             ok = False
         what = "hmac" + ("" if ok else " does not match (tampered, or another secret)")
-        out.found.append((ok, f"{WHERE}.{what}", "hmac"))
+        out.add(ATTESTATION_FILE, ok, f"{WHERE}.{what}", HMAC)
     if attested is not None:
         what = "signed by the attestation" if attested else "the attestation does not verify"
-        out.found.append((attested, f"{WHERE}: {what}", "key"))
+        out.add(ATTESTATION_FILE, attested, f"{WHERE}: {what}", KEY)
     if secret is None and attested is None:
         out.notes.append(
             f"the portal's previous-snapshot section comes from {WHERE}, "

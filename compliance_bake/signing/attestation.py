@@ -12,16 +12,27 @@
 
 Ed25519 is deterministic and every part is canonical, so the same files and key give the same
 bytes. The bake hands the rendered files in; this module never imports report.
+
+`read_attestation` is the one reader of the file in a folder (verify's checks, the portal's
+previous-snapshot record, the portal's signer, the log's proof): through the one opener, its
+size capped, a link or a FIFO planted there never followed; the envelope parsed strictly and
+its Statement's subjects checked for shape, each problem named once, the same for every reader.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
+import re
 from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, NotRequired, TypedDict, TypeGuard
 
-from compliance_bake.inputs.jsonio import dumps_pretty
+from compliance_bake.findings import KEY, Finding
+from compliance_bake.inputs.files import LeavesFolder, NotRegular, TooLarge, read_bounded
+from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
 from compliance_bake.signing.canon import canon
 from compliance_bake.signing.signing_key import SigningKey
 
@@ -41,6 +52,7 @@ def pae(payload_type: str, payload: bytes) -> bytes:
 
 
 def sha256_hex(data: bytes) -> str:
+    """The SHA-256 an attestation names a file by, and the log an attestation by."""
     return hashlib.sha256(data).hexdigest()
 
 
@@ -164,3 +176,122 @@ def render_attestation(
         raise ValueError(f"{ATTESTATION_FILE} cannot be its own subject")
     payload = canon(statement(files, snapshot, previous))
     return dumps_pretty(envelope(payload, key))
+
+
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True, slots=True)
+class DsseSignature:
+    """One of the envelope's signatures as written: `keyid` as given (a key id when well
+    formed), `sig` decoded (None when it is not base64)."""
+
+    keyid: object
+    sig: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadAttestation:
+    """The attestation of a folder as read: its bytes and their SHA-256, the envelope's payload
+    and signatures, and the Statement's subjects (name: SHA-256) and predicate. Nothing the
+    Statement says counts before a signature over the payload verifies, so a Statement that
+    cannot be read is kept as `statement_problem` (then no subjects, no predicate) for a
+    verifier to name after the signature."""
+
+    raw: bytes
+    sha256: str
+    payload: bytes
+    signatures: tuple[DsseSignature, ...]
+    subjects: Mapping[str, str]
+    predicate: object
+    statement_problem: Finding | None = None
+
+
+def _problem(what: str) -> Finding:
+    return Finding(ATTESTATION_FILE, False, what, KEY)
+
+
+def _b64(value: object) -> bytes | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError):
+        return None
+
+
+def _safe_name(name: object) -> TypeGuard[str]:
+    """A subject's name: a relative POSIX path inside the folder (no `..`, no backslash)."""
+    if not isinstance(name, str) or not name or "\\" in name or "\x00" in name:
+        return False
+    parts = PurePosixPath(name).parts
+    return (
+        not name.startswith("/")
+        and "/".join(parts) == name
+        and all(part not in (".", "..") for part in parts)
+    )
+
+
+def _statement(payload: bytes) -> tuple[dict[str, str], object] | Finding:
+    """{name: sha256} and the predicate of the payload's Statement, or why it is not one."""
+    try:
+        statement = loads_strict(payload)
+    except StrictJSONError as exc:
+        return _problem(f"payload: not strict JSON at {exc.where}: {exc}")
+    if not isinstance(statement, dict) or statement.get("_type") != STATEMENT_TYPE:
+        return _problem(f"payload: not an in-toto Statement ({STATEMENT_TYPE})")
+    if statement.get("predicateType") != PREDICATE_TYPE:
+        return _problem(f"payload: predicateType is not {PREDICATE_TYPE}")
+    subject = statement.get("subject")
+    digests: dict[str, str] = {}
+    for entry in subject if isinstance(subject, list) else [None]:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        digest = entry.get("digest") if isinstance(entry, dict) else None
+        sha = digest.get("sha256") if isinstance(digest, dict) else None
+        if not _safe_name(name) or not isinstance(sha, str) or not _SHA256_HEX.fullmatch(sha):
+            return _problem("payload: a subject is not {name, digest: {sha256}}")
+        if name in digests or name == ATTESTATION_FILE:
+            return _problem(f"payload: subject {name} listed twice or names itself")
+        digests[name] = sha
+    return digests, statement.get("predicate")
+
+
+def read_attestation(folder: Path) -> ReadAttestation | Finding | None:
+    """`folder`'s attestation (see above); None when there is none: missing, or not a regular
+    file (a link or a FIFO planted there is no attestation, and is not followed); a failed
+    Finding (kind KEY) when it is there and cannot be read as an envelope of our payload type."""
+    try:
+        raw = read_bounded(ATTESTATION_FILE, MAX_ENVELOPE_BYTES, inside=folder)
+    except (FileNotFoundError, NotADirectoryError, LeavesFolder, NotRegular):
+        return None
+    except TooLarge:
+        return _problem(f"larger than {MAX_ENVELOPE_BYTES} bytes")
+    except OSError as exc:
+        return _problem(f"cannot read: {exc.strerror}")
+    try:
+        doc = loads_strict(raw)
+    except StrictJSONError as exc:
+        return _problem(f"not strict JSON at {exc.where}: {exc}")
+    if not isinstance(doc, dict) or set(doc) != {"payloadType", "payload", "signatures"}:
+        return _problem("not a DSSE envelope {payloadType, payload, signatures}")
+    if doc["payloadType"] != PAYLOAD_TYPE:
+        return _problem(f"payloadType is not {PAYLOAD_TYPE}")
+    payload, signatures = _b64(doc["payload"]), doc["signatures"]
+    if not (
+        payload is not None
+        and isinstance(signatures, list)
+        and signatures
+        and all(isinstance(s, dict) and set(s) == {"keyid", "sig"} for s in signatures)
+    ):
+        return _problem("payload is not base64, or signatures are not [{keyid, sig}]")
+    statement = _statement(payload)
+    subjects, claimed = ({}, None) if isinstance(statement, Finding) else statement
+    return ReadAttestation(
+        raw=raw,
+        sha256=sha256_hex(raw),
+        payload=payload,
+        signatures=tuple(DsseSignature(s["keyid"], _b64(s["sig"])) for s in signatures),
+        subjects=subjects,
+        predicate=claimed,
+        statement_problem=statement if isinstance(statement, Finding) else None,
+    )

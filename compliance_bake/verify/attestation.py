@@ -15,31 +15,29 @@ and what failed; a check that cannot run is a failure, never a pass.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 import os
-import re
 import stat
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
-from typing import Any, TypeGuard
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
+from compliance_bake.findings import KEY, Finding, Findings
 from compliance_bake.inputs.files import LeavesFolder, NotRegular, TooLarge, read_bounded
-from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
+from compliance_bake.log.append import OUT_FILES
+from compliance_bake.report.layout import API_FILE
 from compliance_bake.signing.attestation import (
     ATTESTATION_FILE,
-    MAX_ENVELOPE_BYTES,
     PAYLOAD_TYPE,
-    PREDICATE_TYPE,
-    STATEMENT_TYPE,
+    ReadAttestation,
     pae,
     predicate,
+    read_attestation,
+    sha256_hex,
 )
 from compliance_bake.signing.signing_key import key_id, parse_public_key
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
@@ -47,25 +45,20 @@ from compliance_bake.verify.document import read_document
 from compliance_bake.verify.findings import json_value
 
 # out/log/ holds the log's inclusion proof and checkpoint: they verify on their own.
-NOT_SUBJECTS = ("audit/zip-window.json", "log/inclusion.json", "log/checkpoint")
+NOT_SUBJECTS = ("audit/zip-window.json", *OUT_FILES)
 KEEP_FILE = ".gitkeep"
-SNAPSHOT_FILE = "api/compliance.json"
-_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
 
-@dataclass(frozen=True, slots=True)
-class AttestationResult:
-    ok: bool
-    key_id: str | None  # the key whose signature verified, None when none did
-    failures: list[tuple[str, str]] = field(default_factory=list)  # (file, what failed)
+@dataclass(slots=True)
+class AttestationResult(Findings):
+    """The failed findings (kind KEY), each naming the file (relative to `out/`) and what
+    failed; `key_id`: the given key whose signature verified, None when none did."""
 
+    key_id: str | None = None
 
-class _Findings:
-    def __init__(self) -> None:
-        self.failures: list[tuple[str, str]] = []
-
-    def fail(self, file: str, what: str) -> None:
-        self.failures.append((file, what))
+    @property
+    def ok(self) -> bool:
+        return self.key_id is not None and not self.failures
 
 
 def _public_keys(pems: Sequence[bytes]) -> list[Ed25519PublicKey]:
@@ -86,76 +79,38 @@ def _public_keys(pems: Sequence[bytes]) -> list[Ed25519PublicKey]:
     return keys
 
 
-def _b64(value: Any) -> bytes | None:
-    if not isinstance(value, str):
+def _read(out_dir: Path, found: Findings) -> ReadAttestation | None:
+    """The attestation through its one reader, or None and why (a link or a FIFO planted in
+    out/ counts as missing: it is refused, never followed)."""
+    read = read_attestation(out_dir)
+    if read is None:
+        found.add(ATTESTATION_FILE, False, "missing (baked without a signing key, or removed)", KEY)
         return None
-    try:
-        return base64.b64decode(value.encode("ascii"), validate=True)
-    except (binascii.Error, UnicodeEncodeError):
+    if not isinstance(read, ReadAttestation):
+        found.findings.append(read)
         return None
+    return read
 
 
-def _envelope(out_dir: Path, found: _Findings) -> dict[str, Any] | None:
-    try:  # the one opener: a link or a FIFO planted in out/ is refused, never followed
-        raw = read_bounded(ATTESTATION_FILE, MAX_ENVELOPE_BYTES, inside=out_dir)
-    except (FileNotFoundError, NotADirectoryError, LeavesFolder, NotRegular):
-        found.fail(ATTESTATION_FILE, "missing (baked without a signing key, or removed)")
-        return None
-    except TooLarge:
-        found.fail(ATTESTATION_FILE, f"larger than {MAX_ENVELOPE_BYTES} bytes")
-        return None
-    except OSError as exc:
-        found.fail(ATTESTATION_FILE, f"cannot read: {exc.strerror}")
-        return None
-    try:
-        doc = loads_strict(raw)
-    except StrictJSONError as exc:
-        found.fail(ATTESTATION_FILE, f"not strict JSON at {exc.where}: {exc}")
-        return None
-    if not isinstance(doc, dict) or set(doc) != {"payloadType", "payload", "signatures"}:
-        found.fail(ATTESTATION_FILE, "not a DSSE envelope {payloadType, payload, signatures}")
-        return None
-    if doc["payloadType"] != PAYLOAD_TYPE:
-        found.fail(ATTESTATION_FILE, f"payloadType is not {PAYLOAD_TYPE}")
-        return None
-    return doc
-
-
-def _payload(doc: dict[str, Any], found: _Findings) -> bytes | None:
-    """The envelope's payload bytes, once its signatures are a list of {keyid, sig}; None (and
-    why) when either is malformed."""
-    payload = _b64(doc["payload"])
-    signatures = doc["signatures"]
-    shaped = (
-        isinstance(signatures, list)
-        and signatures
-        and all(isinstance(s, dict) and set(s) == {"keyid", "sig"} for s in signatures)
-    )
-    if payload is None or not shaped:
-        found.fail(ATTESTATION_FILE, "payload is not base64, or signatures are not [{keyid, sig}]")
-        return None
-    return payload
-
-
-def _signer(doc: dict[str, Any], keys: list[Ed25519PublicKey], found: _Findings) -> str | None:
+def _signer(read: ReadAttestation, keys: list[Ed25519PublicKey], found: Findings) -> str | None:
     """The key id of the given key that signed the envelope, or None (and why)."""
-    payload = _payload(doc, found)
-    if payload is None:
-        return None
-    signatures = doc["signatures"]
-    message = pae(PAYLOAD_TYPE, payload)
-    for signature in signatures:
-        sig = _b64(signature["sig"])
+    message = pae(PAYLOAD_TYPE, read.payload)
+    for signature in read.signatures:
         for key in keys:
             try:
-                key.verify(sig or b"", message)
+                key.verify(signature.sig or b"", message)
             except InvalidSignature:
                 continue
             signer = key_id(key)
-            if signature["keyid"] != signer:
-                found.fail(ATTESTATION_FILE, f"keyid does not name the key that signed ({signer})")
+            if signature.keyid != signer:
+                found.add(
+                    ATTESTATION_FILE,
+                    False,
+                    f"keyid does not name the key that signed ({signer})",
+                    KEY,
+                )
             return signer
-    found.fail(ATTESTATION_FILE, _unverified([s["keyid"] for s in signatures], keys))
+    found.add(ATTESTATION_FILE, False, _unverified([s.keyid for s in read.signatures], keys), KEY)
     return None
 
 
@@ -177,47 +132,7 @@ def _unverified(named: list[Any], keys: list[Ed25519PublicKey]) -> str:
     )
 
 
-def _safe_name(name: Any) -> TypeGuard[str]:
-    if not isinstance(name, str) or not name or "\\" in name or "\x00" in name:
-        return False
-    parts = PurePosixPath(name).parts
-    return (
-        not name.startswith("/")
-        and "/".join(parts) == name
-        and all(part not in (".", "..") for part in parts)
-    )
-
-
-def _subjects(doc: dict[str, Any], found: _Findings) -> tuple[dict[str, str], Any] | None:
-    """{name: sha256} and the predicate, from the envelope's Statement; None when malformed."""
-    try:
-        statement = loads_strict(base64.b64decode(doc["payload"], validate=True))
-    except StrictJSONError as exc:
-        found.fail(ATTESTATION_FILE, f"payload: not strict JSON at {exc.where}: {exc}")
-        return None
-    if not isinstance(statement, dict) or statement.get("_type") != STATEMENT_TYPE:
-        found.fail(ATTESTATION_FILE, f"payload: not an in-toto Statement ({STATEMENT_TYPE})")
-        return None
-    if statement.get("predicateType") != PREDICATE_TYPE:
-        found.fail(ATTESTATION_FILE, f"payload: predicateType is not {PREDICATE_TYPE}")
-        return None
-    subject = statement.get("subject")
-    digests: dict[str, str] = {}
-    for entry in subject if isinstance(subject, list) else [None]:
-        name = entry.get("name") if isinstance(entry, dict) else None
-        digest = entry.get("digest") if isinstance(entry, dict) else None
-        sha = digest.get("sha256") if isinstance(digest, dict) else None
-        if not _safe_name(name) or not isinstance(sha, str) or not _SHA256_HEX.fullmatch(sha):
-            found.fail(ATTESTATION_FILE, "payload: a subject is not {name, digest: {sha256}}")
-            return None
-        if name in digests or name == ATTESTATION_FILE:
-            found.fail(ATTESTATION_FILE, f"payload: subject {name} listed twice or names itself")
-            return None
-        digests[name] = sha
-    return digests, statement.get("predicate")
-
-
-def _files_of(out_dir: Path, found: _Findings) -> set[str]:
+def _files_of(out_dir: Path, found: Findings) -> set[str]:
     """Every entry of out/ that must be a subject: relative POSIX names, links included."""
     names: set[str] = set()
     for root, dirs, files in os.walk(out_dir):
@@ -232,22 +147,22 @@ def _files_of(out_dir: Path, found: _Findings) -> set[str]:
             if name == KEEP_FILE and stat.S_ISREG(info.st_mode) and info.st_size == 0:
                 continue
             if not stat.S_ISREG(info.st_mode):
-                found.fail(name, "not a regular file (a bake writes none)")
+                found.add(name, False, "not a regular file (a bake writes none)", KEY)
             names.add(name)
     return names
 
 
 def _sha256_of(out_dir: Path, name: str) -> str:
     """Through the one opener, within the cap of the largest file a bake writes."""
-    return hashlib.sha256(read_bounded(name, SNAPSHOT_MAX_BYTES, inside=out_dir)).hexdigest()
+    return sha256_hex(read_bounded(name, SNAPSHOT_MAX_BYTES, inside=out_dir))
 
 
-def _check_files(out_dir: Path, digests: dict[str, str], found: _Findings) -> None:
+def _check_files(out_dir: Path, digests: Mapping[str, str], found: Findings) -> None:
     present = _files_of(out_dir, found)
     for name in sorted(digests.keys() - present):
-        found.fail(name, "missing: the attestation names it, out/ lacks it")
+        found.add(name, False, "missing: the attestation names it, out/ lacks it", KEY)
     for name in sorted(present - digests.keys()):
-        found.fail(name, "extra: in out/, not named by the attestation")
+        found.add(name, False, "extra: in out/, not named by the attestation", KEY)
     for name in sorted(digests.keys() & present):
         path = out_dir / name
         if not stat.S_ISREG(path.lstat().st_mode):
@@ -255,41 +170,43 @@ def _check_files(out_dir: Path, digests: dict[str, str], found: _Findings) -> No
         try:
             same = _sha256_of(out_dir, name) == digests[name]
         except OSError as exc:
-            found.fail(name, f"cannot read: {exc.strerror}")
+            found.add(name, False, f"cannot read: {exc.strerror}", KEY)
             continue
         except (LeavesFolder, NotRegular, TooLarge):
-            found.fail(name, "not a regular file of at most 256 MiB (a bake writes none)")
+            found.add(
+                name, False, "not a regular file of at most 256 MiB (a bake writes none)", KEY
+            )
             continue
         if not same:
-            found.fail(name, "sha256 differs from the attestation (changed after signing)")
+            found.add(
+                name, False, "sha256 differs from the attestation (changed after signing)", KEY
+            )
 
 
-def _check_predicate(out_dir: Path, claimed: Any, found: _Findings, snapshot: Any) -> None:
+def _check_predicate(out_dir: Path, claimed: object, found: Findings, snapshot: Any) -> None:
     try:
         if snapshot is None:
-            snapshot = read_document(SNAPSHOT_FILE, inside=out_dir)
+            snapshot = read_document(API_FILE, inside=out_dir)
         # `previous` (bake --previous) is carried as signed; report/portal_previous.py checks it.
         previous = claimed.get("previous") if isinstance(claimed, dict) else None
         summary = predicate(snapshot, previous)
     except (OSError, InputError, KeyError, TypeError, ValueError):
-        found.fail(ATTESTATION_FILE, f"predicate: cannot summarise {SNAPSHOT_FILE}")
+        found.add(ATTESTATION_FILE, False, f"predicate: cannot summarise {API_FILE}", KEY)
         return
     if summary != claimed:
-        found.fail(ATTESTATION_FILE, f"predicate does not summarise {SNAPSHOT_FILE}")
+        found.add(ATTESTATION_FILE, False, f"predicate does not summarise {API_FILE}", KEY)
 
 
-def parse_problems(out_dir: Path) -> list[tuple[str, str]]:
+def parse_problems(out_dir: Path) -> list[Finding]:
     """Why `out_dir`'s attestation cannot be parsed (an envelope, its signatures' shape, its
     Statement and subjects), without a key: an attestation nobody can read fails even when no
     key is given to check its signature. Empty when it parses (or is absent)."""
-    found = _Findings()
     if not (out_dir / ATTESTATION_FILE).is_symlink() and not (out_dir / ATTESTATION_FILE).exists():
         return []
-    doc = _envelope(out_dir, found)
-    if doc is None:
-        return found.failures
-    if _payload(doc, found) is not None:
-        _subjects(doc, found)
+    found = Findings()
+    read = _read(out_dir, found)
+    if read is not None and read.statement_problem is not None:
+        found.findings.append(read.statement_problem)
     return found.failures
 
 
@@ -298,12 +215,11 @@ def signed_subjects(out_dir: Path, public_keys: Sequence[bytes]) -> list[str]:
     one of the given keys; empty otherwise (then `check_attestation` says why). Only what a
     trusted signer named is worth fetching: `verify URL` fetches these beside the snapshot."""
     keys = _public_keys(public_keys)
-    found = _Findings()
-    doc = _envelope(out_dir, found)
-    if doc is None or _signer(doc, keys, found) is None or found.failures:
+    found = Findings()
+    read = _read(out_dir, found)
+    if read is None or _signer(read, keys, found) is None or found.failures:
         return []
-    parsed = _subjects(doc, found)
-    return [] if parsed is None else sorted(parsed[0])
+    return sorted(read.subjects)
 
 
 def check_attestation(
@@ -316,20 +232,20 @@ def check_attestation(
     InputError (bad usage, exit 2) when no key is given or one is not an Ed25519 public key.
     """
     keys = _public_keys(public_keys)
-    found = _Findings()
+    result = AttestationResult()
     if not out_dir.is_dir():
-        found.fail(str(out_dir), "not a folder")
-        return AttestationResult(False, None, found.failures)
-    doc = _envelope(out_dir, found)
-    if doc is None:
-        return AttestationResult(False, None, found.failures)
-    signer = _signer(doc, keys, found)
-    if found.failures:  # nothing the payload says can be trusted, or even read
-        return AttestationResult(False, signer, found.failures)
-    parsed = _subjects(doc, found)
-    if parsed is not None:
-        digests, claimed = parsed
-        _check_files(out_dir, digests, found)
-        if not found.failures:
-            _check_predicate(out_dir, claimed, found, snapshot)
-    return AttestationResult(not found.failures and signer is not None, signer, found.failures)
+        result.add(str(out_dir), False, "not a folder", KEY)
+        return result
+    read = _read(out_dir, result)
+    if read is None:
+        return result
+    result.key_id = _signer(read, keys, result)
+    if result.failures:  # nothing the payload says can be trusted, or even read
+        return result
+    if read.statement_problem is not None:
+        result.findings.append(read.statement_problem)
+        return result
+    _check_files(out_dir, read.subjects, result)
+    if not result.failures:
+        _check_predicate(out_dir, read.predicate, result, snapshot)
+    return result

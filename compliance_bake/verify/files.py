@@ -17,17 +17,23 @@ from typing import Any
 from jinja2 import TemplateError
 
 from compliance_bake.errors import InputError
+from compliance_bake.findings import RULE
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
-from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict
+from compliance_bake.inputs.jsonio import dumps_pretty
+from compliance_bake.log.append import OUT_FILES
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals
 from compliance_bake.report.models import Snapshot
 from compliance_bake.report.portal import Totals, read_facts, render_portal
-from compliance_bake.signing.attestation import ATTESTATION_FILE
+from compliance_bake.signing.attestation import (
+    ATTESTATION_FILE,
+    ReadAttestation,
+    read_attestation,
+)
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 from compliance_bake.verify.document import parse_snapshot_bytes
-from compliance_bake.verify.findings import RULE, VerifyReport
+from compliance_bake.verify.findings import VerifyReport
 from compliance_bake.verify.source import (
     SchemaOutcome,
     SnapshotReading,
@@ -41,8 +47,7 @@ KEEP_FILE = ".gitkeep"  # allowed empty at the top, as the attestation allows it
 BAKED_FILES = (*layout.JSON_FILES, layout.PORTAL_FILE)
 # ... or by `audit deep` into the same out/ (allowed, but no signature of the snapshot covers it).
 # ... or by `bake --log`: the log's inclusion proof and checkpoint (they verify on their own).
-LOG_FILES = ("log/inclusion.json", "log/checkpoint")
-EXPECTED_FILES = frozenset((*BAKED_FILES, ATTESTATION_FILE, AUDIT_FILE, *LOG_FILES))
+EXPECTED_FILES = frozenset((*BAKED_FILES, ATTESTATION_FILE, AUDIT_FILE, *OUT_FILES))
 RawFile = tuple[str, bytes]  # a file's name in out/ and the bytes read
 
 
@@ -260,15 +265,7 @@ def portal_page(
 def _attestation_signers(out_dir: Path) -> set[str]:
     """The key ids the attestation's signatures name (unchecked here: the attestation check
     proves them); during a key rotation there are several, and the page names the baking one."""
-    path = out_dir / ATTESTATION_FILE
-    if not path.is_file():
+    read = read_attestation(out_dir)
+    if not isinstance(read, ReadAttestation):
         return set()
-    try:
-        envelope = loads_strict(
-            read_regular_file(
-                ATTESTATION_FILE, max_bytes=SNAPSHOT_MAX_BYTES, what="attestation", inside=out_dir
-            )
-        )
-        return {s["keyid"] for s in envelope["signatures"] if isinstance(s["keyid"], str)}
-    except (InputError, OSError, ValueError, KeyError, IndexError, TypeError):
-        return set()
+    return {s.keyid for s in read.signatures if isinstance(s.keyid, str)}

@@ -1,6 +1,8 @@
 """What `verify` found, and the two verdicts it draws from it.
 
-A finding belongs to one of two verdicts:
+The findings are the one `Finding` of compliance_bake/findings.py, made where each check runs
+(the files, the rules, the attestation, the previous-snapshot record, the log's proof). A
+finding belongs to one of two verdicts:
 - *authentic* (kinds FILE, DIGEST, HMAC, KEY): the bytes are the bytes that were signed, and a key
   says who signed them (HMAC with REPORT_SIGNING_SECRET, or an Ed25519 key id);
 - *compliant* (kinds RULE, RECORDED): every rule of the specification that follows from the
@@ -16,7 +18,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-FILE, DIGEST, HMAC, KEY, RULE, RECORDED = "file", "digest", "hmac", "key", "rule", "recorded"
+from compliance_bake.findings import DIGEST, FILE, HMAC, KEY, RECORDED, RULE, Finding, Findings
+
 CHECKED, UNCHECKED = "checked", "present, not checked"
 UNCHECKED_LINE = "attestation: present, not checked: give --public-key"
 AUTHENTIC_KINDS = (FILE, DIGEST, HMAC, KEY)
@@ -30,17 +33,8 @@ def json_value(value: Any, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
-    file: str
-    ok: bool
-    what: str
-    kind: str = FILE
-    rule: str | None = None  # the rule id, for kind RULE
-
-
 @dataclass(slots=True)
-class VerifyReport:
+class VerifyReport(Findings):
     source: str  # the folder, file or URL, as given
     source_kind: str  # "folder", "file" or "url"
     hmac_checked: bool
@@ -49,8 +43,6 @@ class VerifyReport:
     signers: list[str] = field(default_factory=list)  # who signed it, and how
     applied: list[str] = field(default_factory=list)
     not_applied: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
     # the folder's Ed25519 attestation: UNCHECKED when present and parsed but no --public-key
     # was given, CHECKED when a key checked it, "" when there is none (or not a folder)
     attestation: str = ""
@@ -58,16 +50,6 @@ class VerifyReport:
     @property
     def out_dir(self) -> str:
         return self.source
-
-    def add(
-        self, file: str, ok: bool, what: str, kind: str = FILE, rule: str | None = None
-    ) -> bool:
-        self.findings.append(Finding(file, ok, what, kind, rule))
-        return ok
-
-    @property
-    def failures(self) -> list[Finding]:
-        return [f for f in self.findings if not f.ok]
 
     def _failed(self, *kinds: str) -> list[Finding]:
         return [f for f in self.failures if f.kind in kinds]

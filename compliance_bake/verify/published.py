@@ -26,7 +26,7 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from compliance_bake.errors import InputError
-from compliance_bake.log.append import OUT_CHECKPOINT, OUT_INCLUSION
+from compliance_bake.log.append import OUT_FILES
 from compliance_bake.report import layout
 from compliance_bake.signing.attestation import ATTESTATION_FILE, MAX_ENVELOPE_BYTES
 from compliance_bake.targets.fetch import fetch_document, fetch_if_published, shown_url
@@ -35,7 +35,6 @@ from compliance_bake.verify.findings import VerifyReport
 from compliance_bake.verify.verifier import UNEXPECTED_FILES
 
 SNAPSHOT_PATHS = ("/" + layout.API_FILE, "/" + layout.API_FILE.removesuffix(".json"))
-LOG_PROOF = (OUT_INCLUSION, OUT_CHECKPOINT)
 # The files every bake writes beside the snapshot, fetched even when no attestation names them,
 # so that a missing attestation is the one failure named.
 BAKED = (layout.ENHANCEMENTS_FILE, layout.SHADOW_FILE, layout.PORTAL_FILE)
@@ -96,7 +95,7 @@ def published_copy(
             if data is not None:
                 _save(folder, name, data)
         if with_log:
-            for name in LOG_PROOF:
+            for name in OUT_FILES:
                 proof = fetch_if_published(base + name, timeout=timeout, max_bytes=max_bytes)
                 if proof is not None:
                     _save(folder, name, proof)

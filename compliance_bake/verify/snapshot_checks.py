@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from compliance_bake.findings import DIGEST, HMAC, RECORDED, RULE
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import disagreements
 from compliance_bake.signing.integrity import hmac_present
 from compliance_bake.signing.proofs import FAILS
 from compliance_bake.signing.secret import Secret
 from compliance_bake.verify.columns import ShadowColumns, shadow_columns
-from compliance_bake.verify.findings import DIGEST, HMAC, RECORDED, RULE, VerifyReport
+from compliance_bake.verify.findings import VerifyReport
 from compliance_bake.verify.rules import RuleContext, check_rules
 from compliance_bake.verify.source import SnapshotReading
 

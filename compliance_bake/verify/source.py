@@ -306,8 +306,9 @@ def _by_attestation(result: AttestationResult | None) -> Authenticity:
         return Authenticity(
             True, f"Ed25519 attestation {ATTESTATION_FILE}, public key {result.key_id}"
         )
-    file, what = result.failures[0] if result.failures else ("", "no public key verified it")
-    return Authenticity(False, f"public key: {file}: {what}")
+    failure = result.failures[0] if result.failures else None
+    why = "no public key verified it" if failure is None else f"{failure.file}: {failure.what}"
+    return Authenticity(False, f"public key: {why}")
 
 
 def authenticate(snap: Any, keys: KeyMaterial, folder: Path | None) -> Authentication:

@@ -2,9 +2,11 @@
 
 Two verdicts (findings.py): *authentic* (digests, HMACs with REPORT_SIGNING_SECRET, an Ed25519
 attestation with a public key; for a folder also the byte layout, the registry copies, the portal
-page and that no other file is there) and *compliant* (every rule of rules.py, every check the
-snapshot records). Without any key material `verify_source` refuses to run unless asked for
-digests only: a verifier never says "verified" about something it could not check.
+page, that no other file is there, and the transparency log's proof in `out/log/`, with the log
+itself and its witnesses when asked: log/proof.py) and *compliant* (every rule of rules.py,
+every check the snapshot records). Without any key material `verify_source` refuses to run
+unless asked for digests only: a verifier never says "verified" about something it could not
+check.
 
 Digests, HMACs and rules are computed on the parsed JSON, so any whitespace and key order
 verifies; the byte-layout, registry-copy and portal checks need the folder a bake wrote.
@@ -18,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from compliance_bake.errors import InputError
+from compliance_bake.findings import KEY, Finding
+from compliance_bake.log.proof import check_folder
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
 from compliance_bake.report.portal_previous import checked_record
@@ -31,7 +35,7 @@ from compliance_bake.verify.attestation import (
     parse_problems,
 )
 from compliance_bake.verify.columns import shadow_columns, state_totals
-from compliance_bake.verify.findings import CHECKED, KEY, UNCHECKED, VerifyReport
+from compliance_bake.verify.findings import CHECKED, UNCHECKED, VerifyReport
 from compliance_bake.verify.snapshot_checks import verify_snapshot
 from compliance_bake.verify.source import (
     KeyMaterial,
@@ -56,15 +60,44 @@ ANY_SOURCE = ["schema", "digests", "HMACs", "rules of the specification", "recor
 class VerifyOptions:
     digests_only: bool = False
     allow_recorded_failures: bool = False
-    timeout: float = DEFAULT_TIMEOUT  # URLs only
+    timeout: float = DEFAULT_TIMEOUT  # URLs (the snapshot's, the log's)
     max_bytes: int = SNAPSHOT_MAX_BYTES  # URLs only
     phases: Phases = no_phases  # called with read, digests, rules as each starts
+    log_location: str | None = None  # the log itself (DIR or URL), for its latest checkpoint
+    witness_keys: tuple[bytes, ...] = ()  # the witnesses' public keys (PEM)
+    witness_threshold: int | None = None  # how many must have cosigned; None: all of them
 
 
 def verify_source(
     source: str, keys: KeyMaterial, options: VerifyOptions | None = None
 ) -> VerifyReport:
+    """The report on `source` (a folder, a file or a URL), with the log's proof last."""
     opts = options or VerifyOptions()
+    report = _verify(source, keys, opts)
+    _log_proof(Path(source), keys, opts, report)
+    return report
+
+
+def _log_proof(folder: Path, keys: KeyMaterial, opts: VerifyOptions, report: VerifyReport) -> None:
+    """OUT/log/, the log and its witnesses (log/proof.py), as findings of the authentic verdict:
+    for a folder, and for any other source the log options name (which log/proof.py refuses:
+    the log's proof is in an out/ folder)."""
+    if report.source_kind != "folder" and not (opts.log_location or opts.witness_keys):
+        return
+    found = check_folder(
+        folder,
+        keys.public_keys,
+        opts.log_location,
+        opts.witness_keys,
+        opts.witness_threshold,
+        opts.timeout,
+    )
+    report.extend(found)
+    if found.findings:
+        report.applied.append(", ".join(found.summary) or "transparency log")
+
+
+def _verify(source: str, keys: KeyMaterial, opts: VerifyOptions) -> VerifyReport:
     if Path(source).is_dir() and not is_url(source):
         refuse_unless_baked(Path(source))
     if keys.empty and not opts.digests_only:
@@ -199,20 +232,24 @@ def _verify_folder(
     )
 
 
+def _attestation_failures(failures: list[Finding], report: VerifyReport) -> None:
+    """The attestation check's failures, each said to be the attestation's."""
+    for failure in failures:
+        report.add(failure.file, False, f"attestation: {failure.what}", KEY)
+
+
 def _unchecked_attestation(out_dir: Path, report: VerifyReport) -> None:
     """Without a public key the attestation's signature cannot be checked: it is named as not
     checked, and one that cannot even be parsed fails."""
     problems = parse_problems(out_dir)
-    for file, what in problems:
-        report.add(file, False, f"attestation: {what}", KEY)
+    _attestation_failures(problems, report)
     if not problems and (out_dir / ATTESTATION_FILE).exists():
         report.attestation = UNCHECKED
 
 
 def _attestation(result: AttestationResult, report: VerifyReport) -> bool:
     report.attestation = CHECKED
-    for file, what in result.failures:
-        report.add(file, False, f"attestation: {what}", KEY)
+    _attestation_failures(result.failures, report)
     if result.ok or not result.failures:  # a failure is named once, by what failed
         report.add(ATTESTATION_FILE, result.ok, "Ed25519 attestation", KEY)
     signer = f"Ed25519 key {result.key_id}" if result.key_id else "Ed25519 (no given key verified)"
@@ -236,7 +273,5 @@ def _previous_record(
         own = None
     secret = None if keys.secret is None else keys.secret.value
     checked = checked_record(out_dir, own, secret, attested)
-    for ok, what, kind in checked.found:
-        report.add(ATTESTATION_FILE, ok, what, kind)
-    report.notes.extend(checked.notes)
+    report.extend(checked)
     return checked.record

@@ -104,3 +104,29 @@ def test_a_shared_option_is_declared_once(flag: str) -> None:
         or re.search(rf"""(click\.option|Option)\(\s*\[?["']{name}["']""", line)
     ]
     assert [str(path) for path, _ in declared] == ["cli/options.py"], declared
+
+
+WITH_REPORT = [
+    ("bake", "snapshot"),
+    ("audit", "deep"),
+    ("verify",),
+    ("diff",),
+    ("log", "verify"),
+    ("witness",),
+]
+
+
+@pytest.mark.parametrize("path", WITH_REPORT, ids=" ".join)
+def test_every_command_that_checks_takes_the_one_report_option(path: tuple[str, ...]) -> None:
+    """The same `--report` (one declaration, cli/reporters.report_option) on every command
+    that gives a verdict; a bad FORMAT is refused the same way by each (exit 2)."""
+    from compliance_bake.cli.main import cli
+    from compliance_bake.cli.reporters import ReportSpec
+
+    command = cli
+    for name in path:
+        command = command.commands[name]  # type: ignore[attr-defined]
+    [option] = [p for p in command.params if "--report" in p.opts]
+    assert isinstance(option.type, ReportSpec) and option.multiple
+    result = invoke(*path, "--report", "yaml:-")
+    assert result.exit_code == 2 and "is not FORMAT:PATH" in result.output, result.output

@@ -52,7 +52,7 @@ UNTYPED: dict[str, Use] = {
     "targets/profile_file.py": Use(JSON_IN, 1, "a profile file's TOML table, before its keys"),
     "targets/draft.py": Use(JSON_IN, 12, "a service's OpenAPI document, read to draft a profile"),
     "log/audit.py": Use(JSON_IN, 3, "log entries as read from the tiles (any JSON object)"),
-    "log/proof.py": Use(JSON_IN, 3, "out/log/inclusion.json and the attestation, as read"),
+    "log/proof.py": Use(JSON_IN, 2, "out/log/inclusion.json and its entry, as read"),
     "log/entry.py": Use(JSON_IN, 1, "an entry and a predicate as read from out/, compared"),
     "audit/play_lines.py": Use(JSON_IN, 2, "a JSON Lines play as parsed, to match a violating one"),
     "verify/document.py": Use(JSON_IN, 1, "a snapshot as parsed, proven strict by its bytes"),
@@ -64,7 +64,6 @@ UNTYPED: dict[str, Use] = {
     "verify/files.py": Use(JSON_IN, 4, "each file of out/ as parsed, before its schema holds"),
     "verify/source.py": Use(JSON_IN, 2, "a snapshot as parsed, before it is authenticated"),
     "verify/verifier.py": Use(JSON_IN, 1, "the --previous record read from the attestation"),
-    "verify/attestation.py": Use(JSON_IN, 4, "the DSSE envelope and statement as parsed"),
     # JSON out: a document written for a reader, or a library's own untyped shape.
     "service/openapi.py": Use(JSON_OUT, 2, "the OpenAPI document the service serves"),
     "service/app.py": Use(JSON_OUT, 1, "an OpenAPI fragment of a route's parameters"),
