@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from compliance_bake.bake import BakeResult
     from compliance_bake.cli.outcome import Outcome
     from compliance_bake.inputs.models import Decision
-    from compliance_bake.report.models import JsonObject, Snapshot
+    from compliance_bake.report.models import Snapshot
     from compliance_bake.verify.findings import VerifyReport
 
 MISMATCH_ROWS_SHOWN = 20
@@ -240,48 +240,8 @@ def verify_report(report: VerifyReport, outcome: Outcome) -> None:
     console.print(f"[{style}]{safe(outcome.verdict)}[/{style}] ({checks})", soft_wrap=True)
 
 
-def verify_summary(report: VerifyReport) -> JsonObject:
-    """What `verify --json` prints (and the JSON report's details)."""
-    verdicts = report.verdicts()
-    return {
-        "ok": report.ok,
-        "source": report.source,
-        "sourceKind": report.source_kind,
-        "out": report.source,
-        "authentic": {
-            "ok": report.authentic,
-            "digestsConsistent": report.digests_consistent,
-            "signers": report.signers,
-            "verdict": verdicts["authentic"],
-        },
-        "compliant": {
-            "ok": report.compliant,
-            "ruleFailures": [f.rule for f in report.rule_failures],
-            "recordedFailures": [f.what for f in report.recorded_failures],
-            "recordedFailuresAccepted": report.allow_recorded_failures,
-            "verdict": verdicts["compliant"],
-        },
-        "attestation": {
-            "present": bool(report.attestation),
-            "checked": report.attestation == "checked",
-            "verdict": report.unchecked[0] if report.unchecked else None,
-        },
-        "notChecked": report.unchecked,
-        "hmacChecked": report.hmac_checked,
-        "digestsOnly": report.digests_only,
-        "applied": report.applied,
-        "notApplied": report.not_applied,
-        "notes": report.notes,
-        "failures": [
-            {"file": f.file, "kind": f.kind, "rule": f.rule, "what": f.what}
-            for f in report.failures
-        ],
-        "checks": len(report.findings),
-    }
-
-
 def verify_json(report: VerifyReport) -> None:
-    print(terminal_json(verify_summary(report)))
+    print(terminal_json(report.summary()))
 
 
 def decision_line(

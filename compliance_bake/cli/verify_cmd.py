@@ -163,7 +163,7 @@ def verify(
 
             published(report, source, bool(log_location or witness_keys))
     code = EXIT_OK if report.ok else EXIT_CHECK_FAILED
-    result = outcome.of_verify(report, code, render.verify_summary(report))
+    result = outcome.of_verify(report, code, report.summary())
     if as_json:
         render.verify_json(report)
     else:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from compliance_bake.findings import DIGEST, FILE, HMAC, KEY, RECORDED, RULE, Finding, Findings
+from compliance_bake.report.models import JsonObject
 
 CHECKED, UNCHECKED = "checked", "present, not checked"
 UNCHECKED_LINE = "attestation: present, not checked: give --public-key"
@@ -130,3 +131,43 @@ class VerifyReport(Findings):
                 )
             compliant = "compliant: NO, " + ", ".join(parts)
         return {"authentic": authentic, "compliant": compliant}
+
+    def summary(self) -> JsonObject:
+        """What `verify --json` prints and the JSON report's details, built in the core as the
+        bake's and the audit's summaries are."""
+        verdicts = self.verdicts()
+        return {
+            "ok": self.ok,
+            "source": self.source,
+            "sourceKind": self.source_kind,
+            "out": self.source,
+            "authentic": {
+                "ok": self.authentic,
+                "digestsConsistent": self.digests_consistent,
+                "signers": self.signers,
+                "verdict": verdicts["authentic"],
+            },
+            "compliant": {
+                "ok": self.compliant,
+                "ruleFailures": [f.rule for f in self.rule_failures],
+                "recordedFailures": [f.what for f in self.recorded_failures],
+                "recordedFailuresAccepted": self.allow_recorded_failures,
+                "verdict": verdicts["compliant"],
+            },
+            "attestation": {
+                "present": bool(self.attestation),
+                "checked": self.attestation == "checked",
+                "verdict": self.unchecked[0] if self.unchecked else None,
+            },
+            "notChecked": self.unchecked,
+            "hmacChecked": self.hmac_checked,
+            "digestsOnly": self.digests_only,
+            "applied": self.applied,
+            "notApplied": self.not_applied,
+            "notes": self.notes,
+            "failures": [
+                {"file": f.file, "kind": f.kind, "rule": f.rule, "what": f.what}
+                for f in self.failures
+            ],
+            "checks": len(self.findings),
+        }
