@@ -5,6 +5,6 @@ Imports inputs, signing (the window's label) and report.publish; never verify, s
 Spark) behind one interface and reads the plays once; `zip_window` runs an audit on an engine;
 `plays` and `sources` read the plays (DuckDB's relation; files, folders, globs, URIs); `intake`
 gives an engine its file (standard input spooled, a copy without records past the limit);
-`records` counts the records and `accounting` holds the engine to the count; `violations` names
+`record_count` counts the records and `accounting` holds the engine to the count; `violations` names
 the reasons; `report` builds the block and the report; `run` is `audit deep`.
 """

@@ -18,11 +18,11 @@ the rejects table (`LINE SIZE OVER MAXIMUM`), but one of about 30 MB and more is
 (no row, no reject: it vanished from the audit), or, without `store_rejects`, stops the scan with
 "The Parallel CSV Reader currently does not support a full read on this file". A larger
 `max_line_size` costs nothing on ordinary files; a record is then read whole, at about four times
-its size in memory. So the audit sets it to `records.RECORD_LIMIT` (64 MiB), never hands DuckDB a
-longer record (`intake.PlaysInput.readable`), and reconciles DuckDB's rows with its own count of
-the file's records (`accounting`). The reader's `buffer_size` is 16 times `max_line_size` unless
-given: 1 GiB, so a 1 GiB file was one buffer, read by one thread (on 10,000,000 plays: a peak of
-1.1 GiB, and 2.5 s where 1.1 s with two threads). It is given: `max_line_size`, at least 16 MiB.
+its size in memory. So the audit sets it to `record_count.RECORD_LIMIT` (64 MiB), never hands
+DuckDB a longer record (`intake.PlaysInput.readable`), and reconciles DuckDB's rows with its own
+count of the file's records (`accounting`). The reader's `buffer_size` is 16 times `max_line_size`
+unless given: 1 GiB, so a 1 GiB file was one buffer, read by one thread (on 10,000,000 plays: a peak
+of 1.1 GiB, and 2.5 s where 1.1 s with two threads). It is given: `max_line_size`, at least 16 MiB.
 """
 
 from __future__ import annotations
@@ -293,7 +293,7 @@ def plays_relation(con: Any, source: PlaysSource, nul_check: bool = True) -> str
     """The SELECT that reads the file as the `plays` relation (DuckDB).
 
     `nul_check=False` leaves out the search of every value for a NUL byte: only for a file that
-    the record count (`records.RecordCount.nul`) found free of them.
+    the record count (`record_count.RecordCount.nul`) found free of them.
     """
     if source.format is PlaysFormat.CSV:
         return _csv_relation(source, nul_check)

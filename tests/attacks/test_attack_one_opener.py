@@ -55,7 +55,7 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("audit/intake.py", 'with path.open("rb") as handle:', PLAYS),
     ("audit/intake.py", 'with source.open("rb") as src, target.open("wb") as raw:', PLAYS),
     ("audit/play_lines.py", 'open(path, "rb") as handle,', PLAYS),
-    ("audit/records.py", 'with path.open("rb") as handle:', PLAYS),
+    ("audit/record_count.py", 'with path.open("rb") as handle:', PLAYS),
     ("audit/accounting.py", 'with path.open("rb") as handle:', PLAYS),
     ("audit/plays.py", 'with path.open("rb") as handle:', PLAYS),
     ("audit/reading.py", "for line in _IO.read_text().splitlines():",

@@ -2,10 +2,10 @@
 
 The plays file is read by DuckDB's own readers (audit/plays.py); lines its CSV reader rejects
 land in a rejects table and are classified by the same query as malformed rows. Every record of
-the input is accounted for (audit/intake.py, records.py, accounting.py): the records are counted
-in a side thread while DuckDB counts, a record past the reader's limit is never handed to DuckDB,
-and each record DuckDB did not read is a `malformed-row` play with its line. A file holding a NUL
-byte is counted again with every value searched for one.
+the input is accounted for (audit/intake.py, record_count.py, accounting.py): the records are
+counted in a side thread while DuckDB counts, a record past the reader's limit is never handed to
+DuckDB, and each record DuckDB did not read is a `malformed-row` play with its line. A file holding
+a NUL byte is counted again with every value searched for one.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from compliance_bake.audit.plays import (
     rejected_relation,
 )
 from compliance_bake.audit.reading import reporting
-from compliance_bake.audit.records import RecordCount
+from compliance_bake.audit.record_count import RecordCount
 from compliance_bake.audit.sources import is_glob, is_uri, resolve_plays
 from compliance_bake.audit.sql import (
     COPIES,
