@@ -26,6 +26,7 @@ from compliance_bake.audit.database import (
     open_read,
     plays_sql,
 )
+from compliance_bake.audit.engines.duckdb_progress import read_progress
 from compliance_bake.audit.engines.interface import (
     NO_OPTIONS,
     PlaysOptions,
@@ -44,7 +45,6 @@ from compliance_bake.audit.plays import (
     plays_relation,
     rejected_relation,
 )
-from compliance_bake.audit.reading import reporting
 from compliance_bake.audit.record_count import RecordCount
 from compliance_bake.audit.sources import is_glob, is_uri, resolve_plays
 from compliance_bake.audit.sql import (
@@ -200,7 +200,7 @@ class DuckDBEngine:
             if plays.count is not None:
                 reader.reread(plays.readable(), nul_check=plays.count.nul)
             failure: Exception | None = None
-            with reporting(self.con, plays.path, progress), counting(plays) as counted:
+            with read_progress(self.con, plays.path, progress), counting(plays) as counted:
                 try:
                     reader.groups(window)
                 except self._error as exc:
