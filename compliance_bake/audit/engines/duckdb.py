@@ -2,7 +2,7 @@
 
 The plays file is read by DuckDB's own readers (audit/plays.py); lines its CSV reader rejects
 land in a rejects table and are classified by the same query as malformed rows. Every record of
-the input is accounted for (audit/intake.py, record_count.py, accounting.py): the records are
+the input is accounted for (audit/plays_input.py, record_count.py, accounting.py): the records are
 counted in a side thread while DuckDB counts, a record past the reader's limit is never handed to
 DuckDB, and each record DuckDB did not read is a `malformed-row` play with its line. A file holding
 a NUL byte is counted again with every value searched for one.
@@ -35,7 +35,6 @@ from compliance_bake.audit.engines.interface import (
     digest_text,
     violating_plays,
 )
-from compliance_bake.audit.intake import STDIN, PlaysInput, counting, has_long_line, plays_input
 from compliance_bake.audit.plays import (
     PlaysFormat,
     PlaysSource,
@@ -44,6 +43,13 @@ from compliance_bake.audit.plays import (
     parquet_rows,
     plays_relation,
     rejected_relation,
+)
+from compliance_bake.audit.plays_input import (
+    STDIN,
+    PlaysInput,
+    counting,
+    has_long_line,
+    plays_input,
 )
 from compliance_bake.audit.record_count import RecordCount
 from compliance_bake.audit.sources import is_glob, is_uri, resolve_plays
