@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from compliance_bake.audit import record_count
-from compliance_bake.audit.plays import PlaysFormat, plays_format
+from compliance_bake.audit.plays_source import PlaysFormat, plays_format
 from compliance_bake.audit.record_count import (
     CHUNK,
     RECORD_LIMIT,

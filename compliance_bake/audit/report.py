@@ -15,7 +15,7 @@ from pathlib import Path
 
 from compliance_bake.audit.database import is_database, without_password
 from compliance_bake.audit.engines.interface import PlaysOptions
-from compliance_bake.audit.plays import PlaysFormat
+from compliance_bake.audit.plays_source import PlaysFormat
 from compliance_bake.audit.violations import Violation
 from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, ZipWindow
 from compliance_bake.clock import iso_millis

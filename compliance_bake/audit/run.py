@@ -14,7 +14,7 @@ from typing import Any
 
 from compliance_bake.audit import report
 from compliance_bake.audit.engines.interface import EngineOptions, PlaysOptions
-from compliance_bake.audit.plays import PlaysFormat
+from compliance_bake.audit.plays_source import PlaysFormat
 from compliance_bake.audit.zip_window import DEFAULT_DAYS, ZipWindow, run_zip_window
 from compliance_bake.clock import iso_millis, resolve_now
 from compliance_bake.errors import EXIT_NOTHING_CHECKED

@@ -27,7 +27,7 @@ from compliance_bake.audit.database import is_database, without_password
 from compliance_bake.audit.engines import EngineOptions, open_engine
 from compliance_bake.audit.engines.interface import PlaysOptions, Window
 from compliance_bake.audit.play_lines import with_lines
-from compliance_bake.audit.plays import PlaysFormat
+from compliance_bake.audit.plays_source import PlaysFormat
 from compliance_bake.audit.relations import reference_relations
 from compliance_bake.audit.result import ZipWindow
 from compliance_bake.audit.violations import ViolatingPlay, Violation

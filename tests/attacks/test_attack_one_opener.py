@@ -57,7 +57,7 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("audit/play_lines.py", 'open(path, "rb") as handle,', PLAYS),
     ("audit/record_count.py", 'with path.open("rb") as handle:', PLAYS),
     ("audit/accounting.py", 'with path.open("rb") as handle:', PLAYS),
-    ("audit/plays.py", 'with path.open("rb") as handle:', PLAYS),
+    ("audit/plays_source.py", 'with path.open("rb") as handle:', PLAYS),
     ("audit/engines/duckdb_progress.py", "for line in _IO.read_text().splitlines():",
      "/proc/self/io: this process's own read counter, not an input"),
     ("inputs/zipindex.py",

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from compliance_bake.audit import record_count
-from compliance_bake.audit.plays import COLUMNS
+from compliance_bake.audit.plays_source import COLUMNS
 from tests._plays_helpers import audit, play, report, write_csv, write_jsonl
 from tests.conftest import NOW, diagnostics
 
@@ -94,8 +94,8 @@ def small_limit(monkeypatch: pytest.MonkeyPatch) -> int:
 def test_records_near_the_limit_across_the_readers_buffers_are_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The reader's buffer is as long as its limit (audit/plays.py): three records of 15 MiB
-    under a 16 MiB limit cross the buffers' edges at 16 and 32 MiB, and each is read."""
+    """The reader's buffer is as long as its limit (audit/engines/duckdb_plays.py): three records of
+    15 MiB under a 16 MiB limit cross the buffers' edges at 16 and 32 MiB, and each is read."""
     monkeypatch.setattr(record_count, "RECORD_LIMIT", 16 * MIB)
     plays = tmp_path / "plays.csv"
     with plays.open("w", encoding="utf-8", newline="") as handle:

@@ -10,8 +10,8 @@ import pytest
 
 from compliance_bake.audit import record_count
 from compliance_bake.audit.accounting import unread_plays
-from compliance_bake.audit.plays import COLUMNS
 from compliance_bake.audit.plays_input import has_long_line, without_oversized
+from compliance_bake.audit.plays_source import COLUMNS
 from compliance_bake.audit.record_count import (
     RecordCount,
     count_records,
