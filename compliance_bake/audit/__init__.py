@@ -7,6 +7,6 @@ interface (`duckdb`, `spark`, each with its `*_plays` relation and `*_progress` 
 they are (files, folders, globs, URIs), their format and columns; `plays_input` gives an engine
 its file (standard input spooled, a copy without records past the limit); `record_count` counts
 the records and `accounting` holds the engine to the count; `play_lines` finds the lines of
-violating plays. `violations` names the reasons; `result` is an audit's result;
+violating plays. `violations` names the reasons; `result` is an audit's result (`ZipWindowResult`);
 `report` builds the block and the report; `run` is `audit deep`.
 """
