@@ -382,8 +382,8 @@ def test_profiles_discrete_is_every_profile_discrete(profiles: list[Any]) -> Non
 
 
 @st.composite
-def _grids(draw: st.DrawFn) -> dict[str, Any]:
-    """Rows on a grid or off it: states repeated, odd values, a row inserted twice."""
+def _layouts(draw: st.DrawFn) -> dict[str, Any]:
+    """Rows in the bake's layout or off it: states repeated, odd values, a row inserted twice."""
     states = draw(st.lists(st.sampled_from(["MA", "NJ", "NY", 1, True]), min_size=1, max_size=4))
     partners = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=3))
     rows = []
@@ -398,7 +398,7 @@ def _grids(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(_grids())
+@given(_layouts())
 def test_the_totals_on_columns_are_the_portals(snap: dict[str, Any]) -> None:
     """What verify hands the portal (`columns.state_totals`) is the portal's own count, the
     states in the same order."""
