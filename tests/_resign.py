@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from compliance_bake.signing import proofs as signing
-from compliance_bake.verify.rules_shadow import content_checks
+from compliance_bake.verify.rules.shadow import content_checks
 
 
 def resign(snap: dict[str, Any], secret: str, *, recheck: bool = True) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The snapshot's own checks, on any source: digests, HMACs, rules and recorded checks.
 
 `verify_snapshot` adds them to a report in this order: the three digests and the signature that
-must equal one (kind DIGEST), both proofs' HMACs (HMAC), every rule of rules.py (RULE), every
+must equal one (kind DIGEST), both proofs' HMACs (HMAC), every rule of rules/ (RULE), every
 check the snapshot records (RECORDED). The digests and HMACs are those the one path computed
 when it authenticated the snapshot (verify/source.py); verifier.py runs this on a single
 document or an out/ folder.

@@ -2,7 +2,7 @@
 
 Two verdicts (findings.py): *authentic* (digests, HMACs with REPORT_SIGNING_SECRET, an Ed25519
 attestation with a public key; for a folder also the byte layout, the registry copies, the portal
-page and that no other file is there) and *compliant* (every rule of rules.py, every check the
+page and that no other file is there) and *compliant* (every rule of rules/, every check the
 snapshot records). Without any key material `verify_source` refuses to run unless asked for
 digests only: a verifier never says "verified" about something it could not check.
 

@@ -22,7 +22,7 @@ from compliance_bake.signing.integrity import digests_consistent, proof_hmac_hol
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.engine import Engine
 from compliance_bake.targets.inprocess import InProcessTarget
-from compliance_bake.verify.rules_shadow import content_checks
+from compliance_bake.verify.rules.shadow import content_checks
 from tests.conftest import OTHER_SECRET, SECRET
 
 

@@ -37,7 +37,7 @@ from compliance_bake.signing.integrity import profile_discrete, profiles_discret
 from compliance_bake.signing.proofs import snapshot_digests
 from compliance_bake.verify import columns, rules
 from compliance_bake.verify.columns import shadow_columns
-from compliance_bake.verify.rulebook import LICENCE_STATUSES, RuleContext, health_states
+from compliance_bake.verify.rules.book import LICENCE_STATUSES, RuleContext, health_states
 from tests.conftest import invoke
 
 text = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
@@ -336,7 +336,7 @@ def test_a_state_in_two_runs_is_counted_pair_by_pair(
 
 
 def test_the_secret_search_by_renderings_finds_what_the_full_search_finds(baked: Path) -> None:
-    from compliance_bake.verify.rules_shadow import _secret_absent
+    from compliance_bake.verify.rules.shadow import _secret_absent
 
     snap = _demo_snapshot(baked)
     names = [*layout.JSON_FILES, layout.PORTAL_FILE]

@@ -1,4 +1,4 @@
-"""Every rule of verify/rules*.py: a baked snapshot edited and correctly re-signed with the right
+"""Every rule of verify/rules/: a baked snapshot edited and correctly re-signed with the right
 secret (digests, integrity checks, both HMACs) still fails `verify`, exit 1, naming the rule.
 
 The re-signing itself is shown to be correct: an untouched snapshot re-signed the same way, and

@@ -23,7 +23,7 @@ from compliance_bake.signing.integrity import (
 )
 from compliance_bake.verify import columns
 from compliance_bake.verify.findings import json_value
-from compliance_bake.verify.rulebook import (
+from compliance_bake.verify.rules.book import (
     LICENCE_STATUSES,
     SECRET_NAME,
     WINDOW_DAYS,

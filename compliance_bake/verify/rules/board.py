@@ -9,7 +9,7 @@ from typing import Any
 
 from compliance_bake.report.deepequal import strict_equals
 from compliance_bake.verify.findings import json_value
-from compliance_bake.verify.rulebook import RuleContext, rule
+from compliance_bake.verify.rules.book import RuleContext, rule
 
 SPEC_EXPECTED: dict[str, dict[str, Any] | None] = {
     "health.states": None,  # {"ok": true, "states": the regulated states}: checked on its own
