@@ -121,7 +121,7 @@ class BakeResult:
     def summary(self) -> JsonObject:
         """What `bake snapshot --json` prints (and the JSON report's details)."""
         snap = self.snapshot
-        board, shadow = snap.enhancements, snap.shadow
+        board, shadow = snap.board, snap.shadow
         return {
             "ok": self.exit_code == EXIT_OK,
             "exitCode": self.exit_code,

@@ -42,11 +42,11 @@ def entry_of(document: Mapping[str, Any], attestation: bytes, key_id: str) -> Lo
     field with the logged one), so both compute it by this one function. Raises KeyError or
     TypeError on a document without the snapshot's fields."""
     integrity = document["integrity"]
-    enhancements = document["enhancements"]
+    board = document["enhancements"]
     shadow = document["shadow"]
     verdict: Verdict = {
         "ok": all(check["ok"] is True for check in integrity["checks"]),
-        "board": {"passed": enhancements["passed"], "total": enhancements["total"]},
+        "board": {"passed": board["passed"], "total": board["total"]},
         "shadowMismatches": shadow["summary"]["mismatches"],
     }
     if "deepAudit" in document:

@@ -349,7 +349,7 @@ class Links:
     """The `links` block (spec 2.7): the published paths, and the deep-audit command."""
 
     portal: str
-    registry_enhancements: str
+    registry_board: str
     registry_shadow: str
     api: str
     deep_audit: str
@@ -358,7 +358,7 @@ class Links:
     def from_json(cls, doc: Mapping[str, Any]) -> Links:
         return cls(
             portal=doc["portal"],
-            registry_enhancements=doc["registryEnhancements"],
+            registry_board=doc["registryEnhancements"],
             registry_shadow=doc["registryShadow"],
             api=doc["api"],
             deep_audit=doc["deepAudit"],
@@ -367,7 +367,7 @@ class Links:
     def to_json(self) -> dict[str, str]:
         return {
             "portal": self.portal,
-            "registryEnhancements": self.registry_enhancements,
+            "registryEnhancements": self.registry_board,
             "registryShadow": self.registry_shadow,
             "api": self.api,
             "deepAudit": self.deep_audit,
@@ -379,7 +379,7 @@ class Snapshot:
     """The whole snapshot (spec 2.1), as written to api/compliance.json."""
 
     generated_at: str
-    enhancements: Board
+    board: Board  # `enhancements` in JSON (spec 2.2)
     shadow: Shadow
     geo: Geo
     integrity: Integrity
@@ -403,7 +403,7 @@ class Snapshot:
             read_only=doc["readOnly"],
             schema_version=doc["schemaVersion"],
             generated_at=doc["generatedAt"],
-            enhancements=Board.from_json(doc["enhancements"]),
+            board=Board.from_json(doc["enhancements"]),
             shadow=Shadow.from_json(doc["shadow"], shadow_rows),
             geo=Geo.from_json(doc["geo"]),
             deep_audit=None if deep_audit is None else DeepAudit.from_json(deep_audit),
@@ -419,7 +419,7 @@ class Snapshot:
             "readOnly": self.read_only,
             "schemaVersion": self.schema_version,
             "generatedAt": self.generated_at,
-            "enhancements": self.enhancements.to_json(),
+            "enhancements": self.board.to_json(),
             "shadow": self.shadow.to_json(),
             "geo": self.geo.to_json(),
         }

@@ -484,7 +484,7 @@ def render_portal(
     facts = facts or PortalFacts()
     template = _environment().get_template("portal.html.j2")
     partners = snapshot.geo.partners
-    board = [_board_row(row) for row in snapshot.enhancements.rows]
+    board = [_board_row(row) for row in snapshot.board.rows]
     grid = _grid(snapshot, totals)
     audit = _audit(snapshot, facts)
     page: str = template.render(

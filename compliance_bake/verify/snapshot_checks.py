@@ -72,15 +72,15 @@ def verify_snapshot(
         report.add(name, False, "the snapshot is not a JSON object")
         return None
     authentication = reading.authentication
-    enh, shadow, integrity = (snap.get(k) or {} for k in ("enhancements", "shadow", "integrity"))
+    board, shadow, integrity = (snap.get(k) or {} for k in ("enhancements", "shadow", "integrity"))
     computed = authentication.digests
     hmacs = authentication.hmacs or {}
     _digest(
         report,
         name,
         "enhancements.signature",
-        lambda: enh["signature"],
-        lambda: _computed(computed.enhancements),
+        lambda: board["signature"],
+        lambda: _computed(computed.board),
     )
     _digest(
         report,

@@ -102,7 +102,7 @@ def verify_source(
 
 BAKED_FILES = (
     layout.API_FILE,
-    layout.ENHANCEMENTS_FILE,
+    layout.BOARD_FILE,
     layout.SHADOW_FILE,
     layout.PORTAL_FILE,
     ATTESTATION_FILE,

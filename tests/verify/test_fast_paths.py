@@ -194,9 +194,9 @@ def _expected_digests(snap: dict[str, Any]) -> tuple[Any, ...]:
         except (KeyError, TypeError, AttributeError, ValueError, RecursionError):
             return None
 
-    enh, shadow = snap.get("enhancements") or {}, snap.get("shadow") or {}
+    board, shadow = snap.get("enhancements") or {}, snap.get("shadow") or {}
     return (
-        attempt(lambda: proofs.enhancements_signature(enh)),
+        attempt(lambda: proofs.board_signature(board)),
         attempt(lambda: proofs.shadow_digest(shadow)),
         attempt(lambda: proofs.integrity_digest(snap)),
     )
@@ -214,13 +214,13 @@ def _expected_digests(snap: dict[str, Any]) -> tuple[Any, ...]:
         lambda s: s.pop("shadow"),
         lambda s: s.update(enhancements="x"),
     ],
-    ids=["as-baked", "row", "big-int", "high-char", "list", "empty", "missing", "enh-str"],
+    ids=["as-baked", "row", "big-int", "high-char", "list", "empty", "missing", "board-str"],
 )
 def test_the_digests_from_pieces_are_signing_proofs_digests(baked: Path, edit: Any) -> None:
     snap = _demo_snapshot(baked)
     edit(snap)
     got = snapshot_digests(snap)
-    assert (got.enhancements, got.shadow, got.integrity) == _expected_digests(snap)
+    assert (got.board, got.shadow, got.integrity) == _expected_digests(snap)
 
 
 # The shadow rules on columns against the same rules walking the rows, on rows with every kind
@@ -341,7 +341,7 @@ def test_the_secret_search_by_renderings_finds_what_the_full_search_finds(baked:
     snap = _demo_snapshot(baked)
     names = [*layout.JSON_FILES, layout.PORTAL_FILE]
     files = tuple((name, (baked / name).read_bytes()) for name in names)
-    renderings = frozenset({layout.ENHANCEMENTS_FILE, layout.SHADOW_FILE})
+    renderings = frozenset({layout.BOARD_FILE, layout.SHADOW_FILE})
     generator = random.Random(14)
     needles = ["0" * 40, "no such secret anywhere in it", "licenseStatus", "<!doctype", "MA"]
     for _, data in files:

@@ -101,14 +101,14 @@ def _both_states(feature: str, **fields: Any) -> Edit:
 
 
 def _drop_feature(snap: dict[str, Any]) -> None:
-    enh = snap["enhancements"]
-    enh["rows"].pop()
-    enh["passed"] = enh["total"] = len(enh["rows"])
+    board = snap["enhancements"]
+    board["rows"].pop()
+    board["passed"] = board["total"] = len(board["rows"])
 
 
 def _dup_feature(snap: dict[str, Any]) -> None:
-    enh = snap["enhancements"]
-    enh["rows"][-1] = copy.deepcopy(enh["rows"][0])
+    board = snap["enhancements"]
+    board["rows"][-1] = copy.deepcopy(board["rows"][0])
 
 
 def _geo(change: Callable[[list[dict[str, Any]]], None]) -> Edit:
