@@ -1,9 +1,9 @@
 """Escaping of text the tool did not write: HTML for the portal's cells, visible escapes for a
 terminal or a log.
 
-`escape_html` is the function the portal template applies to every cell. The `runtime.escapeHTML`
-self-check calls this same function through `escape_html`, looked up at call time, so replacing
-or breaking it shows in the board and in the page alike.
+`escape_html` is the function the portal template applies to every cell. The board's
+`runtime.escapeHTML` feature calls this same function through `escape_html`, looked up at call time,
+so replacing or breaking it shows in the board and in the page alike.
 
 `visible` is the one escape for every terminal string that did not come from the tool itself
 (server texts, bodies, fixture keys, partner ids, labels, paths): fixtures, targets and command

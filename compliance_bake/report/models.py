@@ -39,7 +39,7 @@ UNSIGNED = ""
 
 @dataclass(frozen=True, slots=True)
 class BoardRow:
-    """One self-check feature (spec 2.2)."""
+    """One row of the board: a feature, measured (spec 2.2)."""
 
     feature: str
     expected_state: JsonObject
@@ -69,7 +69,7 @@ class BoardRow:
 
 @dataclass(frozen=True, slots=True)
 class Board:
-    """The `enhancements` block (spec 2.2)."""
+    """The board: the snapshot's `enhancements` block (spec 2.2)."""
 
     generated_at: str
     console_depth: int

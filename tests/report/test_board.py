@@ -1,4 +1,4 @@
-"""Every self-check measures the running code: break what it checks and its row fails.
+"""Every feature of the board measures the running code: break what it checks and its row fails.
 
 Each case breaks one thing the way a real regression would, bakes through the real CLI, and
 expects that row's `match: false`, `passed < total`, the `enhancements` integrity check not ok

@@ -1,4 +1,4 @@
-"""Sealing from canonical bytes, and the self-check: each check fails when what it checks breaks.
+"""Sealing from canonical bytes, and the integrity checks: each fails when what it checks breaks.
 
 The bake signs each block from bytes made once (`proofs.seal_shadow`) and then checks its
 signatures once from the content. These tests hold that the sealed values are what the scheme
