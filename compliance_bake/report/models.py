@@ -349,7 +349,7 @@ class Links:
     """The `links` block (spec 2.7): the published paths, and the deep-audit command."""
 
     portal: str
-    registry_board: str
+    registry_enhancements: str
     registry_shadow: str
     api: str
     deep_audit: str
@@ -358,7 +358,7 @@ class Links:
     def from_json(cls, doc: Mapping[str, Any]) -> Links:
         return cls(
             portal=doc["portal"],
-            registry_board=doc["registryEnhancements"],
+            registry_enhancements=doc["registryEnhancements"],
             registry_shadow=doc["registryShadow"],
             api=doc["api"],
             deep_audit=doc["deepAudit"],
@@ -367,7 +367,7 @@ class Links:
     def to_json(self) -> dict[str, str]:
         return {
             "portal": self.portal,
-            "registryEnhancements": self.registry_board,
+            "registryEnhancements": self.registry_enhancements,
             "registryShadow": self.registry_shadow,
             "api": self.api,
             "deepAudit": self.deep_audit,

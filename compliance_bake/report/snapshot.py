@@ -47,7 +47,7 @@ DEEP_AUDIT_COMMAND = "compliance-bake audit deep --plays fixtures/plays.csv --da
 # links (spec 2.7); deep_audit is the bake's own command.
 LINKS = Links(
     portal="/portal/compliance/",
-    registry_board="/registry/compliance-enhancements.json",
+    registry_enhancements="/registry/compliance-enhancements.json",
     registry_shadow="/registry/compliance-shadow.json",
     api="/api/compliance",
     deep_audit=DEEP_AUDIT_COMMAND,
