@@ -49,7 +49,7 @@ from compliance_bake.targets.interface import Target
 
 if TYPE_CHECKING:
     from compliance_bake.audit.engines.interface import EngineOptions, PlaysOptions
-    from compliance_bake.audit.result import ZipWindow
+    from compliance_bake.audit.result import ZipWindowResult
 
 
 class ReportInvalid(BakeError):
@@ -86,7 +86,7 @@ class BakeResult:
     # With --log: where the entry went.
     log: Logged | None = None
     # With --deep-audit: the audit itself, whose violating plays the failure reports name.
-    deep_audit: ZipWindow | None = None
+    deep_audit: ZipWindowResult | None = None
     # With --deep-audit: whether an empty window (no play in it) is accepted as a pass.
     allow_empty_window: bool = False
 
@@ -121,7 +121,7 @@ class BakeResult:
     def summary(self) -> JsonObject:
         """What `bake snapshot --json` prints (and the JSON report's details)."""
         snap = self.snapshot
-        board, shadow = snap.enhancements, snap.shadow
+        board, shadow = snap.board, snap.shadow
         return {
             "ok": self.exit_code == EXIT_OK,
             "exitCode": self.exit_code,
@@ -186,7 +186,7 @@ def _deep_audit(
     fixtures_dir: Path,
     engine: EngineOptions | None,
     plays_options: PlaysOptions | None = None,
-) -> tuple[DeepAudit, dict[str, int], ZipWindow]:
+) -> tuple[DeepAudit, dict[str, int], ZipWindowResult]:
     """The deepAudit block (the ZIP window over the plays, on the bake's clock and licences),
     its violations by reason, and the audit."""
     from compliance_bake.audit.report import audit_command, deep_audit_block

@@ -9,7 +9,7 @@ from typing import Any
 
 from click.testing import Result
 
-from compliance_bake.audit.plays import COLUMNS
+from compliance_bake.audit.plays_source import COLUMNS
 from tests.conftest import NOW, invoke
 
 FORMATS = ("csv", "jsonl", "parquet")

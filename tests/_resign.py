@@ -9,12 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from compliance_bake.signing import proofs as signing
-from compliance_bake.verify.rules_shadow import content_checks
+from compliance_bake.verify.rules.shadow import content_checks
 
 
 def resign(snap: dict[str, Any], secret: str, *, recheck: bool = True) -> dict[str, Any]:
-    enh, shadow = snap["enhancements"], snap["shadow"]
-    enh["signature"] = signing.enhancements_signature(enh)
+    board, shadow = snap["enhancements"], snap["shadow"]
+    board["signature"] = signing.board_signature(board)
     digest = signing.shadow_digest(shadow)
     shadow["signature"] = shadow["proof"]["digest"] = digest
     shadow["proof"]["hmac"] = signing.proof_hmac(shadow["proof"], secret)

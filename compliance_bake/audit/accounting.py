@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compliance_bake.audit.records import Misfit, Oversized, RecordCount
+from compliance_bake.audit.record_count import Misfit, Oversized, RecordCount
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 
 _SHOWN = 200  # bytes of an oversized record shown in the report

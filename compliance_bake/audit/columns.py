@@ -3,8 +3,8 @@ column holds 5-digit ZIPs or 3-digit ZIP prefixes.
 
 `--plays-columns play_id=COL,partner=COL,state=COL,zip=COL|zip_prefix=COL,enriched_at=COL`
 names any subset; the rest keep their own names. With no map a plays file names the eight
-columns of audit/plays.py, as it always did; with a map, or from a database, only the five the
-audit reads are needed (play id, partner, state, ZIP or ZIP prefix, `enriched_at`), and the
+columns of audit/plays_source.py, as it always did; with a map, or from a database, only the five
+the audit reads are needed (play id, partner, state, ZIP or ZIP prefix, `enriched_at`), and the
 others are read as absent. A column the map names and the source lacks is bad input (exit 2)
 naming it and the columns the source has (`missing`).
 """

@@ -42,7 +42,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from compliance_bake.audit.plays import COLUMNS
+from compliance_bake.audit.plays_source import COLUMNS
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 
 FIRST_LOCATED = 20  # plays of each reason given their line (module docstring)

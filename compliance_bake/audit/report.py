@@ -15,9 +15,9 @@ from pathlib import Path
 
 from compliance_bake.audit.database import is_database, without_password
 from compliance_bake.audit.engines.interface import PlaysOptions
-from compliance_bake.audit.plays import PlaysFormat
+from compliance_bake.audit.plays_source import PlaysFormat
 from compliance_bake.audit.violations import Violation
-from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, ZipWindow
+from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, ZipWindowResult
 from compliance_bake.clock import iso_millis
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_NOTHING_CHECKED, EXIT_OK
 from compliance_bake.inputs.jsonio import dumps_pretty
@@ -62,7 +62,7 @@ def shown_source(plays: str) -> str:
     return without_password(plays) if is_database(plays) else plays
 
 
-def _kind(audit: ZipWindow) -> models.JsonObject:
+def _kind(audit: ZipWindowResult) -> models.JsonObject:
     """What the ZIP column held, and a database's provenance: only when not a plain file's
     5-digit ZIPs, so a file's report is as it was."""
     out: models.JsonObject = {}
@@ -73,7 +73,7 @@ def _kind(audit: ZipWindow) -> models.JsonObject:
     return out
 
 
-def zip_window_block(audit: ZipWindow) -> models.ZipWindow:
+def zip_window_block(audit: ZipWindowResult) -> models.ZipWindow:
     """deepAudit.zipWindow (spec 2.5): the audit's counts, its verdict and their label."""
     return models.ZipWindow(
         ok=audit.ok,
@@ -85,17 +85,17 @@ def zip_window_block(audit: ZipWindow) -> models.ZipWindow:
     )
 
 
-def deep_audit_block(audit: ZipWindow, command: str) -> models.DeepAudit:
+def deep_audit_block(audit: ZipWindowResult, command: str) -> models.DeepAudit:
     """The snapshot's deepAudit block (spec 2.5): the window, and the command that reruns it."""
     return models.DeepAudit(zip_window=zip_window_block(audit), command=command)
 
 
-def nothing_audited(audit: ZipWindow) -> bool:
+def nothing_audited(audit: ZipWindowResult) -> bool:
     """No violation, and no play in the window: the audit checked nothing, which is no pass."""
     return audit.ok and audit.in_window_plays == 0
 
 
-def empty_window_message(audit: ZipWindow) -> str:
+def empty_window_message(audit: ZipWindowResult) -> str:
     """What to tell the operator when `nothing_audited`: where the window was, and the fix."""
     return (
         f"nothing audited: none of the {audit.total_plays:,} plays of "
@@ -105,7 +105,7 @@ def empty_window_message(audit: ZipWindow) -> str:
     )
 
 
-def exit_code(audit: ZipWindow, allow_empty_window: bool = False) -> int:
+def exit_code(audit: ZipWindowResult, allow_empty_window: bool = False) -> int:
     """0 a pass, 1 a violation, 5 nothing audited (unless the empty window is allowed)."""
     if not audit.ok:
         return EXIT_CHECK_FAILED
@@ -114,7 +114,7 @@ def exit_code(audit: ZipWindow, allow_empty_window: bool = False) -> int:
     return EXIT_OK
 
 
-def _cut(audit: ZipWindow) -> models.JsonObject:
+def _cut(audit: ZipWindowResult) -> models.JsonObject:
     """Past the bound: how many are listed, and the digest of them all (zip_window.py)."""
     if audit.digest is None:
         return {}
@@ -122,7 +122,7 @@ def _cut(audit: ZipWindow) -> models.JsonObject:
 
 
 def summary(
-    audit: ZipWindow, command: str, report: Path | None, allow_empty_window: bool = False
+    audit: ZipWindowResult, command: str, report: Path | None, allow_empty_window: bool = False
 ) -> models.JsonObject:
     code = exit_code(audit, allow_empty_window)
     return {
@@ -144,7 +144,7 @@ def summary(
     }
 
 
-def report_bytes(audit: ZipWindow, command: str) -> bytes:
+def report_bytes(audit: ZipWindowResult, command: str) -> bytes:
     document: models.JsonObject = {
         "generatedAt": iso_millis(audit.now),
         "plays": audit.plays,

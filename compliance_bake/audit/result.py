@@ -11,8 +11,9 @@ from compliance_bake.signing.integrity import zip_window_label
 
 
 @dataclass(frozen=True, slots=True)
-class ZipWindow:
-    """The audit's result: the counts of spec 2.5 and every violating play."""
+class ZipWindowResult:
+    """The audit's result: the counts of spec 2.5 and every violating play (the snapshot's
+    `deepAudit.zipWindow` block made from it is report/models.ZipWindow)."""
 
     plays: str
     format: str

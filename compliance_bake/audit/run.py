@@ -14,8 +14,8 @@ from typing import Any
 
 from compliance_bake.audit import report
 from compliance_bake.audit.engines.interface import EngineOptions, PlaysOptions
-from compliance_bake.audit.plays import PlaysFormat
-from compliance_bake.audit.zip_window import DEFAULT_DAYS, ZipWindow, run_zip_window
+from compliance_bake.audit.plays_source import PlaysFormat
+from compliance_bake.audit.zip_window import DEFAULT_DAYS, ZipWindowResult, run_zip_window
 from compliance_bake.clock import iso_millis, resolve_now
 from compliance_bake.errors import EXIT_NOTHING_CHECKED
 from compliance_bake.inputs.fixtures import load_fixtures
@@ -25,7 +25,7 @@ from compliance_bake.report.publish import publish
 
 @dataclass(frozen=True, slots=True)
 class AuditResult:
-    audit: ZipWindow
+    audit: ZipWindowResult
     command: str
     report_path: Path
     allow_empty_window: bool = False

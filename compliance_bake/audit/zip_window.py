@@ -27,15 +27,15 @@ from compliance_bake.audit.database import is_database, without_password
 from compliance_bake.audit.engines import EngineOptions, open_engine
 from compliance_bake.audit.engines.interface import PlaysOptions, Window
 from compliance_bake.audit.play_lines import with_lines
-from compliance_bake.audit.plays import PlaysFormat
+from compliance_bake.audit.plays_source import PlaysFormat
 from compliance_bake.audit.relations import reference_relations
-from compliance_bake.audit.result import ZipWindow
+from compliance_bake.audit.result import ZipWindowResult
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.models import LicenceRegistry
 from compliance_bake.progress import NoProgress, ProgressSink
 
-__all__ = ["DEFAULT_DAYS", "MODE", "VIOLATIONS_BOUND", "ZipWindow", "run_zip_window"]
+__all__ = ["DEFAULT_DAYS", "MODE", "VIOLATIONS_BOUND", "ZipWindowResult", "run_zip_window"]
 
 DEFAULT_DAYS = 90
 MODE = "enriched"
@@ -58,7 +58,7 @@ def run_zip_window(
     violations_out: str | None = None,
     bound: int | None = None,
     plays_options: PlaysOptions | None = None,
-) -> ZipWindow:
+) -> ZipWindowResult:
     """Audit the plays (`-`: standard input). Bad input (file, format, columns, engine) raises
     InputError first."""
     try:
@@ -94,7 +94,7 @@ def run_zip_window(
     if not database and not read.columns.given:  # a mapped file's lines: not looked for
         violations = with_lines(plays_path, fmt, violations)
     reasons = list(Violation)
-    return ZipWindow(
+    return ZipWindowResult(
         plays=without_password(str(plays_path)) if database else str(plays_path),
         format=fmt,
         days=days,

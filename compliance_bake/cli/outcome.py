@@ -272,7 +272,7 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
     """The bake's outcome; `fixtures` (the --fixtures folder) lets mismatches name their line."""
     snap = result.snapshot
     suites = {
-        "board": [_board_case(r) for r in snap.enhancements.rows],
+        "board": [_board_case(r) for r in snap.board.rows],
         "integrity": [Case(c.id, c.ok, c.label) for c in snap.integrity.checks],
         "shadow": _shadow_cases(snap.shadow.rows, fixtures, snap.shadow.shadow_from_target),
     }

@@ -56,24 +56,24 @@ def _mark(ok: bool) -> str:
 def _board(snap: Snapshot, depth: int) -> Any:
     from rich.table import Table
 
-    enh = snap.enhancements
-    board = Table(
-        title=f"Self-check board {enh.passed}/{enh.total}",
+    board = snap.board
+    table = Table(
+        title=f"Self-check board {board.passed}/{board.total}",
         title_justify="left",
         expand=False,
     )
-    board.add_column("", no_wrap=True)
-    board.add_column("feature", no_wrap=True, overflow="ellipsis")
-    board.add_column("state (expected = actual, else both)", overflow="fold")
-    for row in enh.rows:
+    table.add_column("", no_wrap=True)
+    table.add_column("feature", no_wrap=True, overflow="ellipsis")
+    table.add_column("state (expected = actual, else both)", overflow="fold")
+    for row in board.rows:
         expected = to_depth(row.expected_state, depth)
         actual = to_depth(row.actual_state, depth)
         if row.match and expected == actual:
             state = safe(expected)
         else:
             state = f"expected {safe(expected)}\n[red]actual[/red]   {safe(actual)}"
-        board.add_row(_mark(row.match), safe(row.feature), state)
-    return board
+        table.add_row(_mark(row.match), safe(row.feature), state)
+    return table
 
 
 def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) -> None:

@@ -58,8 +58,8 @@ def _row_view(row: BoardRow) -> JsonObject:
 
 def _board(old: Snapshot, new: Snapshot) -> list[Change]:
     changes: list[Change] = []
-    before = _keyed(old.enhancements.rows, lambda row: row.feature)
-    after = _keyed(new.enhancements.rows, lambda row: row.feature)
+    before = _keyed(old.board.rows, lambda row: row.feature)
+    after = _keyed(new.board.rows, lambda row: row.feature)
     for feature, row in after.items():
         was = before.get(feature)
         concerns = {"feature": feature}
@@ -240,8 +240,8 @@ def compare(old: Snapshot, new: Snapshot) -> list[Change]:
     changes += _field(
         COSMETIC,
         "enhancements.consoleDepth",
-        old.enhancements.console_depth,
-        new.enhancements.console_depth,
+        old.board.console_depth,
+        new.board.console_depth,
     )
     changes += _strings("links", old.links.to_json(), new.links.to_json())
     changes += _strings("proton", old.proton, new.proton)

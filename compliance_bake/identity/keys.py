@@ -6,7 +6,7 @@ one index entry whatever the store's size, and compares hashes with `hmac.compar
 unknown prefix is compared against a dummy hash so that it costs the same as a wrong secret.
 
 The comparison is a seam (`KeyStore(compare=...)`, default `hmac.compare_digest`): the
-`identity.agent_key_prefix` self-check reads which function the store compares with and counts
+board's `identity.agent_key_prefix` feature reads which function the store compares with and counts
 the comparisons a lookup makes (compliance_bake/report/key_probe.py).
 """
 

@@ -19,7 +19,7 @@ from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.resources import schemas_dir
 
 SNAPSHOT = "compliance-snapshot.schema.json"
-REGISTRY_ENHANCEMENTS = "compliance-enhancements.schema.json"
+REGISTRY_BOARD = "compliance-enhancements.schema.json"
 REGISTRY_SHADOW = "compliance-shadow.schema.json"
 LICENCES = "licences.schema.json"
 GEO = "geo.schema.json"

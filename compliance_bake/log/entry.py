@@ -43,11 +43,11 @@ def entry_of(document: Mapping[str, Any], attestation_sha256: str, key_id: str) 
     (signing/attestation.py). Raises KeyError or TypeError on a document without the
     snapshot's fields."""
     integrity = document["integrity"]
-    enhancements = document["enhancements"]
+    board = document["enhancements"]
     shadow = document["shadow"]
     verdict: Verdict = {
         "ok": all(check["ok"] is True for check in integrity["checks"]),
-        "board": {"passed": enhancements["passed"], "total": enhancements["total"]},
+        "board": {"passed": board["passed"], "total": board["total"]},
         "shadowMismatches": shadow["summary"]["mismatches"],
     }
     if "deepAudit" in document:

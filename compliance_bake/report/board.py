@@ -1,4 +1,5 @@
-"""The self-check board (spec 2.2): eight features, each measured on the running code.
+"""The board (spec 2.2, the snapshot's `enhancements`): eight features, each measured on the
+running code.
 
 Every row's `actualState` comes from calling the thing it checks: the target for health, check and
 status; the key store for identity; the comparators and the escape function for runtime.*.

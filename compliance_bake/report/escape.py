@@ -3,9 +3,9 @@ or a log (`visible`, `visible_lines`), HTML (`escape_html`), Markdown (`markdown
 (`xml_text`), GitHub workflow commands (`workflow_data`, `workflow_property`). JSON on a
 terminal is `controls.terminal_json`, kept in the kernel so that `--json` imports nothing more.
 
-`escape_html` is the function the portal template applies to every cell. The `runtime.escapeHTML`
-self-check calls this same function through `escape_html`, looked up at call time, so replacing
-or breaking it shows in the board and in the page alike.
+`escape_html` is the function the portal template applies to every cell. The board's
+`runtime.escapeHTML` feature calls this same function through `escape_html`, looked up at call time,
+so replacing or breaking it shows in the board and in the page alike.
 
 `visible` is the one escape for every terminal string that did not come from the tool itself
 (server texts, bodies, fixture keys, partner ids, labels, paths): fixtures, targets and command

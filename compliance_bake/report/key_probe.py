@@ -1,4 +1,4 @@
-"""The `identity.agent_key_prefix` self-check: the package's KeyStore, measured by counting.
+"""The board's `identity.agent_key_prefix` feature: the package's KeyStore, measured by counting.
 
 No clock: a timing measurement on a shared machine proves nothing. Instead the probe runs the
 store `serve` runs (`compliance_bake.identity.keys.KeyStore`) over an index that counts the

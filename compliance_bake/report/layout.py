@@ -18,19 +18,19 @@ if TYPE_CHECKING:
     from compliance_bake.report.portal_previous import PreviousRecord
 
 API_FILE = "api/compliance.json"
-ENHANCEMENTS_FILE = "registry/compliance-enhancements.json"
+BOARD_FILE = "registry/compliance-enhancements.json"
 SHADOW_FILE = "registry/compliance-shadow.json"
 PORTAL_FILE = "portal/compliance/index.html"
 
 JSON_FILES: dict[str, str] = {
     API_FILE: schemas.SNAPSHOT,
-    ENHANCEMENTS_FILE: schemas.REGISTRY_ENHANCEMENTS,
+    BOARD_FILE: schemas.REGISTRY_BOARD,
     SHADOW_FILE: schemas.REGISTRY_SHADOW,
 }
 
 
 # The registry files and the snapshot blocks they hold, in the order they are written.
-REGISTRY_BLOCKS = {ENHANCEMENTS_FILE: "enhancements", SHADOW_FILE: "shadow"}
+REGISTRY_BLOCKS = {BOARD_FILE: "enhancements", SHADOW_FILE: "shadow"}
 
 
 def json_documents(document: Mapping[str, JsonValue]) -> dict[str, JsonValue]:

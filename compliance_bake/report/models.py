@@ -52,7 +52,7 @@ class Block(msgspec.Struct, frozen=True, rename="camel"):
 
 @dataclass(frozen=True, slots=True)
 class BoardRow:
-    """One self-check feature (spec 2.2)."""
+    """One row of the board: a feature, measured (spec 2.2)."""
 
     feature: str
     expected_state: JsonObject
@@ -82,7 +82,7 @@ class BoardRow:
 
 @dataclass(frozen=True, slots=True)
 class Board:
-    """The `enhancements` block (spec 2.2)."""
+    """The board: the snapshot's `enhancements` block (spec 2.2)."""
 
     generated_at: str
     console_depth: int
@@ -314,7 +314,7 @@ class Snapshot:
     """The whole snapshot (spec 2.1), as written to api/compliance.json."""
 
     generated_at: str
-    enhancements: Board
+    board: Board  # `enhancements` in JSON (spec 2.2)
     shadow: Shadow
     geo: Geo
     integrity: Integrity
@@ -338,7 +338,7 @@ class Snapshot:
             read_only=doc["readOnly"],
             schema_version=doc["schemaVersion"],
             generated_at=doc["generatedAt"],
-            enhancements=Board.from_json(doc["enhancements"]),
+            board=Board.from_json(doc["enhancements"]),
             shadow=Shadow.from_json(doc["shadow"], shadow_rows),
             geo=Geo.from_json(doc["geo"]),
             deep_audit=None if deep_audit is None else DeepAudit.from_json(deep_audit),
@@ -354,7 +354,7 @@ class Snapshot:
             "readOnly": self.read_only,
             "schemaVersion": self.schema_version,
             "generatedAt": self.generated_at,
-            "enhancements": self.enhancements.to_json(),
+            "enhancements": self.board.to_json(),
             "shadow": self.shadow.to_json(),
             "geo": self.geo.to_json(),
         }

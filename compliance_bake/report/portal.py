@@ -1,12 +1,12 @@
 """The portal page (out/portal/compliance/index.html): a page for compliance officers.
 
 The page reads top to bottom as an officer asks: the verdict in one sentence; who signed it and
-how to check that; what failed, with counts and the first items; the self-check board in plain
+how to check that; what failed, with counts and the first items; the board in plain
 words (expected and actual behind a disclosure); the matrix per state; the proofs; the geo
 profiles (capped); links and operator notes (collapsed).
 
 Rendered by Jinja2 with autoescaping on; every cell also passes through `escape.escape_html`
-(the function the `runtime.escapeHTML` self-check measures), and control characters (an ESC in
+(the function the board's `runtime.escapeHTML` feature measures), and control characters (an ESC in
 a target's runtime string) are shown as `\\x1b`-style text, never written raw. The page loads
 nothing from the network: inline CSS, no scripts, and a Content-Security-Policy that forbids
 fetching anything. No path of the baking machine appears: commands, notes and sources show file
@@ -354,7 +354,7 @@ def _board_row(row: BoardRow) -> BoardView:
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """PASS (`ok`), or FAIL with what failed, counted as the terminal, JUnit and the other
-    reports count it (cli/outcome.py): each self-check, each integrity check, each state with a
+    reports count it (cli/outcome.py): each board row, each integrity check, each state with a
     decision that differs from the registry's, each failing disagreement kind
     (report/disagreements.py, named as the bake and `verify` name it), and each reason a play
     breaks the window for."""
@@ -484,7 +484,7 @@ def render_portal(
     facts = facts or PortalFacts()
     template = _environment().get_template("portal.html.j2")
     partners = snapshot.geo.partners
-    board = [_board_row(row) for row in snapshot.enhancements.rows]
+    board = [_board_row(row) for row in snapshot.board.rows]
     grid = _grid(snapshot, totals)
     audit = _audit(snapshot, facts)
     page: str = template.render(

@@ -116,7 +116,7 @@ def build_snapshot(
 
     # Sign the blocks from their JSON, each canonicalised once. The shadow block's JSON is the
     # one the snapshot's JSON holds: its 500,000 rows become JSON once.
-    board = replace(board, signature=proofs.enhancements_signature(board.to_json()))
+    board = replace(board, signature=proofs.board_signature(board.to_json()))
     shadow_json = shadow.to_json()
     rows_json = cast("list[dict[str, str | bool | None]]", shadow_json["rows"])
     sealed = proofs.seal_shadow(shadow_json, rows_json, runtime, stamp, secret.value)
@@ -139,7 +139,7 @@ def build_snapshot(
     command = DEEP_AUDIT_COMMAND if deep_audit is None else deep_audit.command
     draft = Snapshot(
         generated_at=stamp,
-        enhancements=board,
+        board=board,
         shadow=shadow,
         geo=geo,
         deep_audit=deep_audit,

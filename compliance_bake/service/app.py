@@ -212,7 +212,7 @@ _SNAPSHOT_ROUTES: list[tuple[str, str, str, str]] = [
     ("/api/compliance", layout.API_FILE, JSON, "The baked snapshot (spec 2.1)."),
     (
         "/registry/compliance-enhancements.json",
-        layout.ENHANCEMENTS_FILE,
+        layout.BOARD_FILE,
         JSON,
         "The registry copy of the enhancements block.",
     ),

@@ -120,11 +120,11 @@ def predicate(
 
     `snapshot` is the snapshot's JSON: the document the bake wrote, or the file `verify` read
     (for which it checks the claimed predicate), so both compute it by this one function."""
-    enhancements = snapshot["enhancements"]
+    board = snapshot["enhancements"]
     shadow = snapshot["shadow"]
     summary: Predicate = {
         "generatedAt": snapshot["generatedAt"],
-        "board": {"passed": enhancements["passed"], "total": enhancements["total"]},
+        "board": {"passed": board["passed"], "total": board["total"]},
         "shadow": {
             "rows": len(shadow["rows"]),
             "allow": shadow["summary"]["allow"],

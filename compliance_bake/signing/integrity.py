@@ -26,14 +26,14 @@ _PROFILE_FIELDS = ("stateCode", "age", "location", "zipCode")
 
 
 def digests_consistent(
-    enhancements: dict[str, Any], shadow: dict[str, Any], shadow_digest: str | None = None
+    board: dict[str, Any], shadow: dict[str, Any], shadow_digest: str | None = None
 ) -> bool:
     """The sha3 check over the blocks' JSON. `shadow_digest`: signing.shadow_digest(shadow),
     when the caller has computed it."""
     proof = shadow.get("proof") or {}
     recomputed = signing.shadow_digest(shadow) if shadow_digest is None else shadow_digest
     return (
-        enhancements.get("signature") == signing.enhancements_signature(enhancements)
+        board.get("signature") == signing.board_signature(board)
         and shadow.get("signature") == recomputed
         and proof.get("digest") == recomputed
     )

@@ -36,8 +36,9 @@ def without(block: dict[str, Any], *names: str) -> dict[str, Any]:
     return {k: v for k, v in block.items() if k not in names}
 
 
-def enhancements_signature(enhancements: dict[str, Any]) -> str:
-    return digest(canon(without(enhancements, "signature")))
+def board_signature(board: dict[str, Any]) -> str:
+    """`enhancements.signature`: the board's digest, over the block without its signature."""
+    return digest(canon(without(board, "signature")))
 
 
 def shadow_digest(shadow: dict[str, Any]) -> str:
@@ -124,7 +125,7 @@ FAILS = (KeyError, TypeError, AttributeError, ValueError, RecursionError)
 class Digests:
     """A snapshot's digests recomputed from its content; None: cannot be computed on it."""
 
-    enhancements: str | None
+    board: str | None
     shadow: str | None  # of `snap.get("shadow") or {}`, as the checks read the block
     integrity: str | None
     of_shadow_block: str | None  # `shadow`, when it is the digest of the snapshot's own block
@@ -147,7 +148,7 @@ def snapshot_digests(snap: dict[str, Any]) -> Digests:
     (`canon_floatless`), which spares verify and diff a scan of every row's bytes.
     Were a float there anyway, the digest would differ from the signed one: not authentic,
     never the reverse."""
-    enhancements: Any = snap.get("enhancements") or {}
+    board: Any = snap.get("enhancements") or {}
     shadow: Any = snap.get("shadow") or {}
     own_block = snap.get("shadow") is shadow  # not a stand-in for a missing or empty block
     unsigned = _attempt(
@@ -162,7 +163,7 @@ def snapshot_digests(snap: dict[str, Any]) -> Digests:
         if signed is not None:
             known = {"shadow": canon_parts({**unsigned, **signed})}
     return Digests(
-        enhancements=_attempt(lambda: enhancements_signature(enhancements)),
+        board=_attempt(lambda: board_signature(board)),
         shadow=shadow_digest,
         integrity=_attempt(lambda: integrity_digest(snap, known)),
         of_shadow_block=shadow_digest if own_block else None,

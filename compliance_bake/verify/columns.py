@@ -28,7 +28,7 @@ from compliance_bake.report.models import ShadowRow
 
 
 @dataclass(frozen=True, slots=True)
-class Grid:
+class MatrixLayout:
     """Rows laid out as the bake writes them: runs of `width` rows, each of one state and each
     holding the same partners in the same order, no partner twice in a run."""
 
@@ -37,8 +37,8 @@ class Grid:
     partners: list[Any]  # the partners of every run, in order
 
 
-def _grid(state: list[Any], partner: list[Any]) -> Grid | None:
-    """The Grid the rows are, or None (then the rules count pair by pair)."""
+def _matrix_layout(state: list[Any], partner: list[Any]) -> MatrixLayout | None:
+    """The layout the rows are in, or None (then the rules count pair by pair)."""
     if not state:
         return None
     width = state.count(state[0])  # the first run's width, when its state has no other run
@@ -55,7 +55,7 @@ def _grid(state: list[Any], partner: list[Any]) -> Grid | None:
         return None
     if not all(partner[at : at + width] == first for at in starts[1:]):
         return None
-    return Grid(width, state[::width], first)
+    return MatrixLayout(width, state[::width], first)
 
 
 # A row's members but the partner: (state, licenseStatus, realAllowed, shadowAllowed, match,
@@ -68,7 +68,8 @@ class ShadowColumns:
     state: list[str]
     partner: list[str]
     kinds: Counter[Kind]  # the rows of each kind, the kinds in the order they first appear
-    grid: Grid | None  # the rows as the bake lays them out, when they are (`_grid`)
+    # the rows as the bake lays them out, when they are (`_matrix_layout`)
+    layout: MatrixLayout | None
 
     def __len__(self) -> int:
         return len(self.state)
@@ -101,17 +102,17 @@ def shadow_columns(
              row.reason)
             for row in typed
         )  # fmt: skip
-    return ShadowColumns(state, partner, kinds, grid=_grid(state, partner))
+    return ShadowColumns(state, partner, kinds, layout=_matrix_layout(state, partner))
 
 
 def covers(states: list[Any], columns: ShadowColumns) -> bool:
     """Every pair's state is regulated, no pair twice, and as many pairs as states x partners:
     then every state x partner is there (the pairs lie within them, and are that many). On the
-    bake's grid: each regulated state has a run of its own, and no other run."""
+    bake's layout: each regulated state has a run of its own, and no other run."""
     try:
         regulated = set(states)
-        if columns.grid is not None:
-            heads = columns.grid.states
+        if columns.layout is not None:
+            heads = columns.layout.states
             return len(set(heads)) == len(heads) and set(heads) == regulated
         partners, present = set(columns.partner), set(columns.state)
     except TypeError:  # a state or partner that cannot be hashed
@@ -125,8 +126,8 @@ def covers(states: list[Any], columns: ShadowColumns) -> bool:
 
 def matrix_partners(columns: ShadowColumns) -> dict[Any, None]:
     """The partners of the matrix in the order they first appear (`dict.fromkeys`)."""
-    grid = columns.grid
-    return dict.fromkeys(columns.partner if grid is None else grid.partners)
+    layout = columns.layout
+    return dict.fromkeys(columns.partner if layout is None else layout.partners)
 
 
 def _pairs_unique(state: list[Any], partner: list[Any], states: int) -> bool:

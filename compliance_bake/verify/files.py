@@ -93,7 +93,7 @@ def read_folder_file(out_dir: Path, name: str, report: VerifyReport) -> bytes | 
     return None
 
 
-REGISTRY_BLOCKS = {layout.ENHANCEMENTS_FILE: "enhancements", layout.SHADOW_FILE: "shadow"}
+REGISTRY_BLOCKS = {layout.BOARD_FILE: "enhancements", layout.SHADOW_FILE: "shadow"}
 
 
 def schema_finding(name: str, problem: SchemaOutcome, report: VerifyReport) -> bool:

@@ -37,7 +37,7 @@ from compliance_bake.verify.verifier import UNEXPECTED_FILES
 SNAPSHOT_PATHS = ("/" + layout.API_FILE, "/" + layout.API_FILE.removesuffix(".json"))
 # The files every bake writes beside the snapshot, fetched even when no attestation names them,
 # so that a missing attestation is the one failure named.
-BAKED = (layout.ENHANCEMENTS_FILE, layout.SHADOW_FILE, layout.PORTAL_FILE)
+BAKED = (layout.BOARD_FILE, layout.SHADOW_FILE, layout.PORTAL_FILE)
 
 
 def publication_base(url: str) -> str:

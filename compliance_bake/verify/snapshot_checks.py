@@ -1,7 +1,7 @@
 """The snapshot's own checks, on any source: digests, HMACs, rules and recorded checks.
 
 `verify_snapshot` adds them to a report in this order: the three digests and the signature that
-must equal one (kind DIGEST), both proofs' HMACs (HMAC), every rule of rules.py (RULE), every
+must equal one (kind DIGEST), both proofs' HMACs (HMAC), every rule of rules/ (RULE), every
 check the snapshot records (RECORDED). The digests and HMACs are those the one path computed
 when it authenticated the snapshot (verify/source.py); verifier.py runs this on a single
 document or an out/ folder.
@@ -73,15 +73,15 @@ def verify_snapshot(
         report.add(name, False, "the snapshot is not a JSON object")
         return None
     authentication = reading.authentication
-    enh, shadow, integrity = (snap.get(k) or {} for k in ("enhancements", "shadow", "integrity"))
+    board, shadow, integrity = (snap.get(k) or {} for k in ("enhancements", "shadow", "integrity"))
     computed = authentication.digests
     hmacs = authentication.hmacs or {}
     _digest(
         report,
         name,
         "enhancements.signature",
-        lambda: enh["signature"],
-        lambda: _computed(computed.enhancements),
+        lambda: board["signature"],
+        lambda: _computed(computed.board),
     )
     _digest(
         report,

@@ -3,7 +3,7 @@
 Two verdicts (findings.py): *authentic* (digests, HMACs with REPORT_SIGNING_SECRET, an Ed25519
 attestation with a public key; for a folder also the byte layout, the registry copies, the portal
 page, that no other file is there, and the transparency log's proof in `out/log/`, with the log
-itself and its witnesses when asked: log/proof.py) and *compliant* (every rule of rules.py,
+itself and its witnesses when asked: log/proof.py) and *compliant* (every rule of rules/,
 every check the snapshot records). Without any key material `verify_source` refuses to run
 unless asked for digests only: a verifier never says "verified" about something it could not
 check.
@@ -135,7 +135,7 @@ def _verify(source: str, keys: KeyMaterial, opts: VerifyOptions) -> VerifyReport
 
 BAKED_FILES = (
     layout.API_FILE,
-    layout.ENHANCEMENTS_FILE,
+    layout.BOARD_FILE,
     layout.SHADOW_FILE,
     layout.PORTAL_FILE,
     ATTESTATION_FILE,

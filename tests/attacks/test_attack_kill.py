@@ -38,7 +38,7 @@ FOREIGN = [  # not the tool's: a later bake must leave them where they are
 
 
 def _published(out: Path) -> dict[str, bytes]:
-    names = (layout.API_FILE, layout.ENHANCEMENTS_FILE, layout.SHADOW_FILE, layout.PORTAL_FILE)
+    names = (layout.API_FILE, layout.BOARD_FILE, layout.SHADOW_FILE, layout.PORTAL_FILE)
     return {name: (out / name).read_bytes() for name in names}
 
 

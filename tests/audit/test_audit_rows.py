@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from compliance_bake.audit import records
-from compliance_bake.audit.plays import COLUMNS
+from compliance_bake.audit import record_count
+from compliance_bake.audit.plays_source import COLUMNS
 from tests._plays_helpers import audit, play, report, write_csv, write_jsonl
 from tests.conftest import NOW, diagnostics
 
@@ -87,16 +87,16 @@ def test_a_header_and_one_50_mb_line_is_one_malformed_play(tmp_path: Path) -> No
 @pytest.fixture
 def small_limit(monkeypatch: pytest.MonkeyPatch) -> int:
     """The reader's limit at 1 MiB, so that a 3 MiB record is past it (64 MiB in use)."""
-    monkeypatch.setattr(records, "RECORD_LIMIT", MIB)
+    monkeypatch.setattr(record_count, "RECORD_LIMIT", MIB)
     return MIB
 
 
 def test_records_near_the_limit_across_the_readers_buffers_are_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The reader's buffer is as long as its limit (audit/plays.py): three records of 15 MiB
-    under a 16 MiB limit cross the buffers' edges at 16 and 32 MiB, and each is read."""
-    monkeypatch.setattr(records, "RECORD_LIMIT", 16 * MIB)
+    """The reader's buffer is as long as its limit (audit/engines/duckdb_plays.py): three records of
+    15 MiB under a 16 MiB limit cross the buffers' edges at 16 and 32 MiB, and each is read."""
+    monkeypatch.setattr(record_count, "RECORD_LIMIT", 16 * MIB)
     plays = tmp_path / "plays.csv"
     with plays.open("w", encoding="utf-8", newline="") as handle:
         handle.write(",".join(COLUMNS) + "\n")

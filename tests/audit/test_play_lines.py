@@ -21,7 +21,7 @@ import pytest
 
 from compliance_bake.audit.engines import EngineOptions
 from compliance_bake.audit.play_lines import with_lines
-from compliance_bake.audit.plays import COLUMNS
+from compliance_bake.audit.plays_source import COLUMNS
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.audit.zip_window import run_zip_window
 from compliance_bake.inputs.fixtures import load_fixtures

@@ -75,7 +75,7 @@ def test_both_validators_reject_a_broken_snapshot(baked: Path, name: str) -> Non
 
 @pytest.mark.parametrize(
     ("name", "block"),
-    [(schemas.REGISTRY_ENHANCEMENTS, "enhancements"), (schemas.REGISTRY_SHADOW, "shadow")],
+    [(schemas.REGISTRY_BOARD, "enhancements"), (schemas.REGISTRY_SHADOW, "shadow")],
 )
 def test_registry_schemas_are_the_snapshot_blocks_by_reference(name: str, block: str) -> None:
     # bake.validate_documents relies on this to validate each registry block once.

@@ -56,10 +56,12 @@ UNTYPED: dict[str, Use] = {
     "log/entry.py": Use(JSON_IN, 1, "an entry and a predicate as read from out/, compared"),
     "audit/play_lines.py": Use(JSON_IN, 2, "a JSON Lines play as parsed, to match a violating one"),
     "verify/document.py": Use(JSON_IN, 1, "a snapshot as parsed, proven strict by its bytes"),
-    "verify/rules.py": Use(JSON_IN, 1, "the document as parsed, before the rules' verdict"),
-    "verify/rulebook.py": Use(JSON_IN, 2, "the document as parsed, before the rules' verdict"),
-    "verify/rules_board.py": Use(JSON_IN, 8, "the document as parsed, before the rules' verdict"),
-    "verify/rules_shadow.py": Use(JSON_IN, 16, "the document as parsed, before the rules' verdict"),
+    "verify/rules/__init__.py": Use(
+        JSON_IN, 1, "the document as parsed, before the rules' verdict"
+    ),
+    "verify/rules/book.py": Use(JSON_IN, 2, "the document as parsed, before the rules' verdict"),
+    "verify/rules/board.py": Use(JSON_IN, 8, "the document as parsed, before the rules' verdict"),
+    "verify/rules/shadow.py": Use(JSON_IN, 16, "the document as parsed, before the rules' verdict"),
     "verify/columns.py": Use(JSON_IN, 1, "the document's shadow rows as parsed"),
     "verify/files.py": Use(JSON_IN, 4, "each file of out/ as parsed, before its schema holds"),
     "verify/source.py": Use(JSON_IN, 2, "a snapshot as parsed, before it is authenticated"),

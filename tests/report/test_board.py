@@ -1,4 +1,4 @@
-"""Every self-check measures the running code: break what it checks and its row fails.
+"""Every feature of the board measures the running code: break what it checks and its row fails.
 
 Each case breaks one thing the way a real regression would, bakes through the real CLI, and
 expects that row's `match: false`, `passed < total`, the `enhancements` integrity check not ok
@@ -171,10 +171,10 @@ BREAKS: dict[str, tuple[str, Break]] = {
 
 def test_demo_board_passes_eight_of_eight(tmp_path: Path) -> None:
     code, snapshot = _bake(tmp_path)
-    enh = snapshot["enhancements"]
+    board = snapshot["enhancements"]
     assert code == 0
-    assert (enh["passed"], enh["total"]) == (8, 8)
-    assert [r["feature"] for r in enh["rows"]] == [
+    assert (board["passed"], board["total"]) == (8, 8)
+    assert [r["feature"] for r in board["rows"]] == [
         "health.states",
         "check.ma_licensed_nba_totals",
         "check.nj_unlicensed_block",
@@ -184,7 +184,7 @@ def test_demo_board_passes_eight_of_eight(tmp_path: Path) -> None:
         "runtime.deepEquals.docs_matrix",
         "runtime.escapeHTML",
     ]
-    assert all(r["match"] for r in enh["rows"])
+    assert all(r["match"] for r in board["rows"])
 
 
 @pytest.mark.parametrize("name", list(BREAKS))
@@ -197,11 +197,11 @@ def test_breaking_a_feature_fails_its_row(
     rows = {r["feature"]: r for r in snapshot["enhancements"]["rows"]}
     assert rows[feature]["match"] is False
     assert rows[feature]["actualState"] != rows[feature]["expectedState"]
-    enh = snapshot["enhancements"]
-    assert enh["passed"] < enh["total"]
+    board = snapshot["enhancements"]
+    assert board["passed"] < board["total"]
     checks = {c["id"]: c for c in snapshot["integrity"]["checks"]}
     assert checks["enhancements"]["ok"] is False
-    assert checks["enhancements"]["label"] == f"Enhancements {enh['passed']}/{enh['total']}"
+    assert checks["enhancements"]["label"] == f"Enhancements {board['passed']}/{board['total']}"
     assert code == 1
 
 

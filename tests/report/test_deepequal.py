@@ -1,4 +1,4 @@
-"""Strict deep equality, which the self-checks use, against the loose equality it must not be."""
+"""Strict deep equality, which the board uses, against the loose equality it must not be."""
 
 from __future__ import annotations
 

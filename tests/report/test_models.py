@@ -63,7 +63,7 @@ def test_the_registry_files_round_trip(baked: Path) -> None:
 
 def test_the_parts_are_typed(baked: Path) -> None:
     snapshot = Snapshot.from_json(_document(baked, "api/compliance.json")[1])
-    assert all(isinstance(row, BoardRow) for row in snapshot.enhancements.rows)
+    assert all(isinstance(row, BoardRow) for row in snapshot.board.rows)
     assert all(isinstance(row, ShadowRow) for row in snapshot.shadow.rows)
     assert isinstance(snapshot.geo, Geo) and snapshot.geo.partners[0].zip_code.isdigit()
     assert isinstance(snapshot.shadow.proof, Proof)

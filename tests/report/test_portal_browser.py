@@ -212,7 +212,7 @@ def test_the_drifted_bake_counts_as_the_terminal_names_its_folder_and_hints_at_s
         shown = page.locator("body").inner_text()
         for row in json.loads(Path("out-fail/api/compliance.json").read_text())["enhancements"][
             "rows"
-        ]:  # a self-check's id is the specification's name, beside its plain words
+        ]:  # a feature's id is the specification's name, beside its plain words
             assert row["feature"] in shown
             shown = shown.replace(row["feature"], "")
         assert "real" not in shown.split() and "shadow" not in shown.split()

@@ -43,11 +43,11 @@ def test_the_document_is_the_snapshots_json_and_its_proofs_hold(
     assert snapshot.deep_audit == deep_audit
     assert snapshot.links.to_json() == document["links"]
     assert snapshot.links.deep_audit == (AUDIT.command if deep_audit else DEEP_AUDIT_COMMAND)
-    shadow, enhancements = document["shadow"], document["enhancements"]
+    shadow, board = document["shadow"], document["enhancements"]
     assert snapshot.shadow.signature == proofs.shadow_digest(shadow)  # type: ignore[arg-type]
     assert snapshot.shadow.proof.digest == snapshot.shadow.signature
-    assert snapshot.enhancements.signature == proofs.enhancements_signature(
-        enhancements  # type: ignore[arg-type]
+    assert snapshot.board.signature == proofs.board_signature(
+        board  # type: ignore[arg-type]
     )
     assert snapshot.integrity.proof.digest == proofs.integrity_digest(document)
     for proof in (snapshot.shadow.proof, snapshot.integrity.proof):

@@ -27,7 +27,7 @@ from compliance_bake.signing.integrity import geo_discrete, profiles_discrete, p
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.engine import Engine
 from compliance_bake.targets.inprocess import InProcessTarget
-from compliance_bake.verify.rules_shadow import content_checks
+from compliance_bake.verify.rules.shadow import content_checks
 from tests.conftest import SECRET
 
 NOW = datetime(2026, 11, 22, 4, 6, tzinfo=UTC)

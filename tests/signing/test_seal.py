@@ -1,4 +1,4 @@
-"""Sealing from canonical bytes, and the self-check: each check fails when what it checks breaks.
+"""Sealing from canonical bytes, and the integrity checks: each fails when what it checks breaks.
 
 The bake signs each block from bytes made once (`proofs.seal_shadow`) and then checks its
 signatures once from the content. These tests hold that the sealed values are what the scheme
@@ -22,7 +22,7 @@ from compliance_bake.signing.integrity import digests_consistent, proof_hmac_hol
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.engine import Engine
 from compliance_bake.targets.inprocess import InProcessTarget
-from compliance_bake.verify.rules_shadow import content_checks
+from compliance_bake.verify.rules.shadow import content_checks
 from tests.conftest import OTHER_SECRET, SECRET
 
 
@@ -38,8 +38,8 @@ def _checks(snap: dict[str, Any], secret: str = SECRET) -> dict[str, bool]:
     return {check.id: check.ok for check in checks}
 
 def test_sealed_values_equal_the_scheme_recomputed_from_scratch(snapshot: dict[str, Any]) -> None:
-    shadow, enh = snapshot["shadow"], snapshot["enhancements"]
-    assert enh["signature"] == proofs.enhancements_signature(enh)
+    shadow, board = snapshot["shadow"], snapshot["enhancements"]
+    assert board["signature"] == proofs.board_signature(board)
     assert shadow["signature"] == shadow["proof"]["digest"] == proofs.shadow_digest(shadow)
     assert snapshot["integrity"]["proof"]["digest"] == proofs.integrity_digest(snapshot)
     for proof in (shadow["proof"], snapshot["integrity"]["proof"]):
@@ -100,14 +100,14 @@ def test_the_sha3_check_given_the_seals_digest_fails_when_the_signed_values_diff
 ) -> None:
     # The bake passes the digest the seal computed from the canonical bytes; the stored
     # signature and proof digest must equal it (and `verify`, passing none, recomputes it).
-    shadow, enh = snapshot["shadow"], snapshot["enhancements"]
+    shadow, board = snapshot["shadow"], snapshot["enhancements"]
     digest = proofs.shadow_digest(shadow)
-    assert digests_consistent(enh, shadow, digest)
-    assert not digests_consistent(enh, shadow, "0" * 64)
+    assert digests_consistent(board, shadow, digest)
+    assert not digests_consistent(board, shadow, "0" * 64)
     for field in ("signature", "proof"):
         broken = copy.deepcopy(shadow)
         if field == "signature":
             broken["signature"] = "0" * 64
         else:
             broken["proof"]["digest"] = "0" * 64
-        assert not digests_consistent(enh, broken, digest)
+        assert not digests_consistent(board, broken, digest)

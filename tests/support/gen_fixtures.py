@@ -2,7 +2,7 @@
 
     python -m tests.support.gen_fixtures --states 50 --partners 10000 --out bench/.data/fixtures
 
-States are real US state codes; MA and NJ are always among them, because the self-check board
+States are real US state codes; MA and NJ are always among them, because the board
 needs a partner with an active licence in MA (checked with `basketball.totals`) and a partner
 without an active licence in NJ (checked with `soccer.moneyline`). Every state permits the same
 wager types. Partner 0 always holds an active MA licence and the last partner never holds an NJ

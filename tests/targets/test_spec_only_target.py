@@ -62,9 +62,9 @@ def test_a_spec_only_service_gives_a_clean_bake(server: FaultServer, tmp_path: P
     result = _bake(server, out)
     assert result.exit_code == 0, result.stderr  # type: ignore[attr-defined]
     snapshot = json.loads((out / "api" / "compliance.json").read_text())
-    enhancements = snapshot["enhancements"]
-    assert (enhancements["passed"], enhancements["total"]) == (8, 8)
-    assert all(row["match"] for row in enhancements["rows"])
+    board = snapshot["enhancements"]
+    assert (board["passed"], board["total"]) == (8, 8)
+    assert all(row["match"] for row in board["rows"])
     assert snapshot["shadow"]["summary"]["mismatches"] == 0
     assert len(snapshot["shadow"]["rows"]) == 8
     for proof in (snapshot["shadow"]["proof"], snapshot["integrity"]["proof"]):

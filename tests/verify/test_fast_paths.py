@@ -37,7 +37,7 @@ from compliance_bake.signing.integrity import profile_discrete, profiles_discret
 from compliance_bake.signing.proofs import snapshot_digests
 from compliance_bake.verify import columns, rules
 from compliance_bake.verify.columns import shadow_columns
-from compliance_bake.verify.rulebook import LICENCE_STATUSES, RuleContext, health_states
+from compliance_bake.verify.rules.book import LICENCE_STATUSES, RuleContext, health_states
 from tests.conftest import invoke
 
 text = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
@@ -194,9 +194,9 @@ def _expected_digests(snap: dict[str, Any]) -> tuple[Any, ...]:
         except (KeyError, TypeError, AttributeError, ValueError, RecursionError):
             return None
 
-    enh, shadow = snap.get("enhancements") or {}, snap.get("shadow") or {}
+    board, shadow = snap.get("enhancements") or {}, snap.get("shadow") or {}
     return (
-        attempt(lambda: proofs.enhancements_signature(enh)),
+        attempt(lambda: proofs.board_signature(board)),
         attempt(lambda: proofs.shadow_digest(shadow)),
         attempt(lambda: proofs.integrity_digest(snap)),
     )
@@ -214,13 +214,13 @@ def _expected_digests(snap: dict[str, Any]) -> tuple[Any, ...]:
         lambda s: s.pop("shadow"),
         lambda s: s.update(enhancements="x"),
     ],
-    ids=["as-baked", "row", "big-int", "high-char", "list", "empty", "missing", "enh-str"],
+    ids=["as-baked", "row", "big-int", "high-char", "list", "empty", "missing", "board-str"],
 )
 def test_the_digests_from_pieces_are_signing_proofs_digests(baked: Path, edit: Any) -> None:
     snap = _demo_snapshot(baked)
     edit(snap)
     got = snapshot_digests(snap)
-    assert (got.enhancements, got.shadow, got.integrity) == _expected_digests(snap)
+    assert (got.board, got.shadow, got.integrity) == _expected_digests(snap)
 
 
 # The shadow rules on columns against the same rules walking the rows, on rows with every kind
@@ -336,12 +336,12 @@ def test_a_state_in_two_runs_is_counted_pair_by_pair(
 
 
 def test_the_secret_search_by_renderings_finds_what_the_full_search_finds(baked: Path) -> None:
-    from compliance_bake.verify.rules_shadow import _secret_absent
+    from compliance_bake.verify.rules.shadow import _secret_absent
 
     snap = _demo_snapshot(baked)
     names = [*layout.JSON_FILES, layout.PORTAL_FILE]
     files = tuple((name, (baked / name).read_bytes()) for name in names)
-    renderings = frozenset({layout.ENHANCEMENTS_FILE, layout.SHADOW_FILE})
+    renderings = frozenset({layout.BOARD_FILE, layout.SHADOW_FILE})
     generator = random.Random(14)
     needles = ["0" * 40, "no such secret anywhere in it", "licenseStatus", "<!doctype", "MA"]
     for _, data in files:
@@ -382,8 +382,8 @@ def test_profiles_discrete_is_every_profile_discrete(profiles: list[Any]) -> Non
 
 
 @st.composite
-def _grids(draw: st.DrawFn) -> dict[str, Any]:
-    """Rows on a grid or off it: states repeated, odd values, a row inserted twice."""
+def _layouts(draw: st.DrawFn) -> dict[str, Any]:
+    """Rows in the bake's layout or off it: states repeated, odd values, a row inserted twice."""
     states = draw(st.lists(st.sampled_from(["MA", "NJ", "NY", 1, True]), min_size=1, max_size=4))
     partners = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=3))
     rows = []
@@ -398,7 +398,7 @@ def _grids(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(_grids())
+@given(_layouts())
 def test_the_totals_on_columns_are_the_portals(snap: dict[str, Any]) -> None:
     """What verify hands the portal (`columns.state_totals`) is the portal's own count, the
     states in the same order."""

@@ -1,4 +1,4 @@
-"""Every rule of verify/rules*.py: a baked snapshot edited and correctly re-signed with the right
+"""Every rule of verify/rules/: a baked snapshot edited and correctly re-signed with the right
 secret (digests, integrity checks, both HMACs) still fails `verify`, exit 1, naming the rule.
 
 The re-signing itself is shown to be correct: an untouched snapshot re-signed the same way, and
@@ -101,14 +101,14 @@ def _both_states(feature: str, **fields: Any) -> Edit:
 
 
 def _drop_feature(snap: dict[str, Any]) -> None:
-    enh = snap["enhancements"]
-    enh["rows"].pop()
-    enh["passed"] = enh["total"] = len(enh["rows"])
+    board = snap["enhancements"]
+    board["rows"].pop()
+    board["passed"] = board["total"] = len(board["rows"])
 
 
 def _dup_feature(snap: dict[str, Any]) -> None:
-    enh = snap["enhancements"]
-    enh["rows"][-1] = copy.deepcopy(enh["rows"][0])
+    board = snap["enhancements"]
+    board["rows"][-1] = copy.deepcopy(board["rows"][0])
 
 
 def _geo(change: Callable[[list[dict[str, Any]]], None]) -> Edit:

@@ -1,11 +1,11 @@
 """The audit on embedded DuckDB, in this process: the default engine.
 
-The plays file is read by DuckDB's own readers (audit/plays.py); lines its CSV reader rejects
-land in a rejects table and are classified by the same query as malformed rows. Every record of
-the input is accounted for (audit/intake.py, records.py, accounting.py): the records are counted
-in a side thread while DuckDB counts, a record past the reader's limit is never handed to DuckDB,
-and each record DuckDB did not read is a `malformed-row` play with its line. A file holding a NUL
-byte is counted again with every value searched for one.
+The plays file is read by DuckDB's own readers (audit/engines/duckdb_plays.py); lines its CSV reader
+rejects land in a rejects table and are classified by the same query as malformed rows. Every record
+of the input is accounted for (audit/plays_input.py, record_count.py, accounting.py): the records
+are counted in a side thread while DuckDB counts, a record past the reader's limit is never handed
+to DuckDB, and each record DuckDB did not read is a `malformed-row` play with its line. A file
+holding a NUL byte is counted again with every value searched for one.
 """
 
 from __future__ import annotations
@@ -26,6 +26,13 @@ from compliance_bake.audit.database import (
     open_read,
     plays_sql,
 )
+from compliance_bake.audit.engines.duckdb_plays import (
+    drop_rejects,
+    parquet_rows,
+    plays_relation,
+    rejected_relation,
+)
+from compliance_bake.audit.engines.duckdb_progress import read_progress
 from compliance_bake.audit.engines.interface import (
     NO_OPTIONS,
     PlaysOptions,
@@ -34,19 +41,22 @@ from compliance_bake.audit.engines.interface import (
     digest_text,
     violating_plays,
 )
-from compliance_bake.audit.intake import STDIN, PlaysInput, counting, has_long_line, plays_input
-from compliance_bake.audit.plays import (
-    PlaysFormat,
-    PlaysSource,
-    drop_rejects,
-    open_plays,
-    parquet_rows,
-    plays_relation,
-    rejected_relation,
+from compliance_bake.audit.plays_input import (
+    STDIN,
+    PlaysInput,
+    counting,
+    has_long_line,
+    plays_input,
 )
-from compliance_bake.audit.reading import reporting
-from compliance_bake.audit.records import RecordCount
-from compliance_bake.audit.sources import is_glob, is_uri, resolve_plays
+from compliance_bake.audit.plays_source import (
+    PlaysFile,
+    PlaysFormat,
+    is_glob,
+    is_uri,
+    open_plays,
+    resolve_plays,
+)
+from compliance_bake.audit.record_count import RecordCount
 from compliance_bake.audit.sql import (
     COPIES,
     DUCKDB,
@@ -67,7 +77,7 @@ from compliance_bake.progress import ProgressSink
 class _Reader:
     """The plays relation(s) over one file `path` (the input, or its copy within the limit)."""
 
-    def __init__(self, con: Any, source: PlaysSource, prefix: bool = False) -> None:
+    def __init__(self, con: Any, source: PlaysFile, prefix: bool = False) -> None:
         self.con, self.source = con, source
         self.nul_check = False
         self.prefix = prefix
@@ -200,7 +210,7 @@ class DuckDBEngine:
             if plays.count is not None:
                 reader.reread(plays.readable(), nul_check=plays.count.nul)
             failure: Exception | None = None
-            with reporting(self.con, plays.path, progress), counting(plays) as counted:
+            with read_progress(self.con, plays.path, progress), counting(plays) as counted:
                 try:
                     reader.groups(window)
                 except self._error as exc:

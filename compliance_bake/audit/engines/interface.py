@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from compliance_bake.audit.columns import DEFAULT, ColumnMap
 from compliance_bake.audit.database import Provenance
-from compliance_bake.audit.plays import PlaysFormat
+from compliance_bake.audit.plays_source import PlaysFormat
 from compliance_bake.audit.sql import Dialect
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.progress import ProgressSink

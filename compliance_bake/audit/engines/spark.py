@@ -36,9 +36,8 @@ from compliance_bake.audit.engines.interface import (
     violating_plays,
 )
 from compliance_bake.audit.engines.spark_progress import stage_progress
-from compliance_bake.audit.intake import STDIN, plays_input
-from compliance_bake.audit.plays import PlaysFormat, open_plays
-from compliance_bake.audit.sources import PlaysSpec, resolve_plays
+from compliance_bake.audit.plays_input import STDIN, plays_input
+from compliance_bake.audit.plays_source import PlaysFormat, PlaysSpec, open_plays, resolve_plays
 from compliance_bake.audit.sql import (
     COPIES,
     GROUPS,

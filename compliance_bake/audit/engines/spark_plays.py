@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compliance_bake.audit.plays import COLUMNS, PlaysFormat
-from compliance_bake.audit.sources import PlaysSpec
+from compliance_bake.audit.plays_source import COLUMNS, PlaysFormat, PlaysSpec
 from compliance_bake.errors import InputError
 
 CORRUPT = "_malformed_record"

@@ -9,7 +9,7 @@ from typing import Any
 
 from compliance_bake.report.deepequal import strict_equals
 from compliance_bake.verify.findings import json_value
-from compliance_bake.verify.rulebook import RuleContext, rule
+from compliance_bake.verify.rules.book import RuleContext, rule
 
 SPEC_EXPECTED: dict[str, dict[str, Any] | None] = {
     "health.states": None,  # {"ok": true, "states": the regulated states}: checked on its own
@@ -108,7 +108,8 @@ def _board_match(snap: dict[str, Any], _: RuleContext) -> list[str]:
 
 @rule("board-count", "enhancements passed/total count the rows (spec 2.2)")
 def _board_count(snap: dict[str, Any], _: RuleContext) -> list[str]:
-    enh = snap["enhancements"]
-    rows = enh["rows"]
-    counted = enh["passed"] == sum(r["match"] is True for r in rows) and enh["total"] == len(rows)
-    return [] if counted else [f"passed/total {enh['passed']}/{enh['total']}"]
+    board = snap["enhancements"]
+    rows = board["rows"]
+    passed = sum(r["match"] is True for r in rows)
+    counted = board["passed"] == passed and board["total"] == len(rows)
+    return [] if counted else [f"passed/total {board['passed']}/{board['total']}"]

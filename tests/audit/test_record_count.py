@@ -1,5 +1,5 @@
-"""The engine-neutral record count (`audit/records.py`) against DuckDB's reader and a line count,
-and the accounting of records an engine did not read (`audit/accounting.py`)."""
+"""The engine-neutral record count (`audit/record_count.py`) against DuckDB's reader and a line
+count, and the accounting of records an engine did not read (`audit/accounting.py`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from compliance_bake.audit import records
+from compliance_bake.audit import record_count
 from compliance_bake.audit.accounting import unread_plays
-from compliance_bake.audit.intake import has_long_line, without_oversized
-from compliance_bake.audit.plays import COLUMNS
-from compliance_bake.audit.records import (
+from compliance_bake.audit.plays_input import has_long_line, without_oversized
+from compliance_bake.audit.plays_source import COLUMNS
+from compliance_bake.audit.record_count import (
     RecordCount,
     count_records,
     count_stream,
@@ -73,7 +73,7 @@ def test_the_count_matches_duckdbs_reader(tmp_path: Path, name: str) -> None:
 def test_the_count_does_not_depend_on_chunk_edges(
     monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:
-    monkeypatch.setattr(records, "CHUNK", chunk)
+    monkeypatch.setattr(record_count, "CHUNK", chunk)
     for name, (text, expected) in CASES.items():
         data = _with_header(text)
         counted = count_stream(io.BytesIO(data), quoting=True, header=True)
@@ -147,7 +147,7 @@ def test_parquet_counts_every_row_of_every_row_group(tmp_path: Path) -> None:
     assert summary["zipWindow"]["totalPlays"] == 50
 
 
-@pytest.mark.parametrize("block", [1, 2, 3, 7, 64, records.FEED_BLOCK])
+@pytest.mark.parametrize("block", [1, 2, 3, 7, 64, record_count.FEED_BLOCK])
 def test_line_feeds_counts_and_finds_blank_lines_across_blocks(block: int) -> None:
     """Against bytes.count and a regex, at every block size (a blank line across two blocks)."""
     import random
@@ -160,13 +160,13 @@ def test_line_feeds_counts_and_finds_blank_lines_across_blocks(block: int) -> No
         begin = rng.randint(0, len(data))
         end = rng.randint(begin, len(data))
         expected = None if blank_line.search(data, begin, end) else data.count(b"\n", begin, end)
-        assert records.line_feeds(data, begin, end, block) == expected, (data, begin, end)
+        assert record_count.line_feeds(data, begin, end, block) == expected, (data, begin, end)
 
 
 def test_bytes_that_are_not_utf8_are_found_and_repaired_in_the_copy(tmp_path: Path) -> None:
     """A character split across two chunks is UTF-8; a stray byte is not, and the copy an engine
     reads holds U+FFFD in its place (CSV only: a JSON line with one is malformed)."""
-    split = "h\n" + "a" * (records.CHUNK - 3) + "é,x\n"
+    split = "h\n" + "a" * (record_count.CHUNK - 3) + "é,x\n"
     whole = count_stream(io.BytesIO(split.encode()), quoting=True, header=True)
     assert whole.records == 1 and not whole.not_utf8
     bad = b"h\nbad\xffutf,x\n"
@@ -179,7 +179,7 @@ def test_bytes_that_are_not_utf8_are_found_and_repaired_in_the_copy(tmp_path: Pa
     assert copy.read_text(encoding="utf-8") == "h\nbad\ufffdutf,x\n"
 
 
-@pytest.mark.parametrize("size", [40, records.FEED_BLOCK * 3])
+@pytest.mark.parametrize("size", [40, record_count.FEED_BLOCK * 3])
 def test_fields_match_finds_any_line_with_another_count_of_commas(size: int) -> None:
     """Against a count line by line, in the bytes path and the numpy path (a line one comma
     over beside one comma under keeps the total: still found)."""
@@ -194,8 +194,8 @@ def test_fields_match_finds_any_line_with_another_count_of_commas(size: int) -> 
             total += len(lines[-1])
         data = b"".join(lines)
         expected = all(line.count(b",") == 3 for line in lines)
-        assert records.fields_match(data, 0, len(data), 3) == expected
-    assert not records.fields_match(b"a,b\n,a,b,\na,b\n" * 30_000, 0, 30_000 * 14, 1)
+        assert record_count.fields_match(data, 0, len(data), 3) == expected
+    assert not record_count.fields_match(b"a,b\n,a,b,\na,b\n" * 30_000, 0, 30_000 * 14, 1)
 
 
 def test_records_with_another_count_of_fields_are_listed_in_every_chunk(
@@ -204,7 +204,7 @@ def test_records_with_another_count_of_fields_are_listed_in_every_chunk(
     """Plain lines (in bulk), a quoted field, a quoted line feed: each record whose count of
     fields is not the header's is listed with its line and byte range, but for a plain line
     that ends in no comma (too few fields, or a value too many), which the reader rejects."""
-    monkeypatch.setattr(records, "CHUNK", 4096)
+    monkeypatch.setattr(record_count, "CHUNK", 4096)
     rows = [ROW] * 3000
     bad = {
         10: ROW + ",,",
@@ -245,7 +245,7 @@ def test_numpy_is_imported_with_one_openblas_thread_unless_the_user_chose(
     plays.write_text(HEADER + "\n" + (ROW + "\n") * 20_000)  # past one block: the numpy path
     script = (
         "import os, sys; from pathlib import Path\n"
-        "from compliance_bake.audit.records import count_records\n"
+        "from compliance_bake.audit.record_count import count_records\n"
         "assert 'numpy' not in sys.modules\n"
         "print(count_records(Path(sys.argv[1]), quoting=True, header=True).records,\n"
         "      'numpy' in sys.modules, os.environ.get('OPENBLAS_NUM_THREADS'))\n"

@@ -1,7 +1,7 @@
 """The rule book: a rule is an id, a one-line message and a check over the snapshot.
 
-The checks live in rules_board.py and rules_shadow.py, registered here by `@rule`; rules.py runs
-them all.
+The checks live in board.py and shadow.py, registered here by `@rule`; the package's
+`check_rules` runs them all.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""How far the audit has read its plays file, for the progress bar.
+"""DuckDB's progress while the audit runs: how far it has read the plays file, into a progress sink.
 
 DuckDB's own `query_progress()` stays at the share of finished pipelines for the audit's query
 (25% until the end, on DuckDB 2.0), so the bar follows the bytes this process has read instead:
 `rchar` in `/proc/self/io` (Linux), which counts every read, `pread` included, against the file's
 size. Elsewhere, or when the count is not available, it falls back to DuckDB's figure. Reading
 Parquet skips the columns the audit does not need, so there the bar may stop short of the end
-before it completes.
+before it completes. Spark's twin is spark_progress.py.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def bytes_read() -> int | None:
 
 
 @contextmanager
-def reporting(con: Any, path: Path, progress: ProgressSink) -> Iterator[None]:
+def read_progress(con: Any, path: Path, progress: ProgressSink) -> Iterator[None]:
     """Poll the reading of `path` into the sink from a side thread while DuckDB runs a query."""
     if isinstance(progress, NoProgress):
         yield

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from compliance_bake.audit import records
-from compliance_bake.audit.plays import PlaysFormat, plays_format
-from compliance_bake.audit.records import (
+from compliance_bake.audit import record_count
+from compliance_bake.audit.plays_source import PlaysFormat, plays_format
+from compliance_bake.audit.record_count import (
     CHUNK,
     RECORD_LIMIT,
     Oversized,
@@ -92,7 +92,7 @@ class PlaysInput:
         if self._line_feeds or self.format is PlaysFormat.PARQUET:
             return False
         with self.path.open("rb") as handle:
-            while chunk := handle.read(records.CHUNK):
+            while chunk := handle.read(record_count.CHUNK):
                 if b"\r" in chunk:
                     self._line_feeds, self._readable = True, None
                     return True
@@ -140,7 +140,7 @@ def _spool(stream: BinaryIO, target: Path, fmt: PlaysFormat, limit: int) -> Reco
         csv = fmt is PlaysFormat.CSV
         scanner = RecordScanner(quoting=csv, header=csv, limit=limit)
     with target.open("wb") as out:
-        while chunk := stream.read(records.CHUNK):
+        while chunk := stream.read(record_count.CHUNK):
             out.write(chunk)
             if scanner is not None:
                 scanner.feed(chunk)
@@ -155,9 +155,9 @@ def plays_input(
     limit: int | None = None,
 ) -> Iterator[PlaysInput]:
     """The plays input named by `path` (`-`: standard input, CSV unless `fmt` says otherwise),
-    with records up to `limit` bytes (`records.RECORD_LIMIT` unless given). Bad input raises
+    with records up to `limit` bytes (`record_count.RECORD_LIMIT` unless given). Bad input raises
     InputError; temporary files are removed on the way out."""
-    limit = records.RECORD_LIMIT if limit is None else limit
+    limit = record_count.RECORD_LIMIT if limit is None else limit
     plays: PlaysInput
     if str(path) == STDIN:
         fmt = fmt or PlaysFormat.CSV

@@ -23,7 +23,7 @@ from compliance_bake.signing.integrity import (
 )
 from compliance_bake.verify import columns
 from compliance_bake.verify.findings import json_value
-from compliance_bake.verify.rulebook import (
+from compliance_bake.verify.rules.book import (
     LICENCE_STATUSES,
     SECRET_NAME,
     WINDOW_DAYS,
@@ -235,13 +235,13 @@ def content_checks(
     fields are not trusted: a missing one raises, and the rule says it could not run).
     `shadow_digest`: signing.shadow_digest(snap["shadow"]), when the verifier has computed it."""
     deep = snap.get("deepAudit")
-    enhancements, shadow, geo = snap["enhancements"], snap["shadow"], snap["geo"]
+    board, shadow, geo = snap["enhancements"], snap["shadow"], snap["geo"]
     window = None if deep is None else deep["zipWindow"]
     return integrity_checks(
-        passed=enhancements["passed"],
-        total=enhancements["total"],
+        passed=board["passed"],
+        total=board["total"],
         mismatches=shadow["summary"]["mismatches"],
-        digests_consistent=digests_consistent(enhancements, shadow, shadow_digest),
+        digests_consistent=digests_consistent(board, shadow, shadow_digest),
         hmac_holds=hmac_ok,
         geo_discrete=bool(geo["partners"]) and profiles_discrete(geo["partners"]),
         zip_window=None if window is None else ZipWindow.from_json(window),

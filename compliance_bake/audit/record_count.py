@@ -15,15 +15,15 @@ searched: the count takes about 0.3 s of CPU per GB, where fresh 16 MiB chunks t
 and 0.8 s beside DuckDB's reader (each new chunk is new memory for the kernel to map, and each
 search of it went back to main memory); `bytes.count` and a regex for blank lines took 1.4 s.
 Records longer than `RECORD_LIMIT` are listed with their line and byte range:
-`intake.without_oversized` copies the file with each of them blanked out, so that a reader never
-meets a record past its limit, and `intake.has_long_line` is the quick look, before an engine reads
-a file, for a line past the limit. So are CSV records whose count of fields (commas outside quotes,
-plus one) differs from the header's (`misfits`): DuckDB's reader rejects a row with too few fields
-or a value too many, but passes one whose extra fields are empty (`...,25.00,,,`) as a clean play,
-and none of its options flags that one without losing the lines of the others. Lines with a
-quote, or beside a blank line, are checked as they are walked. Plain lines in bulk are checked
-only where one ends in a comma (`comma_ends`, about 0.01 s of CPU per 100 MB), for only such a
-line can hold empty fields too many; there `fields_match` checks each (numpy, 0.05 s per 100 MB).
+`plays_input.without_oversized` copies the file with each of them blanked out, so that a reader
+never meets a record past its limit, and `plays_input.has_long_line` is the quick look, before an
+engine reads a file, for a line past the limit. So are CSV records whose count of fields (commas
+outside quotes, plus one) differs from the header's (`misfits`): DuckDB's reader rejects a row with
+too few fields or a value too many, but passes one whose extra fields are empty (`...,25.00,,,`) as
+a clean play, and none of its options flags that one without losing the lines of the others. Lines
+with a quote, or beside a blank line, are checked as they are walked. Plain lines in bulk are
+checked only where one ends in a comma (`comma_ends`, about 0.01 s of CPU per 100 MB), for only such
+a line can hold empty fields too many; there `fields_match` checks each (numpy, 0.05 s per 100 MB).
 A plain line with too few fields, or a value too many, is left to the reader, which rejects it
 with its line.
 """
@@ -189,7 +189,8 @@ class RecordScanner:
         self.fields = 0  # the header's, once read (CSV)
         self._exact: re.Pattern[bytes] | None = None  # a whole line of `fields` fields
         # A `\r` not ending its line: some writers end a line there, and the reader is given a
-        # copy where it does (`intake.PlaysInput.line_feeds_only`), so the reader counts fields.
+        # copy where it does (`plays_input.PlaysInput.line_feeds_only`), so the reader counts
+        # fields.
         self.lone_cr = False
         self.offset = 0  # of the next byte
         self.line = 1  # physical line of the next byte

@@ -1,8 +1,11 @@
 """The specification's rules (2.1-2.8, 8, 9) that follow from a snapshot's own content.
 
-Each rule has an id and a one-line message; `check_rules` runs every rule and returns, per rule,
-the places where it does not hold. A rule never trusts the document's shape: a rule that cannot
-run on a malformed document is reported as broken ("could not run"), never as holding.
+`book.py` holds what a rule is and its registry (`@rule`); the rules live in `board.py` (the top
+level and the board) and `shadow.py` (the shadow matrix, geo, deepAudit, integrity, secrecy),
+registered when this package imports them. Each rule has an id and a one-line message;
+`check_rules`, here, runs every rule and returns, per rule, the places where it does not hold. A
+rule never trusts the document's shape: a rule that cannot run on a malformed document is
+reported as broken ("could not run"), never as holding.
 
 These rules are about meaning, not about results: a snapshot that honestly records a failed
 check (a board row with `match: false`, a shadow mismatch) still satisfies every rule; what it
@@ -14,9 +17,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from compliance_bake.verify import rules_board, rules_shadow
 from compliance_bake.verify.columns import shadow_columns
-from compliance_bake.verify.rulebook import (
+from compliance_bake.verify.rules import board, shadow
+from compliance_bake.verify.rules.book import (
     MAX_PLACES,
     RULES,
     Rule,
@@ -25,7 +28,7 @@ from compliance_bake.verify.rulebook import (
 )
 
 # Importing the rule modules registers their rules, in this order.
-RULE_MODULES = (rules_board, rules_shadow)
+RULE_MODULES = (board, shadow)
 __all__ = ["RULES", "Rule", "RuleContext", "RuleResult", "check_rules"]
 
 
