@@ -161,7 +161,7 @@ def deep(
     from compliance_bake.audit.run import run_audit
     from compliance_bake.cli import reporters
     from compliance_bake.cli.phases import reporting
-    from compliance_bake.controls import terminal_json
+    from compliance_bake.report.escape import terminal_json
 
     tables_to_stderr = reporters.check_stdout(reports, as_json)
     options = engine_options(engine, spark_master, spark_conf)

@@ -229,8 +229,8 @@ def snapshot(
     from compliance_bake.bake import run_bake
     from compliance_bake.cli import outcome, render, reporters
     from compliance_bake.cli.phases import reporting
-    from compliance_bake.controls import terminal_json
     from compliance_bake.log.append import LogTarget
+    from compliance_bake.report.escape import terminal_json
 
     tables_to_stderr = reporters.check_stdout(reports, as_json)
     options = engine_options(engine, spark_master, spark_conf)

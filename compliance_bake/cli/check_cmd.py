@@ -64,10 +64,10 @@ def check(
         --partner node-bay-01 --state MA --wager-type basketball.totals
     """
     from compliance_bake.cli import render
-    from compliance_bake.controls import terminal_json
     from compliance_bake.errors import InputError
     from compliance_bake.inputs.fixtures import load_fixtures
     from compliance_bake.inputs.zipindex import zip_index
+    from compliance_bake.report.escape import terminal_json
     from compliance_bake.targets.engine import Engine
     from compliance_bake.targets.inprocess import InProcessTarget
 

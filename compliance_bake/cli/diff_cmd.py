@@ -115,9 +115,9 @@ def diff(
       compliance-bake diff a.json b.json --unauthenticated
     """
     from compliance_bake.cli import outcome, reporters
-    from compliance_bake.cli.terminal import plain_lines
     from compliance_bake.diff import render
     from compliance_bake.diff.run import run_diff
+    from compliance_bake.report.escape import visible_lines
     from compliance_bake.signing.secret import resolve_secret
     from compliance_bake.signing.signing_key import public_keys_from
 
@@ -134,13 +134,13 @@ def diff(
         timeout=timeout,
     )
     if as_json:
-        from compliance_bake.controls import terminal_json
+        from compliance_bake.report.escape import terminal_json
 
         click.echo(terminal_json(result.as_json()))
     elif as_markdown:
-        click.echo(plain_lines(render.markdown_report(result, limit)), nl=False)
+        click.echo(visible_lines(render.markdown_report(result, limit)), nl=False)
     else:
         with reporters.human_output(tables_to_stderr):
-            click.echo(plain_lines(render.text_report(result, limit)), nl=False)
+            click.echo(visible_lines(render.text_report(result, limit)), nl=False)
     reporters.write_reports(reports, outcome.of_diff(result))
     sys.exit(result.exit_code)

@@ -46,8 +46,8 @@ def docs(topic: str | None) -> None:
       compliance-bake docs target-profiles
       compliance-bake docs signing | less
     """
-    from compliance_bake.cli.terminal import plain_lines
     from compliance_bake.errors import InputError
+    from compliance_bake.report.escape import visible_lines
 
     found = pages()
     if topic is None:
@@ -60,7 +60,7 @@ def docs(topic: str | None) -> None:
                 f"docs: no page named {topic!r}",
                 "run `compliance-bake docs` for the list of pages",
             )
-        text = plain_lines(found[name].read_text(encoding="utf-8"))
+        text = visible_lines(found[name].read_text(encoding="utf-8"))
     _page_out(text)
 
 

@@ -39,13 +39,13 @@ def mint(keys_file: Path, label: str) -> None:
       compliance-bake keys mint --label ci
       export COMPLIANCE_AGENT_KEY=$(compliance-bake keys mint --label ci)
     """
-    from compliance_bake.cli.terminal import plain
     from compliance_bake.identity.keyfile import mint_key
+    from compliance_bake.report.escape import visible
 
     key = mint_key(keys_file, label)
     click.echo(key)
     click.echo(
-        f"compliance-bake: key {key[:5]} stored (hash only) in {plain(keys_file)}; a running "
+        f"compliance-bake: key {key[:5]} stored (hash only) in {visible(keys_file)}; a running "
         "`serve` with this --keys-file accepts it from its next request (no restart)",
         err=True,
     )
@@ -66,9 +66,8 @@ def list_keys(keys_file: Path, as_json: bool) -> None:
     Example:
       compliance-bake keys list --json
     """
-    from compliance_bake.cli.terminal import plain
-    from compliance_bake.controls import terminal_json
     from compliance_bake.identity.keyfile import load_keys
+    from compliance_bake.report.escape import terminal_json, visible
 
     records = load_keys(keys_file).records()
     rows = [{"prefix": r.prefix, "label": r.label, "revoked": r.revoked} for r in records]
@@ -79,7 +78,7 @@ def list_keys(keys_file: Path, as_json: bool) -> None:
         click.echo(f"no agent keys in {keys_file}", err=True)
     for row in rows:
         state = "revoked" if row["revoked"] else "active"
-        click.echo(plain(f"{row['prefix']}  {state:<7}  {row['label']}"))
+        click.echo(visible(f"{row['prefix']}  {state:<7}  {row['label']}"))
 
 
 @keys.command(

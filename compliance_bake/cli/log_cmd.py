@@ -11,7 +11,7 @@ import click
 from compliance_bake.cli.options import json_option, public_key_option, timeout_option
 from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
-from compliance_bake.controls import terminal_json
+from compliance_bake.report.escape import terminal_json
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey

@@ -49,7 +49,7 @@ def json_error(
     asked = ctx is not None and ctx.meta.get("compliance_bake.json")
     if not asked and "--json" not in (argv or []):
         return
-    from compliance_bake.controls import terminal_json
+    from compliance_bake.report.escape import terminal_json
 
     click.echo(terminal_json({"code": code, "message": message, "fix": fix}, indent=None))
 
@@ -57,9 +57,9 @@ def json_error(
 def _visible(text: str) -> str:
     """The one terminal escape (cli/terminal.py): a message may quote a path, a server's text or
     a fixture's key, none of which may reach the terminal raw."""
-    from compliance_bake.cli.terminal import plain
+    from compliance_bake.report.escape import visible
 
-    return plain(text)
+    return visible(text)
 
 
 def _explain(ctx: click.Context, kind: str, message: str, hint: str, code: int) -> None:

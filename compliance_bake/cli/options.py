@@ -210,11 +210,11 @@ def open_target(
     settings = HttpSettings(timeout=timeout, concurrency=concurrency, retries=retries)
     sink = None
     if explain:
-        from compliance_bake.cli.terminal import plain
+        from compliance_bake.report.escape import visible
         from compliance_bake.targets.explain import render
 
         def sink(record: Any) -> None:
-            click.echo(render(record, plain), err=True)
+            click.echo(render(record, visible), err=True)
 
     return HttpTarget(parsed, resolve_agent_key(key_file), settings, profile, sink)
 

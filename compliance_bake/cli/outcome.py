@@ -70,10 +70,10 @@ class Case:
         """The first `limit` items as `- text at file:line`, then how many more. An item is one
         line: a line break in its outside text is shown, never kept (a JUnit body printed into a
         CI log would otherwise start a line the log runs as a command)."""
-        from compliance_bake.cli.terminal import plain
+        from compliance_bake.report.escape import visible
 
         lines = [
-            f"- {plain(i.text)} at {plain(i.where())}" if i.where() else f"- {plain(i.text)}"
+            f"- {visible(i.text)} at {visible(i.where())}" if i.where() else f"- {visible(i.text)}"
             for i in self.items[:limit]
         ]
         more = self.item_count - min(limit, len(self.items))

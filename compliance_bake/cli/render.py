@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from compliance_bake.cli.phases import err_console
 from compliance_bake.cli.short_summary import failure_summary
 from compliance_bake.cli.terminal import clipped, count, previous_lines, safe, width
-from compliance_bake.controls import terminal_json
+from compliance_bake.report.escape import terminal_json
 
 if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult

@@ -11,9 +11,8 @@ start markup or HTML is backslash-escaped.
 from __future__ import annotations
 
 from compliance_bake.cli.outcome import Outcome
-from compliance_bake.cli.terminal import plain
 from compliance_bake.report.escape import markdown as _md
-from compliance_bake.report.escape import workflow_data, workflow_property
+from compliance_bake.report.escape import visible, workflow_data, workflow_property
 
 GITHUB_ITEMS = 5  # annotations and listed items of a failed case (GitHub shows 10 a step)
 MARKDOWN_ITEMS = 5
@@ -36,16 +35,18 @@ def github_bytes(outcome: Outcome) -> bytes:
     then the verdict."""
     lines = []
     for suite, case in outcome.failed():
-        title = plain(f"{suite}: {case.name}")
+        title = visible(f"{suite}: {case.name}")
         placed = [item for item in case.items[:GITHUB_ITEMS] if item.file is not None]
         first = placed[0] if placed else None
-        message = "\n".join(plain(x) for x in [case.message, *case.item_lines(GITHUB_ITEMS)])
+        message = "\n".join(visible(x) for x in [case.message, *case.item_lines(GITHUB_ITEMS)])
         lines.append(_annotation(title, message, *((first.file, first.line) if first else ())))
-        lines += [_annotation(title, plain(item.text), item.file, item.line) for item in placed[1:]]
+        lines += [
+            _annotation(title, visible(item.text), item.file, item.line) for item in placed[1:]
+        ]
     level = "notice" if outcome.ok else "error"
     lines.append(
         f"::{level} title={workflow_property('compliance-bake ' + outcome.command)}::"
-        f"{workflow_data(plain(outcome.verdict))}"
+        f"{workflow_data(visible(outcome.verdict))}"
     )
     return ("\n".join(lines) + "\n").encode("utf-8")
 

@@ -60,7 +60,7 @@ class JsonSummary:
     suffix: str = "json"
 
     def render(self, outcome: Outcome) -> bytes:
-        from compliance_bake.controls import terminal_json
+        from compliance_bake.report.escape import terminal_json
 
         return (terminal_json(summary_document(outcome)) + "\n").encode("utf-8")
 

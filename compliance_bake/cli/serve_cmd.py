@@ -72,7 +72,7 @@ def serve(
       compliance-bake serve --host 127.0.0.1 --port 0 --out out
       compliance-bake serve --out out --log log
     """
-    from compliance_bake.cli.terminal import plain
+    from compliance_bake.report.escape import visible
     from compliance_bake.service.runner import Listening, ServeSettings
     from compliance_bake.service.runner import serve as run
 
@@ -80,8 +80,8 @@ def serve(
         states = ", ".join(where.states) if len(where.states) <= 8 else f"{len(where.states)}"
         click.echo(
             f"compliance-bake serve: listening on {where.url} "
-            f"(states {states}; {where.keys} agent key(s) from {plain(keys_file)}; "
-            f"snapshot from {plain(out_dir)}/)",
+            f"(states {states}; {where.keys} agent key(s) from {visible(keys_file)}; "
+            f"snapshot from {visible(out_dir)}/)",
             err=True,
         )
         if where.keys == 0:
@@ -94,9 +94,9 @@ def serve(
 
         if not (out_dir / API_FILE).is_file():
             click.echo(
-                f"compliance-bake serve: warning: {plain(out_dir)}/ holds no bake ({API_FILE} is "
+                f"compliance-bake serve: warning: {visible(out_dir)}/ holds no bake ({API_FILE} is "
                 "missing), so the snapshot routes answer 404 (fix: run `compliance-bake bake "
-                f"snapshot --out {plain(out_dir)}`, or pass --out FOLDER of a bake)",
+                f"snapshot --out {visible(out_dir)}`, or pass --out FOLDER of a bake)",
                 err=True,
             )
 

@@ -75,9 +75,9 @@ def finish(exit_code: int, nothing_audited: str | None) -> NoReturn:
     """Ends `bake snapshot` and `audit deep`: when no play fell in the window, why (on stderr,
     escaped for the terminal: it names the operator's plays source), then the exit code."""
     if nothing_audited is not None:
-        from compliance_bake.cli.terminal import plain
+        from compliance_bake.report.escape import visible
 
-        click.echo(f"compliance-bake: {plain(nothing_audited)}", err=True)
+        click.echo(f"compliance-bake: {visible(nothing_audited)}", err=True)
     sys.exit(exit_code)
 
 

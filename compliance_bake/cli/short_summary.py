@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from compliance_bake.cli.terminal import count, plain, safe, width
+from compliance_bake.cli.terminal import count, safe, width
+from compliance_bake.report.escape import visible
 
 if TYPE_CHECKING:
     from compliance_bake.cli.outcome import Case, Outcome
@@ -54,7 +55,7 @@ def _item_lines(case: Case) -> list[str]:
     lines = []
     for text in texts:
         lines += textwrap.wrap(
-            plain(text),
+            visible(text),
             width=width(),
             initial_indent="  - ",
             subsequent_indent="    ",

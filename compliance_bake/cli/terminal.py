@@ -1,8 +1,8 @@
 """Text for the terminal: control characters shown as escapes, numbers with separators, widths.
 
 Fixtures and targets are not trusted: a partner id or a runtime string with ESC or an OSC
-sequence must never reach the terminal raw, so every value printed goes through `plain` (the one
-escape, `report.escape.visible`) or `safe`, which also escapes rich markup.
+sequence must never reach the terminal raw, so every value printed goes through the one escape,
+`report.escape.visible`, or `safe`, which also escapes rich markup.
 """
 
 from __future__ import annotations
@@ -10,20 +10,18 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from compliance_bake.report.escape import visible, visible_lines
+from compliance_bake.report.escape import visible
 
 if TYPE_CHECKING:
     from compliance_bake.report.portal_previous import PreviousRecord
 
-plain = visible  # the one escape, under the name the CLI's modules use
-plain_lines = visible_lines
 
 
 def safe(value: object) -> str:
-    """plain(value), escaped for rich markup."""
+    """visible(value), escaped for rich markup."""
     from rich.markup import escape
 
-    return escape(plain(value))
+    return escape(visible(value))
 
 
 CELL_CHARS = 64  # of one value in a table row: a play's field can be megabytes

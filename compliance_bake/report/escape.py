@@ -1,7 +1,9 @@
 """Escaping of text the tool did not write, one function per language it lands in: a terminal
 or a log (`visible`, `visible_lines`), HTML (`escape_html`), Markdown (`markdown`), XML
-(`xml_text`), GitHub workflow commands (`workflow_data`, `workflow_property`). JSON on a
-terminal is `controls.terminal_json`, kept in the kernel so that `--json` imports nothing more.
+(`xml_text`), GitHub workflow commands (`workflow_data`, `workflow_property`), and JSON where
+a terminal may show it (`terminal_json`). Every `--json` prints through `terminal_json`, and
+`audit deep --json` imports nothing it does not use (tests/cli/test_audit_startup.py), so this
+module imports markupsafe only when the portal's HTML asks for it.
 
 `escape_html` is the function the portal template applies to every cell. The board's
 `runtime.escapeHTML` feature calls this same function through `escape_html`, looked up at call time,
@@ -14,7 +16,7 @@ terminal or a log raw, where it could recolour, retitle or overwrite what the op
 C0 and C1 control characters and DEL are shown as `\\xNN`; the Unicode line and paragraph
 separators and the bidirectional overrides as `\\uNNNN`, since they reorder or split a line too.
 It lives here, below the CLI, because the service logs such strings as well. What counts as a
-control character is `controls.INVISIBLE`, shared with the JSON writer `controls.terminal_json`.
+control character is `INVISIBLE`, shared with the JSON writer `terminal_json`.
 
 `markdown` is the one escape for Markdown (the `--report markdown` step summary and
 `diff --markdown`, read as a pull-request comment): `visible` first, so the text stays on its
@@ -24,11 +26,16 @@ a service's runtime reads as the literal text it is, never as a heading, an imag
 
 from __future__ import annotations
 
+import json
 import re
+from typing import TYPE_CHECKING, Any
 
-from markupsafe import Markup, escape
+if TYPE_CHECKING:
+    from markupsafe import Markup
 
-from compliance_bake.controls import INVISIBLE
+# C0 and C1 control characters and DEL; the Unicode line and paragraph separators and the
+# bidirectional embeddings, overrides and isolates, which reorder or split a line.
+INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _shown(match: re.Match[str]) -> str:
@@ -81,4 +88,22 @@ def workflow_property(text: str) -> str:
 
 def escape_html(value: object) -> Markup:
     """Escape &, <, >, " and ' of the text form of value."""
+    from markupsafe import escape
+
     return escape("" if value is None else str(value))
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return char if char == "\n" else f"\\u{ord(char):04x}"
+
+
+def terminal_json(value: Any, indent: int | None = 2) -> str:
+    """The one JSON text the tool prints or writes where a terminal may show it: every
+    `--json`, `--report json` and the one-line JSON error (`indent=None`). UTF-8 as it is, with
+    every character `INVISIBLE` names escaped as `\\uNNNN`: JSON escapes C0 itself (the raw
+    line breaks left are the indentation); DEL, C1 and the bidirectional controls are escaped
+    too, the same value once parsed, so an ESC or an override in a play, a snapshot or a
+    server's text never reaches a terminal raw."""
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    return INVISIBLE.sub(_json_escape, text)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from xml.etree import ElementTree
 
-from compliance_bake.controls import terminal_json
 from compliance_bake.report.escape import (
     escape_html,
     markdown,
+    terminal_json,
     visible,
     visible_lines,
     workflow_data,
