@@ -61,7 +61,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         module = vars(item.module) if getattr(item, "module", None) is not None else {}
         if "browser" in fixtures or "browser" in item.path.name:
             item.add_marker("browser")
-        if any(name in module or name in fixtures for name in _SERVICE_NAMES):
+        # A server is started by a module's helper, a `served` fixture, or a name the test
+        # imports in its own body (an import inside a function is among its code's names).
+        code = getattr(getattr(item, "function", None), "__code__", None)
+        names = set(code.co_names) if code is not None else set()
+        if "served" in fixtures or any(
+            name in module or name in fixtures or name in names for name in _SERVICE_NAMES
+        ):
             item.add_marker("service")
 
 

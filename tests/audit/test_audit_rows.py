@@ -54,6 +54,7 @@ def write_with_big_row(path: Path, field: str, last: bool, mib: int = BIG) -> Pa
     return path
 
 
+@pytest.mark.product  # scale: 50 MB rows (make test-fast leaves them to make test)
 @pytest.mark.parametrize("last", [False, True], ids=["middle", "last-line"])
 @pytest.mark.parametrize("field", ["stake", "play_id"])
 def test_a_50_mb_field_is_read_and_its_unlicensed_play_fails_the_audit(
@@ -70,6 +71,7 @@ def test_a_50_mb_field_is_read_and_its_unlicensed_play_fails_the_audit(
         assert len(found["playId"]) == BIG * MIB
 
 
+@pytest.mark.product  # scale
 def test_a_header_and_one_50_mb_line_is_one_malformed_play(tmp_path: Path) -> None:
     plays = tmp_path / "plays.csv"
     with plays.open("w", encoding="utf-8") as handle:
@@ -149,6 +151,7 @@ def test_a_json_line_past_the_limit_is_a_malformed_row(tmp_path: Path, small_lim
     ]
 
 
+@pytest.mark.product  # scale
 def test_a_50_mb_json_line_is_read(tmp_path: Path) -> None:
     plays = write_jsonl(tmp_path / "plays.jsonl", [play("a")])
     before, after = json.dumps(play("big", partner="node-offshore-04", stake="\0")).split("\\u0000")
