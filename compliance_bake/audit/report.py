@@ -24,7 +24,6 @@ from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.report import models
 from compliance_bake.resources import is_demo_fixtures
 
-REPORT_FILE = "audit/zip-window.json"
 FIRST_SHOWN = 20
 
 

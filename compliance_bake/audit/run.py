@@ -20,6 +20,7 @@ from compliance_bake.clock import iso_millis, resolve_now
 from compliance_bake.errors import EXIT_NOTHING_CHECKED
 from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.progress import Phases, ProgressSink, no_phases
+from compliance_bake.report.layout import AUDIT_FILE
 from compliance_bake.report.publish import publish
 
 
@@ -85,5 +86,5 @@ def run_audit(
         str(plays), days, iso_millis(moment), fixtures_dir, fmt, plays_options
     )
     phases("write")
-    written = publish(out_dir, {report.REPORT_FILE: report.report_bytes(audit, command)})
+    written = publish(out_dir, {AUDIT_FILE: report.report_bytes(audit, command)})
     return AuditResult(audit, command, written[0], allow_empty_window)

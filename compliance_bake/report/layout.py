@@ -21,6 +21,10 @@ API_FILE = "api/compliance.json"
 BOARD_FILE = "registry/compliance-enhancements.json"
 SHADOW_FILE = "registry/compliance-shadow.json"
 PORTAL_FILE = "portal/compliance/index.html"
+# `audit deep --out`'s report, the one other file out/ may hold; and the empty file a checkout
+# keeps an empty out/ with.
+AUDIT_FILE = "audit/zip-window.json"
+KEEP_FILE = ".gitkeep"
 
 JSON_FILES: dict[str, str] = {
     API_FILE: schemas.SNAPSHOT,

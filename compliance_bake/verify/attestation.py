@@ -29,7 +29,7 @@ from compliance_bake.errors import InputError
 from compliance_bake.findings import KEY, Finding, Findings
 from compliance_bake.inputs.files import LeavesFolder, NotRegular, TooLarge, read_bounded
 from compliance_bake.log.append import OUT_FILES
-from compliance_bake.report.layout import API_FILE
+from compliance_bake.report.layout import API_FILE, AUDIT_FILE, KEEP_FILE
 from compliance_bake.signing.attestation import (
     ATTESTATION_FILE,
     PAYLOAD_TYPE,
@@ -45,8 +45,7 @@ from compliance_bake.verify.document import read_document
 from compliance_bake.verify.findings import json_value
 
 # out/log/ holds the log's inclusion proof and checkpoint: they verify on their own.
-NOT_SUBJECTS = ("audit/zip-window.json", *OUT_FILES)
-KEEP_FILE = ".gitkeep"
+NOT_SUBJECTS = (AUDIT_FILE, *OUT_FILES)
 
 
 @dataclass(slots=True)

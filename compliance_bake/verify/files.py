@@ -41,13 +41,11 @@ from compliance_bake.verify.source import (
     schema_outcome,
 )
 
-AUDIT_FILE = "audit/zip-window.json"
-KEEP_FILE = ".gitkeep"  # allowed empty at the top, as the attestation allows it
 # Written by the bake (and the attestation, when a signing key is given) ...
 BAKED_FILES = (*layout.JSON_FILES, layout.PORTAL_FILE)
 # ... or by `audit deep` into the same out/ (allowed, but no signature of the snapshot covers it).
 # ... or by `bake --log`: the log's inclusion proof and checkpoint (they verify on their own).
-EXPECTED_FILES = frozenset((*BAKED_FILES, ATTESTATION_FILE, AUDIT_FILE, *OUT_FILES))
+EXPECTED_FILES = frozenset((*BAKED_FILES, ATTESTATION_FILE, layout.AUDIT_FILE, *OUT_FILES))
 RawFile = tuple[str, bytes]  # a file's name in out/ and the bytes read
 
 
@@ -64,16 +62,16 @@ def unexpected_files(out_dir: Path, report: VerifyReport) -> None:
         for entry in [*files, *(d for d in dirs if (here / d).is_symlink())]:
             name = (here / entry).relative_to(out_dir).as_posix()
             path = here / entry
-            if name == KEEP_FILE and _empty_regular(path):  # a checkout keeps out/ this way
+            if name == layout.KEEP_FILE and _empty_regular(path):  # a checkout keeps out/ this way
                 continue
             if name not in EXPECTED_FILES or path.is_symlink() or not path.is_file():
                 found.append(name)
     for name in sorted(found):
         report.add(name, False, "not a file the tool writes: remove it before publishing out/")
     report.add(".", True, "every file of out/ is one the tool writes")
-    if (out_dir / AUDIT_FILE).is_file():
+    if (out_dir / layout.AUDIT_FILE).is_file():
         report.notes.append(
-            f"{AUDIT_FILE} (written by `audit deep`) is allowed in out/, "
+            f"{layout.AUDIT_FILE} (written by `audit deep`) is allowed in out/, "
             "but no signature of the snapshot covers it"
         )
 

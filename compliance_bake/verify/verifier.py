@@ -216,7 +216,7 @@ def _verify_folder(
     totals = None if columns is None else state_totals(columns)
     portal = files.portal_page(out_dir, snap if typed is None else typed, report, record, totals)
     raws.append((layout.PORTAL_FILE, portal))
-    present = [x for x in (ATTESTATION_FILE, files.AUDIT_FILE) if (out_dir / x).exists()]
+    present = [x for x in (ATTESTATION_FILE, layout.AUDIT_FILE) if (out_dir / x).exists()]
     raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
     renderings = folder.renderings
     verify_snapshot(
