@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -144,10 +142,7 @@ def verify(
     tables_to_stderr = reporters.check_stdout(reports, as_json)
     keys = KeyMaterial(resolve_secret(secret_file), tuple(public_keys_from(public_keys)))
     witnesses = tuple(read_public_key(path, "--witness-key") for path in witness_keys)
-    with (
-        reporting("verify", enabled=not (as_json or quiet)) as (_progress, phases),
-        _local(source, keys.public_keys, timeout, bool(log_location or witness_keys)) as local,
-    ):
+    with reporting("verify", enabled=not (as_json or quiet)) as (_progress, phases):
         options = VerifyOptions(
             digests_only=digests_only,
             allow_recorded_failures=allow_recorded_failures,
@@ -157,11 +152,7 @@ def verify(
             witness_keys=witnesses,
             witness_threshold=witness_threshold,
         )
-        report = verify_source(str(local or source), keys, options)
-        if local is not None:
-            from compliance_bake.verify.published import published
-
-            published(report, source, bool(log_location or witness_keys))
+        report = verify_source(source, keys, options)
     code = EXIT_OK if report.ok else EXIT_CHECK_FAILED
     result = outcome.of_verify(report, code, report.summary())
     if as_json:
@@ -171,23 +162,4 @@ def verify(
             render.verify_report(report, result)
     reporters.write_reports(reports, result)
     sys.exit(code)
-
-
-@contextlib.contextmanager
-def _local(
-    source: str, public_keys: tuple[bytes, ...], timeout: float, with_log: bool
-) -> Iterator[Path | None]:
-    """For a URL checked with a public key: a temporary copy of the publication, which is then
-    verified as a folder (verify/published.py); None for anything else."""
-    from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES, is_url
-
-    if not (is_url(source) and public_keys):
-        yield None
-        return
-    from compliance_bake.verify.published import published_copy
-
-    with published_copy(
-        source, public_keys, timeout=timeout, max_bytes=SNAPSHOT_MAX_BYTES, with_log=with_log
-    ) as folder:
-        yield folder
 

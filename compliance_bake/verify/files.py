@@ -53,6 +53,10 @@ def _empty_regular(path: Path) -> bool:
     return path.is_file() and not path.is_symlink() and path.stat().st_size == 0
 
 
+# What `unexpected_files` checks, as the report names it among what was applied.
+UNEXPECTED_FILES = "no unexpected files"
+
+
 def unexpected_files(out_dir: Path, report: VerifyReport) -> None:
     """Every entry of out/ that the tool does not write is a failure naming it: a stale temporary
     file of a killed bake, a file someone dropped in, anything a static server would publish."""

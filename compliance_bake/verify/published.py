@@ -31,8 +31,8 @@ from compliance_bake.report import layout
 from compliance_bake.signing.attestation import ATTESTATION_FILE, MAX_ENVELOPE_BYTES
 from compliance_bake.targets.fetch import fetch_document, fetch_if_published, shown_url
 from compliance_bake.verify.attestation import signed_subjects
+from compliance_bake.verify.files import UNEXPECTED_FILES
 from compliance_bake.verify.findings import VerifyReport
-from compliance_bake.verify.verifier import UNEXPECTED_FILES
 
 SNAPSHOT_PATHS = ("/" + layout.API_FILE, "/" + layout.API_FILE.removesuffix(".json"))
 # The files every bake writes beside the snapshot, fetched even when no attestation names them,

@@ -36,6 +36,7 @@ from compliance_bake.verify.attestation import (
 )
 from compliance_bake.verify.columns import shadow_columns, state_totals
 from compliance_bake.verify.findings import CHECKED, UNCHECKED, VerifyReport
+from compliance_bake.verify.published import published, published_copy
 from compliance_bake.verify.snapshot_checks import verify_snapshot
 from compliance_bake.verify.source import (
     KeyMaterial,
@@ -51,8 +52,7 @@ NO_KEY_HINT = (
     "--public-key PEM for the Ed25519 attestation; or pass --digests-only to check digests and "
     "rules without authenticating"
 )
-UNEXPECTED_FILES = "no unexpected files"
-FOLDER_ONLY = ["byte layout", "registry copies", "portal page", UNEXPECTED_FILES]
+FOLDER_ONLY = ["byte layout", "registry copies", "portal page", files.UNEXPECTED_FILES]
 ANY_SOURCE = ["schema", "digests", "HMACs", "rules of the specification", "recorded checks"]
 
 
@@ -73,8 +73,22 @@ def verify_source(
 ) -> VerifyReport:
     """The report on `source` (a folder, a file or a URL), with the log's proof last."""
     opts = options or VerifyOptions()
+    if is_url(source) and keys.public_keys:
+        return _verify_published(source, keys, opts)
     report = _verify(source, keys, opts)
     _log_proof(Path(source), keys, opts, report)
+    return report
+
+
+def _verify_published(source: str, keys: KeyMaterial, opts: VerifyOptions) -> VerifyReport:
+    """A URL with a public key: the attestation covers a folder, so the publication is fetched
+    into a temporary one (published.py) and verified as a folder, then reported as the URL."""
+    with_log = bool(opts.log_location or opts.witness_keys)
+    with published_copy(
+        source, keys.public_keys, timeout=opts.timeout, max_bytes=opts.max_bytes, with_log=with_log
+    ) as folder:
+        report = verify_source(str(folder), keys, opts)
+    published(report, source, with_log)
     return report
 
 
