@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from compliance_bake.audit import record_count
-from compliance_bake.audit.plays_source import PlaysFormat, plays_format
+from compliance_bake.audit.plays_source import PlaysFormat, plays_format, unreadable
 from compliance_bake.audit.record_count import (
     CHUNK,
     RECORD_LIMIT,
@@ -108,18 +108,8 @@ def regular_file(path: Path, what: str = "plays file") -> None:
     """Refuse anything but an existing, readable regular file, without blocking on a FIFO."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise InputError(
-            f"{path}: no such {what}", f"give the path of an existing {what}"
-        ) from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder, not a {what}", "pass a file") from None
     except OSError as exc:
-        # ENXIO: a socket, or a FIFO some systems refuse to open this way.
-        raise InputError(
-            f"{path}: cannot read the {what}: {exc.strerror}",
-            "make it readable (chmod a+r) or pass another file",
-        ) from None
+        raise unreadable(path, exc, what) from None
     try:
         mode = os.fstat(fd).st_mode
     finally:

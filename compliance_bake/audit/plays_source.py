@@ -88,21 +88,25 @@ def plays_format(path: Path) -> PlaysFormat:
     return found
 
 
+def unreadable(path: Path, exc: OSError, what: str = "plays file") -> InputError:
+    """The one line for a plays file that cannot be opened: missing, a folder, or unreadable
+    (ENXIO: a socket, or a FIFO some systems refuse to open without blocking)."""
+    if isinstance(exc, FileNotFoundError):
+        return InputError(f"{path}: no such {what}", f"give the path of an existing {what}")
+    if isinstance(exc, IsADirectoryError):
+        return InputError(f"{path}: is a folder, not a {what}", "pass a file")
+    return InputError(
+        f"{path}: cannot read the {what}: {exc.strerror}",
+        "make it readable (chmod a+r) or pass another file",
+    )
+
+
 def _head(path: Path) -> bytes:
     try:
         with path.open("rb") as handle:
             return handle.read(_HEAD_BYTES)
-    except FileNotFoundError:
-        raise InputError(
-            f"{path}: no such plays file", "give the path of an existing plays file"
-        ) from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder, not a plays file", "pass a file") from None
     except OSError as exc:
-        raise InputError(
-            f"{path}: cannot read the plays file: {exc.strerror}",
-            "make it readable (chmod a+r) or pass another file",
-        ) from None
+        raise unreadable(path, exc) from None
 
 
 def _first_line(path: Path, head: bytes) -> str:
