@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from click.testing import Result
 
-from tests.conftest import invoke
+from tests.conftest import SECRET, invoke
 
 ORIGIN = "compliance.example.com/registry"
+
+
+@contextlib.contextmanager
+def bake_env() -> Iterator[None]:
+    """The test secret and NO_COLOR for a module-scoped fixture, whose bakes run before any
+    test's own environment is set (pytest's monkeypatch fixture is per test)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("REPORT_SIGNING_SECRET", SECRET)
+    mp.setenv("NO_COLOR", "1")
+    try:
+        yield
+    finally:
+        mp.undo()
 
 
 def mint(tmp: Path, name: str, kind: str = "signing-key") -> tuple[Path, Path]:

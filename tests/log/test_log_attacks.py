@@ -23,6 +23,7 @@ from tests.conftest import invoke
 from tests.log._log_helpers import (
     ORIGIN,
     bake,
+    bake_env,
     failures,
     log_verify,
     mint,
@@ -46,11 +47,8 @@ class World:
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory: pytest.TempPathFactory) -> World:
-    mp = pytest.MonkeyPatch()
-    mp.setenv("REPORT_SIGNING_SECRET", "test-secret-0123456789abcdef0123456789abcdef")
-    mp.setenv("NO_COLOR", "1")
     tmp = tmp_path_factory.mktemp("pristine")
-    try:
+    with bake_env():
         private, public = mint(tmp, "operator")
         witness_key, _ = mint(tmp, "regulator", "witness-key")
         outs = []
@@ -60,8 +58,6 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> World:
             if day in (3, 6):
                 run = witness(tmp / "log", public, witness_key, tmp / f"state{day}.json")
                 assert run.exit_code == 0, run.output
-    finally:
-        mp.undo()
     return World(tmp, tmp / "log", private, public, witness_key, outs)
 
 

@@ -22,17 +22,14 @@ from sigstore_models.rekor.v1 import TransparencyLogEntry as RekorEntry
 from compliance_bake.log import note
 from compliance_bake.log.entry import entry_bytes
 from tests.conftest import invoke
-from tests.log._log_helpers import ORIGIN, bake, failures, log_verify, mint, verify_out
+from tests.log._log_helpers import ORIGIN, bake, bake_env, failures, log_verify, mint, verify_out
 
 
 @pytest.fixture(scope="module")
 def ten(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[Path]]:
     """Ten bakes into ten out/ folders, one log."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("REPORT_SIGNING_SECRET", "test-secret-0123456789abcdef0123456789abcdef")
-    mp.setenv("NO_COLOR", "1")
     tmp = tmp_path_factory.mktemp("ten")
-    try:
+    with bake_env():
         private, public = mint(tmp, "operator")
         outs = []
         for day in range(1, 11):
@@ -41,8 +38,6 @@ def ten(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[Path
             assert result.exit_code == 0, result.output
             assert json.loads(result.stdout)["log"]["index"] == day - 1
             outs.append(out)
-    finally:
-        mp.undo()
     return tmp / "log", public, outs
 
 

@@ -14,25 +14,20 @@ from jsonschema import Draft202012Validator
 from compliance_bake.inputs.schemas import schemas_dir
 from tests.cli._xsd import assert_valid
 from tests.conftest import invoke
-from tests.log._log_helpers import bake, log_verify, mint
+from tests.log._log_helpers import bake, bake_env, log_verify, mint
 
 
 @pytest.fixture(scope="module")
 def logged(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     """Two bakes into one log, with the log as it was after the first kept aside; the log's
     public key; the witness's private key."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("REPORT_SIGNING_SECRET", "test-secret-0123456789abcdef0123456789abcdef")
-    mp.setenv("NO_COLOR", "1")
     tmp = tmp_path_factory.mktemp("log-reports")
-    try:
+    with bake_env():
         private, public = mint(tmp, "operator")
         witness_key, _ = mint(tmp, "regulator", "witness-key")
         assert bake(tmp / "out1", tmp / "log", private, 1).exit_code == 0
         shutil.copytree(tmp / "log", tmp / "log-at-1")
         assert bake(tmp / "out2", tmp / "log", private, 2).exit_code == 0
-    finally:
-        mp.undo()
     return tmp, public, witness_key
 
 
