@@ -5,48 +5,20 @@ with `-----BEGIN PRIVATE KEY-----` (the log was read through a reader that follo
 
 from __future__ import annotations
 
-import http.client
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
-from compliance_bake.identity.keyfile import mint_key
-from tests.log._log_helpers import bake, mint
-from tests.support.live_service import LiveService
+from tests.log._log_helpers import get, served_log
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, Path]]:
-    mp = pytest.MonkeyPatch()
-    mp.setenv("REPORT_SIGNING_SECRET", "test-secret-0123456789abcdef0123456789abcdef")
     root = tmp_path_factory.mktemp("served-log")
-    try:
-        private, _ = mint(root, "operator")
-        for day in (1, 2):
-            assert bake(root / f"out{day}", root / "log", private, day).exit_code == 0
-    finally:
-        mp.undo()
-    keys_file = root / "agent-keys.json"
-    mint_key(keys_file, "test")
-    extra = ("--log", str(root / "log"))
-    with LiveService(
-        keys_file=keys_file, out_dir=root / "out2", cwd=root, extra_args=extra
-    ) as live:
-        yield live.url + "/log", root / "log", private
-
-
-def _get(url: str) -> tuple[int, bytes]:
-    parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname or "", parts.port or 0, timeout=10)
-    try:
-        conn.request("GET", parts.path)
-        response = conn.getresponse()
-        return response.status, response.read()
-    finally:
-        conn.close()
+    with served_log(root, 2) as (url, private):
+        yield url, root / "log", private
 
 
 def test_a_tile_linked_to_the_private_key_is_404(served: tuple[str, Path, Path]) -> None:
@@ -54,7 +26,7 @@ def test_a_tile_linked_to_the_private_key_is_404(served: tuple[str, Path, Path])
     planted = log / "tile" / "0" / "005"
     planted.symlink_to(private)
     try:
-        status, body = _get(f"{url}/tile/0/005")
+        status, _, body = get(f"{url}/tile/0/005")
         assert status == 404 and b"PRIVATE KEY" not in body
     finally:
         planted.unlink()
@@ -68,7 +40,7 @@ def test_a_linked_tile_folder_is_404(served: tuple[str, Path, Path], tmp_path: P
     planted = log / "tile" / "1"
     planted.symlink_to(elsewhere.parent)
     try:
-        status, body = _get(f"{url}/tile/1/0/007")
+        status, _, body = get(f"{url}/tile/1/0/007")
         assert status == 404 and b"PRIVATE KEY" not in body
     finally:
         planted.unlink()
@@ -83,10 +55,10 @@ def test_a_linked_checkpoint_is_404_and_the_real_one_is_served(
     checkpoint.rename(aside)
     checkpoint.symlink_to(private)
     try:
-        status, body = _get(f"{url}/checkpoint")
+        status, _, body = get(f"{url}/checkpoint")
         assert status == 404 and b"PRIVATE KEY" not in body
     finally:
         checkpoint.unlink()
         aside.rename(checkpoint)
-    status, body = _get(f"{url}/checkpoint")  # the control: the real file is served
+    status, _, body = get(f"{url}/checkpoint")  # the control: the real file is served
     assert status == 200 and body == checkpoint.read_bytes()

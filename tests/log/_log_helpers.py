@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from click.testing import Result
@@ -61,3 +63,35 @@ def failures(result: Result) -> list[str]:
     """The failed findings of `verify --json` as "file: what" lines."""
     doc = json.loads(result.stdout)
     return [f"{f['file']}: {f['what']}" for f in doc["failures"]]
+
+
+@contextlib.contextmanager
+def served_log(root: Path, days: int) -> Iterator[tuple[str, Path]]:
+    """`serve --log` on a loopback port over a log of `days` bakes (out1 to outN, the last
+    one served): the log's URL and the operator's private key; stopped on exit."""
+    from compliance_bake.identity.keyfile import mint_key
+    from tests.support.live_service import LiveService
+
+    with bake_env():
+        private, _ = mint(root, "operator")
+        for day in range(1, days + 1):
+            assert bake(root / f"out{day}", root / "log", private, day).exit_code == 0
+    keys_file = root / "agent-keys.json"
+    mint_key(keys_file, "test")
+    extra = ("--log", str(root / "log"))
+    with LiveService(
+        keys_file=keys_file, out_dir=root / f"out{days}", cwd=root, extra_args=extra
+    ) as live:
+        yield live.url + "/log", private
+
+
+def get(url: str) -> tuple[int, dict[str, str], bytes]:
+    """One plain GET: status, headers, body (whatever the status)."""
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port or 0, timeout=10)
+    try:
+        conn.request("GET", parts.path)
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        conn.close()

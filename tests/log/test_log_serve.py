@@ -3,49 +3,21 @@ reader (`log verify`, `witness`, `verify --log`) working from the URL as from th
 
 from __future__ import annotations
 
-import http.client
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 
-from compliance_bake.identity.keyfile import mint_key
-from tests.log._log_helpers import bake, log_verify, mint, verify_out, witness
-from tests.support.live_service import LiveService
+from tests.log._log_helpers import get, log_verify, mint, served_log, verify_out, witness
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    mp = pytest.MonkeyPatch()
-    mp.setenv("REPORT_SIGNING_SECRET", "test-secret-0123456789abcdef0123456789abcdef")
     root = tmp_path_factory.mktemp("served")
-    try:
-        private, _ = mint(root, "operator")
-        mint(root, "regulator", "witness-key")
-        for day in (1, 2, 3):
-            assert bake(root / f"out{day}", root / "log", private, day).exit_code == 0
-    finally:
-        mp.undo()
-    keys_file = root / "agent-keys.json"
-    mint_key(keys_file, "test")
-    extra = ("--log", str(root / "log"))
-    with LiveService(
-        keys_file=keys_file, out_dir=root / "out3", cwd=root, extra_args=extra
-    ) as live:
-        yield live.url + "/log", root
-
-
-def get(url: str) -> tuple[int, dict[str, str], bytes]:
-    parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname or "", parts.port or 0, timeout=10)
-    try:
-        conn.request("GET", parts.path)
-        response = conn.getresponse()
-        return response.status, dict(response.getheaders()), response.read()
-    finally:
-        conn.close()
+    mint(root, "regulator", "witness-key")
+    with served_log(root, 3) as (url, _):
+        yield url, root
 
 
 def test_the_files_are_served_as_they_are(served: tuple[str, Path]) -> None:
