@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.log._log_helpers import ORIGIN, bake, mint
+from tests.log._log_helpers import ORIGIN, baked_once
 
 GUARD_SECONDS = 120  # only ends a hang: a run that returns at all returns in a second or two
 MEMORY = 3 << 30
@@ -41,10 +41,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def baked(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
-    private, public = mint(tmp_path, "operator")
-    out, log = tmp_path / "out", tmp_path / "log"
-    assert bake(out, log, private, 1).exit_code == 0
-    return out, log, private, public
+    return baked_once(tmp_path)
 
 
 def verify(out: Path, public: Path) -> subprocess.CompletedProcess[str]:

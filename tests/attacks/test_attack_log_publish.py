@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
-from tests.log._log_helpers import ORIGIN, bake, log_verify, mint, verify_out
+from tests.log._log_helpers import ORIGIN, bake, baked_once, log_verify, verify_out
 
 CHECKPOINT_RENAMED = 6
 
@@ -42,10 +42,7 @@ def size_of(log: Path, public: Path) -> int:
 
 @pytest.fixture
 def baked(tmp_path: Path) -> tuple[Path, Path, Path, Path]:
-    private, public = mint(tmp_path, "operator")
-    out, log = tmp_path / "out", tmp_path / "log"
-    assert bake(out, log, private, 1).exit_code == 0
-    return out, log, private, public
+    return baked_once(tmp_path)
 
 
 def bake_at(out: Path, log: Path, private: Path, point: str) -> int:

@@ -79,11 +79,6 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("targets/transport.py", "async def open(self) -> None:", NOT_A_FILE),
 ]  # fmt: skip
 
-# Operator-named files read whole outside the opener today; a change under way routes them
-# through `read_regular_file`. Allowed until then, and not required to exist.
-PENDING: list[tuple[str, str, str]] = []
-
-
 def calls_in_package(package: Path = PACKAGE) -> Counter[tuple[str, str]]:
     """(file, the stripped line) of every call of an opening name, strings and comments
     excluded."""
@@ -106,8 +101,7 @@ def calls_in_package(package: Path = PACKAGE) -> Counter[tuple[str, str]]:
 def test_every_opening_call_is_the_opener_or_allowed_with_a_reason() -> None:
     found = calls_in_package()
     allowed = Counter((file, line) for file, line, _ in ALLOWED)
-    pending = {(file, line) for file, line, _ in PENDING}
-    unexplained = sorted(key for key in found if key not in allowed and key not in pending)
+    unexplained = sorted(key for key in found if key not in allowed)
     assert unexplained == [], "open these through inputs/files.read_regular_file, or allow them"
     stale = sorted(key for key in allowed if key not in found)
     assert stale == [], "allowed calls that no longer exist: remove them from ALLOWED"

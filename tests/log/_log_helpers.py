@@ -44,6 +44,14 @@ def bake(out: Path, log: Path, key: Path, day: int, *extra: str) -> Result:
     )  # fmt: skip
 
 
+def baked_once(tmp: Path) -> tuple[Path, Path, Path, Path]:
+    """One bake with --log: its out/, the log, the operator's private and public keys."""
+    private, public = mint(tmp, "operator")
+    out, log = tmp / "out", tmp / "log"
+    assert bake(out, log, private, 1).exit_code == 0
+    return out, log, private, public
+
+
 def log_verify(location: str | Path, public: Path) -> Result:
     return invoke("log", "verify", str(location), "--public-key", str(public), "--json")
 
