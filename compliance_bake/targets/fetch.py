@@ -1,20 +1,22 @@
 """Fetch one published document (a snapshot at /api/compliance) with the HTTP target's rules.
 
-One GET on the HTTP target's client (aiohttp), no redirect followed (a 3xx is a failure, as for
-the HTTP target), a size cap checked on Content-Length and again while reading, and ONE
-deadline over the whole exchange (aiohttp's total timeout): connecting, the request, the status
-line, the headers and the body. A peer that drips a byte at a time cannot stretch it. A body that
-ends before its Content-Length is a failure too. Every failure is a TargetError naming the URL as
-`shown_url` shows it (no user name or password), exit 3. Every URL the tool reads comes through
-here: a snapshot (verify/source.py, for verify, diff and bake --previous), the transparency log's
-files, a published attestation, a target's OpenAPI document; so does every URL it shows
-(`shown_url`).
-"""
+One GET on the HTTP target's client (targets/transport.py: its session, its capped read, its
+retries of a refused or reset connection, a body cut short, a 429 or a 5xx), no redirect
+followed (a 3xx is a failure, as for the HTTP target), a size cap checked on Content-Length and
+again while reading, and ONE deadline over the whole exchange, every attempt and wait
+included: connecting, the request, the status line, the headers and the body. A peer that drips
+a byte at a time cannot stretch it. Every failure is a TargetError naming the URL as
+`shown_url` shows it (no user name or password), exit 3. Every published document the tool
+reads comes through here: a snapshot (verify/source.py, for verify, diff and bake --previous),
+the transparency log's files, a published attestation, a target's OpenAPI document (a
+target's own questions go through the same client, from targets/http.py); so does every URL
+the tool shows (`shown_url`)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from http import HTTPStatus
 from urllib.parse import urlsplit
 
 from compliance_bake import __version__
@@ -25,7 +27,6 @@ from compliance_bake.inputs.redaction import redacted
 SNAPSHOT_MAX_BYTES = 256 * 1024 * 1024
 DEFAULT_TIMEOUT = 30.0
 URL_PREFIXES = ("http://", "https://")
-_CHUNK = 1 << 20
 
 
 def is_url(source: str) -> bool:
@@ -39,7 +40,11 @@ def shown_url(source: str) -> str:
     return redacted(source)
 
 
-def _fail(url: str, what: str, hint: str = "check the URL and that the service answers") -> None:
+_HINT = "check the URL and that the service answers"
+_HEADERS = {"Accept": "application/json", "User-Agent": f"compliance-bake/{__version__}"}
+
+
+def _fail(url: str, what: str, hint: str = _HINT) -> None:
     raise TargetError(f"{shown_url(url)}: {what}", hint)
 
 
@@ -65,48 +70,52 @@ def _fetch(url: str, timeout: float, max_bytes: int, *, absent_ok: bool) -> byte
         port = -1
     if parts.scheme not in ("http", "https") or not parts.hostname or port == -1:
         _fail(url, "not an http(s) URL", "pass a URL such as https://host/api/compliance")
-    import aiohttp
-
     start = time.monotonic()
     try:
         return asyncio.run(_get(url, timeout, max_bytes, absent_ok))
     except TimeoutError:
         elapsed = time.monotonic() - start
         _fail(url, f"timed out after {elapsed:.1f} s (the limit is {timeout:g} s)")
-    except aiohttp.ClientPayloadError:
-        _fail(url, "the body was cut short")
-    except (OSError, aiohttp.ClientError, ValueError) as exc:
+    except (OSError, ValueError) as exc:
         _fail(url, f"cannot fetch: {type(exc).__name__}: {redacted(str(exc))}")
     raise AssertionError("unreachable")  # every branch above returns or raises
 
 
 async def _get(url: str, timeout: float, max_bytes: int, absent_ok: bool) -> bytes | None:
-    import aiohttp
+    """The HTTP target's client (targets/transport.py), one GET retried as the target's are,
+    every attempt and every wait inside the one deadline."""
     from yarl import URL
 
-    headers = {"Accept": "application/json", "User-Agent": f"compliance-bake/{__version__}"}
-    limit = aiohttp.ClientTimeout(total=timeout)
-    async with (
-        aiohttp.ClientSession(timeout=limit, auto_decompress=False) as session,
-        session.get(URL(url, encoded=True), headers=headers, allow_redirects=False) as response,
-    ):
-        if 300 <= response.status < 400:
-            _fail(
-                url, f"answered {response.status} (a redirect, not followed)", "use the final URL"
-            )
-        if response.status == 404 and absent_ok:
-            return None
-        if response.status != 200:
-            _fail(url, f"answered {response.status} {response.reason}")
-        length = response.headers.get("Content-Length")
-        expected = int(length) if length is not None and length.isdigit() else None
-        if expected is not None and expected > max_bytes:
-            _fail(url, f"the document is {length} bytes, over the cap of {max_bytes}")
-        body = bytearray()
-        async for chunk in response.content.iter_chunked(_CHUNK):
-            body += chunk
-            if len(body) > max_bytes:
-                _fail(url, f"the document is over the cap of {max_bytes} bytes")
-        if expected is not None and len(body) != expected:
-            _fail(url, f"the body ended after {len(body)} of its {expected} bytes (cut short)")
-        return bytes(body)
+    from compliance_bake.targets.transport import (
+        HttpSettings,
+        RetryPolicy,
+        attempt,
+        client_session,
+        with_retries,
+    )
+
+    def failed(problem: str) -> TargetError:
+        return TargetError(f"{shown_url(url)}: {problem}", _HINT)
+
+    settings = HttpSettings(timeout=timeout, concurrency=1, max_body=max_bytes)
+    address = URL(url, encoded=True)
+    # The one deadline is asyncio's, over every attempt and wait; the session sets none of its
+    # own (aiohttp's would turn the deadline's cancellation into one more failed attempt).
+    async with asyncio.timeout(timeout), client_session(None, 1, _HEADERS) as session:
+        status, _, body = await with_retries(
+            RetryPolicy(settings), lambda: attempt(session, address, settings, failed), True, failed
+        )
+    if 300 <= status < 400:
+        _fail(url, f"answered {status} (a redirect, not followed)", "use the final URL")
+    if status == 404 and absent_ok:
+        return None
+    if status != 200:
+        _fail(url, f"answered {status} {_phrase(status)}".rstrip())
+    return body
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""

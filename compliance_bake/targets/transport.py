@@ -1,4 +1,4 @@
-"""One request, retried when worth it and allowed: the HTTP target's transport.
+"""One request, retried when worth it and allowed: the one HTTP client, for a target and a fetch.
 
 A GET, and a POST whose profile operation says `retry = true`, may be retried: a refused or
 reset connection, a timeout, a body cut short, a 429 or a 5xx is retried up to `retries` times by
@@ -9,12 +9,17 @@ when nothing fails (`make bench-retry`, docs/benchmarks.md); tenacity takes over
 failure, which it sees as its own first attempt, so the policy is tenacity's whole. Redirects
 are never followed.
 Each aiohttp or asyncio failure becomes a `TargetError` here, at the edge.
+
+The HTTP target (`Transport`) and the fetcher of published documents (`fetch.py`) share the
+session (`client_session`), one attempt (`attempt`: the capped read and what counts as worth
+another try) and the retries (`with_retries`); each keeps its own words for a final answer it
+does not take.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -123,15 +128,7 @@ class Transport:
         # `concurrency`: a request's timeout starts when it has a connection, so waiting for
         # its turn behind 31 others is never mistaken for a slow service.
         self._slots = asyncio.Semaphore(settings.concurrency)
-        self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(
-                limit=settings.concurrency, keepalive_timeout=30, enable_cleanup_closed=False
-            ),
-            headers=self._headers,
-            timeout=aiohttp.ClientTimeout(total=settings.timeout),
-            cookie_jar=aiohttp.DummyCookieJar(),
-            raise_for_status=False,
-        )
+        self._session = client_session(settings.timeout, settings.concurrency, self._headers)
 
     async def close(self) -> None:
         if self._session is not None:
@@ -150,12 +147,16 @@ class Transport:
     ) -> T:
         """Decode the answer whose status is in `accept`; retry transient failures."""
         url = URL(self.url(request), encoded=True)
-        try:
-            status, headers, raw = await self._fetch(answer, url, request)
-        except Transient as first:
-            if not request.retry:
-                raise self._failed(answer, first, 1) from None
-            status, headers, raw = await self._retry(answer, url, request, first)
+
+        def failed(problem: str) -> TargetError:
+            return TargetError(
+                f"{answer.label}: {problem}",
+                f"is the compliance service running and healthy at {self._url.base}?",
+            )
+
+        status, headers, raw = await with_retries(
+            self._policy, lambda: self._fetch(answer, url, request), request.retry, failed
+        )
         if observe is not None:
             observe(status, headers, raw)
         if 300 <= status < 400:
@@ -166,84 +167,127 @@ class Transport:
             return decode(status, headers, raw)
         raise unexpected(answer, status, raw, self._url.base)
 
-    def _failed(self, answer: Answer, last: Transient, tries: int) -> TargetError:
-        after = f" (after {tries} attempts)" if tries > 1 else ""
-        return TargetError(
-            f"{answer.label}: {last.problem}{after}",
-            f"is the compliance service running and healthy at {self._url.base}?",
-        )
-
-    async def _retry(
-        self, answer: Answer, url: URL, request: Request, first: Transient
-    ) -> tuple[int, Mapping[str, str], bytes]:
-        """Tenacity's attempts, the first of which is the failure already seen."""
-        tries = 0
-
-        async def attempt() -> tuple[int, Mapping[str, str], bytes]:
-            nonlocal tries
-            tries += 1
-            if tries == 1:
-                raise first
-            return await self._fetch(answer, url, request)
-
-        try:
-            return await self._policy.retrying()(attempt)
-        except Transient as last:
-            raise self._failed(answer, last, tries) from None
-
     async def _fetch(
         self, answer: Answer, url: URL, request: Request
     ) -> tuple[int, Mapping[str, str], bytes]:
-        """One attempt: (status, headers, body) of a final answer, or Transient, or TargetError."""
         session, slots = self._session, self._slots
         assert session is not None and slots is not None
-        settings = self._settings
         headers = request.headers
         if request.body is not None:
             headers = {**_JSON, **headers} if headers else _JSON
-        try:
-            async with (
-                slots,
-                session.request(
-                    request.method, url, data=request.body, headers=headers, allow_redirects=False
-                ) as response,
-            ):
-                status = response.status
-                raw = (
-                    b""
-                    if 300 <= status < 400
-                    else await _read_capped(answer, response, settings.max_body)
+        async with slots:
+            return await attempt(
+                session,
+                url,
+                self._settings,
+                answer.fail,
+                method=request.method,
+                body=request.body,
+                headers=headers,
+            )
+
+
+def client_session(
+    timeout: float | None, concurrency: int, headers: Mapping[str, str] | None = None
+) -> aiohttp.ClientSession:
+    """The one way an HTTP session is made: `timeout` seconds per request, connect to last byte
+    (None: the caller keeps one deadline over all its requests); at most `concurrency`
+    connections, kept alive; no cookie kept; no status raised (each caller reads its own)."""
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(
+            limit=concurrency, keepalive_timeout=30, enable_cleanup_closed=False
+        ),
+        headers=headers,
+        timeout=aiohttp.ClientTimeout(total=timeout),
+        cookie_jar=aiohttp.DummyCookieJar(),
+        raise_for_status=False,
+    )
+
+
+async def with_retries(
+    policy: RetryPolicy,
+    once: Callable[[], Awaitable[T]],
+    retry: bool,
+    failed: Callable[[str], TargetError],
+) -> T:
+    """`once()`; when it fails in a way worth another try (`Transient`) and `retry` allows it,
+    tenacity's further attempts, the first of which is the failure already seen. `failed`
+    makes the error of the last failure, its attempts counted."""
+    try:
+        return await once()
+    except Transient as caught:
+        first = caught
+    if not retry:
+        raise failed(first.problem)
+    tries = 0
+
+    async def again() -> T:
+        nonlocal tries
+        tries += 1
+        if tries == 1:
+            raise first
+        return await once()
+
+    try:
+        return await policy.retrying()(again)
+    except Transient as last:
+        after = f" (after {tries} attempts)" if tries > 1 else ""
+        raise failed(last.problem + after) from None
+
+
+async def attempt(
+    session: aiohttp.ClientSession,
+    url: URL,
+    settings: HttpSettings,
+    fail: Callable[[str], TargetError],
+    *,
+    method: str = "GET",
+    body: bytes | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> tuple[int, Mapping[str, str], bytes]:
+    """One attempt: (status, headers, body) of a final answer (a redirect's body unread), or
+    Transient (a refused or reset connection, a timeout, a body cut short, a 429 or a 5xx), or
+    what `fail` makes of an answer that is no HTTP answer or is over `settings.max_body`."""
+    try:
+        async with session.request(
+            method, url, data=body, headers=headers, allow_redirects=False
+        ) as response:
+            status = response.status
+            raw = (
+                b""
+                if 300 <= status < 400
+                else await _read_capped(fail, response, settings.max_body)
+            )
+            if status == 429 or status >= 500:
+                raise Transient(
+                    f"HTTP {status}{error_detail(raw)}",
+                    parse_retry_after(response.headers.get("Retry-After")),
                 )
-                if status == 429 or status >= 500:
-                    raise Transient(
-                        f"HTTP {status}{error_detail(raw)}",
-                        parse_retry_after(response.headers.get("Retry-After")),
-                    )
-                return status, response.headers, raw
-        except TimeoutError:
-            raise Transient(f"no complete answer within {settings.timeout:g} s") from None
-        except aiohttp.ClientPayloadError:
-            raise Transient("the answer's body was cut short") from None
-        except aiohttp.ClientConnectorError as exc:
-            raise Transient(
-                f"cannot connect to {self._url.host}:{self._url.port} ({_os_problem(exc)})"
-            ) from None
-        except aiohttp.ServerDisconnectedError:
-            raise Transient("the service closed the connection without an answer") from None
-        except aiohttp.ClientOSError as exc:
-            raise Transient(f"connection failed ({_os_problem(exc)})") from None
-        except (aiohttp.ClientConnectionError, ConnectionError) as exc:
-            raise Transient(f"connection failed ({type(exc).__name__})") from None
-        except aiohttp.ClientResponseError as exc:
-            raise answer.fail(f"not a valid HTTP answer ({shown(exc.message)})") from None
-        except aiohttp.ClientError as exc:
-            raise answer.fail(f"HTTP client error ({type(exc).__name__})") from None
+            return status, response.headers, raw
+    except TimeoutError:
+        raise Transient(f"no complete answer within {settings.timeout:g} s") from None
+    except aiohttp.ClientPayloadError:
+        raise Transient("the answer's body was cut short") from None
+    except aiohttp.ClientConnectorError as exc:
+        raise Transient(f"cannot connect to {url.host}:{url.port} ({_os_problem(exc)})") from None
+    except aiohttp.ServerDisconnectedError:
+        raise Transient("the service closed the connection without an answer") from None
+    except aiohttp.ClientOSError as exc:
+        raise Transient(f"connection failed ({_os_problem(exc)})") from None
+    except (aiohttp.ClientConnectionError, ConnectionError) as exc:
+        raise Transient(f"connection failed ({type(exc).__name__})") from None
+    except aiohttp.ClientResponseError as exc:
+        raise fail(f"not a valid HTTP answer ({shown(exc.message)})") from None
+    except aiohttp.ClientError as exc:
+        raise fail(f"HTTP client error ({type(exc).__name__})") from None
 
 
-async def _read_capped(answer: Answer, response: aiohttp.ClientResponse, cap: int) -> bytes:
+async def _read_capped(
+    fail: Callable[[str], TargetError], response: aiohttp.ClientResponse, cap: int
+) -> bytes:
     length = response.content_length
     if length is not None and length > cap:
-        raise answer.fail(f"the answer is {length} bytes, over the {cap}-byte limit")
+        raise fail(f"the answer is {length} bytes, over the {cap}-byte limit")
     if length is not None and "Content-Encoding" not in response.headers:
         return await response.read()  # exactly `length` bytes, or ClientPayloadError
     chunks: list[bytes] = []
@@ -251,7 +295,7 @@ async def _read_capped(answer: Answer, response: aiohttp.ClientResponse, cap: in
     async for chunk in response.content.iter_any():
         size += len(chunk)
         if size > cap:
-            raise answer.fail(f"the answer is over the {cap}-byte limit")
+            raise fail(f"the answer is over the {cap}-byte limit")
         chunks.append(chunk)
     return b"".join(chunks)
 
