@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from compliance_bake.targets.fetch import DEFAULT_TIMEOUT
+from compliance_bake.targets.routes import DEFAULT_TIMEOUT
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -19,7 +19,8 @@ from compliance_bake.diff.sides import Keys, load_side
 from compliance_bake.report.models import Snapshot
 from compliance_bake.report.portal_previous import RECORD_LIMIT, PreviousRecord
 from compliance_bake.signing.secret import Secret
-from compliance_bake.targets.fetch import DEFAULT_TIMEOUT, shown_url
+from compliance_bake.targets.fetch import shown_url
+from compliance_bake.targets.routes import DEFAULT_TIMEOUT
 from compliance_bake.verify.source import Authenticity, refuse_unless_authentic
 
 LABEL = "--previous"

@@ -13,7 +13,7 @@ from compliance_bake.diff.compare import compare
 from compliance_bake.diff.model import DEFAULT_FAIL_ON, ChangeClass, DiffResult, SideInfo
 from compliance_bake.diff.sides import Keys, Side, load_side, refuse_unless
 from compliance_bake.signing.secret import Secret
-from compliance_bake.targets.fetch import DEFAULT_TIMEOUT
+from compliance_bake.targets.routes import DEFAULT_TIMEOUT
 
 
 def side_info(side: Side) -> SideInfo:

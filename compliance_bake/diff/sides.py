@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from compliance_bake.errors import BakeError
 from compliance_bake.report.models import Snapshot
-from compliance_bake.targets.fetch import DEFAULT_TIMEOUT
+from compliance_bake.targets.routes import DEFAULT_TIMEOUT
 from compliance_bake.verify.source import (
     Authenticity,
     KeyMaterial,

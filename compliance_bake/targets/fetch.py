@@ -25,7 +25,6 @@ from compliance_bake.inputs.redaction import redacted
 
 # A 500,000-row snapshot is about 80 MB; the cap leaves room for three times that.
 SNAPSHOT_MAX_BYTES = 256 * 1024 * 1024
-DEFAULT_TIMEOUT = 30.0
 URL_PREFIXES = ("http://", "https://")
 
 

@@ -14,6 +14,9 @@ from urllib.parse import urlsplit
 from compliance_bake.errors import InputError
 
 _SHOWN = 60  # characters of a server-sent value quoted in a message
+# Seconds a request may take, connect to last byte: `--timeout`'s default, for a target's
+# request and a fetch's whole exchange alike.
+DEFAULT_TIMEOUT = 30.0
 
 
 def shown(value: object, quoted: bool = True) -> str:

@@ -35,14 +35,13 @@ from yarl import URL
 
 from compliance_bake.errors import TargetError
 from compliance_bake.targets.answers import Answer, error_detail
-from compliance_bake.targets.fetch import DEFAULT_TIMEOUT
 from compliance_bake.targets.refusals import (
     parse_retry_after,
     redirected,
     unauthorized,
     unexpected,
 )
-from compliance_bake.targets.routes import TargetUrl, shown
+from compliance_bake.targets.routes import DEFAULT_TIMEOUT, TargetUrl, shown
 
 T = TypeVar("T")
 _ERRNO_NAMES = {111: "connection refused", 104: "connection reset", 110: "timed out"}

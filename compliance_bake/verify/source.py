@@ -45,12 +45,12 @@ from compliance_bake.signing.canon import same_mac
 from compliance_bake.signing.integrity import hmac_present
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.fetch import (
-    DEFAULT_TIMEOUT,
     SNAPSHOT_MAX_BYTES,
     fetch_document,
     is_url,
     shown_url,
 )
+from compliance_bake.targets.routes import DEFAULT_TIMEOUT
 from compliance_bake.verify.attestation import AttestationResult, check_attestation
 from compliance_bake.verify.document import parse_snapshot
 from compliance_bake.verify.findings import json_value

@@ -27,7 +27,8 @@ from compliance_bake.report import layout
 from compliance_bake.report.portal_previous import checked_record
 from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.secret import Secret
-from compliance_bake.targets.fetch import DEFAULT_TIMEOUT, SNAPSHOT_MAX_BYTES, is_url, shown_url
+from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES, is_url, shown_url
+from compliance_bake.targets.routes import DEFAULT_TIMEOUT
 from compliance_bake.verify import files
 from compliance_bake.verify.attestation import (
     AttestationResult,
