@@ -1,13 +1,13 @@
 """Escaping of text the tool did not write, one function per language it lands in: a terminal
-or a log (`visible`, `visible_lines`), HTML (`escape_html`), Markdown (`markdown`), XML
+or a log (`visible`, `visible_lines`), HTML (`escape_html`, `html_cell`), Markdown (`markdown`), XML
 (`xml_text`), GitHub workflow commands (`workflow_data`, `workflow_property`), and JSON where
 a terminal may show it (`terminal_json`). Every `--json` prints through `terminal_json`, and
 `audit deep --json` imports nothing it does not use (tests/cli/test_audit_startup.py), so this
 module imports markupsafe only when the portal's HTML asks for it.
 
-`escape_html` is the function the portal template applies to every cell. The board's
-`runtime.escapeHTML` feature calls this same function through `escape_html`, looked up at call time,
-so replacing or breaking it shows in the board and in the page alike.
+`html_cell` is what the portal template applies to every cell: `visible`, then `escape_html`.
+The board's `runtime.escapeHTML` feature calls `escape_html`, looked up at call time, so
+replacing or breaking it shows in the board and in the page alike.
 
 `visible` is the one escape for every terminal string that did not come from the tool itself
 (server texts, bodies, fixture keys, partner ids, labels, paths): fixtures, targets and command
@@ -91,6 +91,13 @@ def escape_html(value: object) -> Markup:
     from markupsafe import escape
 
     return escape("" if value is None else str(value))
+
+
+def html_cell(value: object) -> Markup:
+    """The text of value as the portal shows it in a cell or an attribute: `visible` first, so
+    that no control character hides text and no bidirectional override reorders what an
+    officer reads (U+202E in a partner id would print it backwards), then `escape_html`."""
+    return escape_html(visible(value))
 
 
 def _json_escape(match: re.Match[str]) -> str:

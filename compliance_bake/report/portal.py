@@ -37,8 +37,6 @@ from operator import attrgetter, not_
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
-from markupsafe import Markup
-
 from compliance_bake.report import disagreements, escape
 from compliance_bake.report.deepequal import strict_equals
 from compliance_bake.report.models import (
@@ -62,8 +60,6 @@ SAMPLE_LIMIT = 10
 ATTESTATION_HREF = "../../" + ATTESTATION_FILE
 _STATE_REAL_MATCH = attrgetter("state", "real_allowed", "match")
 _MATCH = attrgetter("match")
-# C0 and C1 control characters other than tab, newline and carriage return.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # An absolute path (POSIX, home-relative or Windows drive) inside free text.
 _ABSOLUTE = re.compile(r"(?:^|(?<=[\s='\"`(]))(?:~?/(?!/)|[A-Za-z]:\\)[^\s'\"`<>)]*")
 _FACTS = re.compile(rb' data-facts="([^"]*)"')
@@ -199,15 +195,6 @@ def read_facts(page: bytes) -> PortalFacts | None:
         return None
 
 
-def _visible_controls(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-
-
-def _cell(value: object) -> Markup:
-    text = "" if value is None else str(value)
-    return escape.escape_html(_visible_controls(text))
-
-
 def _json_value(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
@@ -249,7 +236,7 @@ def _environment() -> Any:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters["cell"] = _cell
+    env.filters["cell"] = escape.html_cell
     env.filters["json"] = _json_value
     env.filters["names"] = file_names
     env.filters["command"] = command_file_names

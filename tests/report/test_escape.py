@@ -8,6 +8,7 @@ from xml.etree import ElementTree
 
 from compliance_bake.report.escape import (
     escape_html,
+    html_cell,
     markdown,
     terminal_json,
     visible,
@@ -37,6 +38,12 @@ def test_html_leaves_no_tag_and_no_attribute_break() -> None:
     html = str(escape_html(HOSTILE))
     assert "<" not in html and ">" not in html and '"' not in html and "'" not in html
     assert "&lt;b&gt;" in html
+
+
+def test_an_html_cell_shows_every_control_character_and_leaves_no_tag() -> None:
+    cell = str(html_cell(HOSTILE))
+    assert not any(c in cell for c in (*CONTROLS, "\n")) and "<" not in cell and '"' not in cell
+    assert "\\u202e" in cell and "&lt;b&gt;" in cell
 
 
 def test_markdown_leaves_no_link_no_markup_and_one_line() -> None:

@@ -94,6 +94,16 @@ def test_a_control_character_from_the_target_is_shown_not_written(baked: Path) -
     assert "Bun 1.1\\x1b[31m\\x07\\x9b" in page and "Bos\\x00ton" in page
 
 
+def test_a_bidi_override_or_line_break_from_outside_is_shown_not_obeyed(baked: Path) -> None:
+    """U+202E in a partner's location would print the rest of the cell backwards to an officer;
+    a line break would split it. Both are shown as escapes, as on a terminal."""
+    snap = copy.deepcopy(_snapshot(baked))
+    snap["geo"]["partners"][0]["location"] = "Boston\u202enotsob\u2066x\nTrenton\t."
+    page = render_portal(snap).decode("utf-8")
+    assert not re.search("[\u202a-\u202e\u2066-\u2069\u2028\u2029]", page)
+    assert "Boston\\u202enotsob\\u2066x\\x0aTrenton\\x09." in page
+
+
 def test_the_page_parses_without_an_html_parse_error(baked: Path) -> None:
     """html5lib in strict mode raises on any WHATWG parse error: a raw control character from
     a target (an ESC in its runtime string), stray markup from a hostile cell."""
