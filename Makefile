@@ -124,6 +124,7 @@ tools:
 ## at most 4; the tests share nothing but the machine)
 test: $(STAMP) tools
 	$(BIN)/ruff check compliance_bake tests bench
+	$(BIN)/ruff format --check --quiet compliance_bake tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4
 
@@ -143,6 +144,7 @@ test-stress: $(STAMP) tools
 
 lint: $(STAMP)
 	$(BIN)/ruff check compliance_bake tests bench
+	$(BIN)/ruff format --check --quiet compliance_bake tests bench
 	$(BIN)/mypy
 
 ## bench: CPU (user+sys), wall and peak of bake, its floor, verify and diff at 500,000 rows (checks

@@ -149,7 +149,7 @@ def _round(path: Path, fmt: str, env: dict[str, str], out: Path, first: str) -> 
              "--now", NOW, "--days", str(DAYS), "--out", str(out), "--json"]  # fmt: skip
     baseline = [sys.executable, "-c", BASELINE, str(path), fmt, since, now]
     found: dict[str, tuple[float, float, str]] = {}
-    for name in (("audit", "baseline") if first == "audit" else ("baseline", "audit")):
+    for name in ("audit", "baseline") if first == "audit" else ("baseline", "audit"):
         argv = audit if name == "audit" else baseline
         found[name] = _child(argv, env, (0, 1) if name == "audit" else (0,))
     summary = json.loads(found["audit"][2])
@@ -219,6 +219,7 @@ def _print_case(rows: int, kind: str, fmt: str, rounds: list[dict[str, Any]]) ->
           f"{med('audit', 0):8.2f}s {med('audit', 1):5.2f}s  "
           f"{med('baseline', 0):7.2f}s {med('baseline', 1):5.2f}s  {bad:,}",
           flush=True)  # fmt: skip
+
 
 if __name__ == "__main__":
     main()

@@ -78,8 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     bound = max(BOUND_NS, 2 * baseline)
     print(f"unknown prefix:    median {med_unknown / 1000:8.1f} us over {args.requests}")
     print(f"wrong secret part: median {med_wrong / 1000:8.1f} us over {args.requests}")
-    print(f"difference {difference / 1000:.2f} us; baseline (one kind, two halves) "
-          f"{baseline / 1000:.2f} us; ratio {difference / max(baseline, 1):.2f}x the baseline")
+    print(
+        f"difference {difference / 1000:.2f} us; baseline (one kind, two halves) "
+        f"{baseline / 1000:.2f} us; ratio {difference / max(baseline, 1):.2f}x the baseline"
+    )
     print(f"bound {bound / 1000:.1f} us: {'met' if difference <= bound else 'MISSED'}")
     return 0 if difference <= bound else 1
 

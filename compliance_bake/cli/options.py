@@ -20,6 +20,7 @@ def _with_options(command: F, *options: Callable[[F], F]) -> F:
         command = option(command)
     return command
 
+
 fixtures_option = click.option(
     "--fixtures",
     "fixtures_dir",

@@ -17,6 +17,7 @@ from compliance_bake.report.escape import xml_text
 
 JUNIT_ITEMS = 1000  # in a failure body
 
+
 def failure_body(case: Case) -> str:
     """A failed case in full: the message, the evidence, every item (up to JUNIT_ITEMS)."""
     parts = [case.message]

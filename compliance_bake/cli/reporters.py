@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from compliance_bake.cli.outcome import Case, Outcome
     from compliance_bake.report.models import JsonObject
 
+
 class Format(Protocol):
     """One report format: its name in `--report NAME:PATH`, a file suffix for hints, and the
     bytes of an outcome (each escapes outside text for its own language)."""

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from compliance_bake.report.portal_previous import PreviousRecord
 
 
-
 def safe(value: object) -> str:
     """visible(value), escaped for rich markup."""
     from rich.markup import escape

@@ -162,4 +162,3 @@ def verify(
             render.verify_report(report, result)
     reporters.write_reports(reports, result)
     sys.exit(code)
-

@@ -63,9 +63,7 @@ _MAX_CANDIDATES = 1_000
 
 
 # JSON built from these types holds no float: `float` is not assignable to `int` under mypy.
-FloatFree: TypeAlias = (
-    "str | int | bool | None | Sequence[FloatFree] | Mapping[str, FloatFree]"
-)
+FloatFree: TypeAlias = "str | int | bool | None | Sequence[FloatFree] | Mapping[str, FloatFree]"
 
 
 def canon(value: Any) -> bytes:
@@ -107,7 +105,6 @@ def canon_parts(members: Mapping[str, Sequence[bytes]]) -> list[bytes]:
 def _has_high_char(data: bytes) -> bool:
     """`re.search(rb"[\\xee-\\xf4]", data)`, at memory speed."""
     return not data.isascii() and any(lead in data for lead in _HIGH_BYTES)
-
 
 
 def _has_float_token(data: bytes) -> bool:

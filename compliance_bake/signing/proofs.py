@@ -82,7 +82,6 @@ def make_proof(content_digest: str, runtime: str, generated_at: str, secret: str
     return proof
 
 
-
 class SealedShadow(NamedTuple):
     """What sealing the shadow block made: H(canon(the unsigned block)), and the canonical bytes
     of the signed block, as pieces (the rows' bytes are made once and never copied)."""
@@ -115,6 +114,7 @@ def seal_shadow(
     members["signature"] = (canon(digest_of_shadow),)
     members["proof"] = (canon(shadow["proof"]),)
     return SealedShadow(digest_of_shadow, canon_parts(members))
+
 
 SHADOW_UNSIGNED = ("signature", "proof")  # left out of the shadow block's own digest
 # What the functions above raise on a malformed document: the digest then cannot be computed.

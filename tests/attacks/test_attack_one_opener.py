@@ -79,6 +79,7 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("targets/transport.py", "async def open(self) -> None:", NOT_A_FILE),
 ]  # fmt: skip
 
+
 def calls_in_package(package: Path = PACKAGE) -> Counter[tuple[str, str]]:
     """(file, the stripped line) of every call of an opening name, strings and comments
     excluded."""

@@ -182,8 +182,14 @@ def test_help_wraps_at_spaces_only_and_summaries_fit(path: tuple[str, ...]) -> N
 
 
 def test_commands_that_check_nothing_do_not_promise_checks() -> None:
-    for path in [("keys", "mint"), ("keys", "list"), ("keys", "revoke"), ("secret", "mint"),
-                 ("serve",), ("signing-key", "mint")]:
+    for path in [
+        ("keys", "mint"),
+        ("keys", "list"),
+        ("keys", "revoke"),
+        ("secret", "mint"),
+        ("serve",),
+        ("signing-key", "mint"),
+    ]:
         footer = invoke(*path, "--help").output.split("Exit codes:")[1]
         assert "0  done\n" in footer and "every check holds" not in footer, path
 

@@ -160,9 +160,7 @@ def test_thousands_separators() -> None:
     assert count(500000) == "500,000" and count(12) == "12"
 
 
-def test_json_and_junit_and_github_reports(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_json_and_junit_and_github_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Engine, "check", _unlicensed_allowed)
     summary, junit = tmp_path / "r" / "summary.json", tmp_path / "r" / "junit.xml"
     result = invoke(
@@ -321,12 +319,20 @@ def test_tables_end_a_cell_in_an_ellipsis_never_split_a_token(tmp_path: Path) ->
         "2026-11-01T00:00:00Z,2026-11-01T00:00:00Z,x,1\n"
     )
     out = str(tmp_path / "out")
-    audited = invoke("audit", "deep", "--plays", str(plays), "--now", NOW, "--out", out,
-                     env={"COLUMNS": "60"})
+    audited = invoke(
+        "audit", "deep", "--plays", str(plays), "--now", NOW, "--out", out, env={"COLUMNS": "60"}
+    )
     table = audited.output.split("First violations")[1].split("Wrote")[0]
     rows = [line for line in table.splitlines() if line.startswith("│")]
     cells = [cell.strip() for row in rows for cell in row.strip("│").split("│")]
     assert cells, table
-    whole = {"partner-not-licensed", "play-with-a-rather-long-identifier-0001", "node-offshore-04",
-             "NJ", "07102", "2026-11-01T00:00:00Z", ""}
+    whole = {
+        "partner-not-licensed",
+        "play-with-a-rather-long-identifier-0001",
+        "node-offshore-04",
+        "NJ",
+        "07102",
+        "2026-11-01T00:00:00Z",
+        "",
+    }
     assert [cell for cell in cells if cell not in whole and not cell.endswith("…")] == [], table

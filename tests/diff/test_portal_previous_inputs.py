@@ -176,4 +176,3 @@ def test_every_value_of_the_section_is_escaped(baked: Path) -> None:
 def test_a_malformed_record_is_refused(changes: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="previous-snapshot record"):
         view(_record(**changes))
-

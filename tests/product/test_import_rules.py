@@ -92,9 +92,7 @@ def _append(root: Path, module: str, line: str) -> None:
         ("audit/run.py", "import click", "Only the CLI imports click or rich"),
     ],
 )
-def test_a_broken_rule_is_caught(
-    package_copy: Path, module: str, line: str, contract: str
-) -> None:
+def test_a_broken_rule_is_caught(package_copy: Path, module: str, line: str, contract: str) -> None:
     _append(package_copy, module, line)
     result = _lint(package_copy)
     assert result.returncode != 0

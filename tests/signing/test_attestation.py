@@ -32,6 +32,7 @@ def failed(result: AttestationResult) -> list[tuple[str, str]]:
     assert all(not f.ok and f.kind == KEY for f in result.findings), result.findings
     return [(f.file, f.what) for f in result.failures]
 
+
 SUBJECTS = [
     "api/compliance.json",
     "portal/compliance/index.html",
@@ -148,9 +149,7 @@ def test_one_edited_byte_fails_naming_the_file(attested: Path, key: KeyPair, nam
     path.write_bytes(bytes(data))
     result = check_attestation(attested, [key.public_pem])
     assert not result.ok
-    assert failed(result) == [
-        (name, "sha256 differs from the attestation (changed after signing)")
-    ]
+    assert failed(result) == [(name, "sha256 differs from the attestation (changed after signing)")]
 
 
 @pytest.mark.parametrize("name", SUBJECTS)

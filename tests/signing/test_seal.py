@@ -33,9 +33,11 @@ def snapshot() -> dict[str, Any]:
     target = InProcessTarget(Engine(fixtures.registry))
     return build_snapshot(fixtures, target, Secret(SECRET, "test"), settings).document
 
+
 def _checks(snap: dict[str, Any], secret: str = SECRET) -> dict[str, bool]:
     checks = content_checks(snap, proof_hmac_holds(snap["shadow"]["proof"], secret))
     return {check.id: check.ok for check in checks}
+
 
 def test_sealed_values_equal_the_scheme_recomputed_from_scratch(snapshot: dict[str, Any]) -> None:
     shadow, board = snapshot["shadow"], snapshot["enhancements"]
@@ -45,6 +47,7 @@ def test_sealed_values_equal_the_scheme_recomputed_from_scratch(snapshot: dict[s
     for proof in (shadow["proof"], snapshot["integrity"]["proof"]):
         assert proof_hmac_holds(proof, SECRET)
     assert all(_checks(snapshot).values())
+
 
 def test_the_shadow_seal_returns_the_signed_blocks_canonical_bytes(
     snapshot: dict[str, Any],
@@ -57,6 +60,7 @@ def test_the_shadow_seal_returns_the_signed_blocks_canonical_bytes(
     assert digest == proofs.shadow_digest(shadow) == shadow["signature"]
     with pytest.raises(ValueError):
         proofs.seal_shadow(shadow, list(shadow["rows"]), "python", "x", SECRET)
+
 
 @pytest.mark.parametrize(
     ("check", "breakage"),
@@ -82,8 +86,10 @@ def test_each_check_fails_when_what_it_checks_is_broken(
     breakage(broken)
     assert _checks(broken)[check] is False
 
+
 def test_the_hmac_check_fails_under_another_secret(snapshot: dict[str, Any]) -> None:
     assert _checks(snapshot, OTHER_SECRET)["hmac"] is False
+
 
 def test_stale_shadow_bytes_give_an_integrity_digest_the_scheme_refuses(
     snapshot: dict[str, Any],
@@ -94,6 +100,7 @@ def test_stale_shadow_bytes_give_an_integrity_digest_the_scheme_refuses(
     stale = proofs.integrity_digest(broken, {"shadow": [b'{"stale":true}']})
     assert stale != proofs.integrity_digest(broken)
     assert digests_consistent(broken["enhancements"], broken["shadow"])
+
 
 def test_the_sha3_check_given_the_seals_digest_fails_when_the_signed_values_differ(
     snapshot: dict[str, Any],

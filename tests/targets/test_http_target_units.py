@@ -107,9 +107,7 @@ def test_retries_are_bounded(server: FaultServer) -> None:
     assert len(server.requests_to(CHECK)) == 4
 
 
-def test_a_long_retry_after_is_capped(
-    server: FaultServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_long_retry_after_is_capped(server: FaultServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """The wait the policy chooses is read, not timed, so a busy machine cannot fail the test."""
     chosen: list[float] = []
     real_wait = RetryPolicy.wait

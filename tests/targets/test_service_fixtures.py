@@ -110,9 +110,7 @@ def test_a_service_without_the_boards_licence_fails_the_board(tmp_path: Path) ->
 @pytest.mark.parametrize(
     "case", [c for c in LICENCE_CASES if c.name != BOARD_RULE], ids=lambda c: c.name
 )
-def test_a_bad_service_licences_file_is_refused_as_fixtures_are(
-    case: Path, tmp_path: Path
-) -> None:
+def test_a_bad_service_licences_file_is_refused_as_fixtures_are(case: Path, tmp_path: Path) -> None:
     """The same one line as --fixtures gives for the same file, exit 2, out/ untouched."""
     out = tmp_path / "out"
     before = bake_good(out)
@@ -143,9 +141,7 @@ def test_a_missing_folder_or_file_names_the_option_and_licences_only(
         service.mkdir()
         shutil.copy(DEMO / "geo.json", service / "geo.json")  # geo.json is not what it needs
     out = tmp_path / "out"
-    line = assert_one_line_refusal(
-        invoke(bake_args(DEMO, out, "--service-fixtures", str(service)))
-    )
+    line = assert_one_line_refusal(invoke(bake_args(DEMO, out, "--service-fixtures", str(service))))
     assert "pass --service-fixtures DIR, a folder with licences.json)" in line
     assert "geo.json" not in line
     assert not out.exists()
