@@ -21,9 +21,11 @@ Two kinds of path, two rules (docs/limits.md lists which is which):
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from compliance_bake.errors import InputError
@@ -90,13 +92,18 @@ def _refuse_kind(name: str, dir_fd: int | None) -> None:
         raise NotRegular(file_kind(mode)) from None
 
 
-def _open_inside(folder: Path, relative: str) -> int:
-    *folders, name = relative.split("/")
-    if any(part in ("", ".", "..") for part in (*folders, name)):
+def open_folder(folder: Path, parts: Sequence[str], *, create: bool = False) -> int:
+    """A descriptor of the folder `folder/part/part...`, each part opened relative to the last
+    without following a link (LeavesFolder on a link, or on an empty part, `.` or `..`); with
+    `create`, a missing part is made (0o755) first. The caller closes it."""
+    if any(part in ("", ".", "..") for part in parts):
         raise LeavesFolder
     here = os.open(folder, _FOLDER)
     try:
-        for part in folders:
+        for part in parts:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=here)
             try:
                 inner = os.open(part, _FOLDER | os.O_NOFOLLOW, dir_fd=here)
             except OSError as exc:
@@ -105,12 +112,23 @@ def _open_inside(folder: Path, relative: str) -> int:
                 raise
             os.close(here)
             here = inner
-        try:
-            return os.open(name, _FLAGS | os.O_NOFOLLOW, dir_fd=here)
-        except OSError as exc:
-            if not isinstance(exc, FileNotFoundError):
-                _refuse_kind(name, here)
-            raise
+    except BaseException:
+        os.close(here)
+        raise
+    return here
+
+
+def _open_inside(folder: Path, relative: str) -> int:
+    *folders, name = relative.split("/")
+    if name in ("", ".", ".."):
+        raise LeavesFolder
+    here = open_folder(folder, folders)
+    try:
+        return os.open(name, _FLAGS | os.O_NOFOLLOW, dir_fd=here)
+    except OSError as exc:
+        if not isinstance(exc, FileNotFoundError):
+            _refuse_kind(name, here)
+        raise
     finally:
         os.close(here)
 

@@ -23,17 +23,15 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import glob
 import os
-import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
 from compliance_bake.errors import InputError
-from compliance_bake.inputs.atomic_write import write_whole
-from compliance_bake.inputs.files import read_regular_file
+from compliance_bake.inputs.atomic_write import remove_inside, write_whole_inside
+from compliance_bake.inputs.files import LeavesFolder, read_regular_file
 from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.log import merkle, note
 from compliance_bake.log.entry import entry_bytes
@@ -47,7 +45,7 @@ from compliance_bake.log.tiles import (
     encode_bundle,
     tile_path,
 )
-from compliance_bake.report.publish import TEMP_PREFIX, crash_point, make_folders, sync_folder
+from compliance_bake.report.publish import TEMP_PREFIX, crash_point, make_folders
 from compliance_bake.signing.signing_key import SigningKey
 
 CHECKPOINT = "checkpoint"
@@ -148,7 +146,7 @@ class Writer:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         self.steps = 0
-        self.written: list[Path] = []
+        self.written: list[str] = []  # relative to the log folder
         self.done = False  # the new checkpoint is in place: the append cannot be undone
 
     def step(self) -> None:
@@ -156,31 +154,33 @@ class Writer:
         crash_point("log", self.steps)
 
     def write(self, relative: str, data: bytes) -> None:
-        dest = self.directory / relative
-        make_folders(dest.parent)
-        # A killed writer's leftovers of this one file: the temporary files of other files
-        # in the folder (another witness's state, in flight) are not this writer's to remove.
-        for stale in dest.parent.glob(f"{glob.escape(TEMP_PREFIX + dest.name)}.*.tmp"):
-            stale.unlink(missing_ok=True)
-        write_whole(dest, data, prefix=TEMP_PREFIX, before_rename=self.step)
-        self.written.append(dest)
+        """`relative` written whole inside the log, no link in it followed (inputs/atomic_write);
+        a killed writer's leftovers of this one file are removed first, while the temporary
+        files of other files in the folder (another witness's state, in flight) are not this
+        writer's to remove."""
+        try:
+            write_whole_inside(
+                self.directory, relative, data, prefix=TEMP_PREFIX, before_rename=self.step
+            )
+        except LeavesFolder:
+            raise InputError(
+                f"{self.directory / relative}: a symbolic link inside {self.directory}, "
+                "not followed",
+                "the log is written only inside its folder: replace the link by the folder "
+                "itself, or run `compliance-bake log verify` on the log and restore it",
+            ) from None
+        self.written.append(relative)
         if relative == CHECKPOINT:
             self.done = True
-        here = dest.parent  # the new name, and any folder made for it, survive a power loss
-        while True:
-            sync_folder(here)
-            if here == self.directory or here == here.parent:
-                break
-            here = here.parent
         self.step()
 
     def undo(self) -> None:
         """Remove what this append wrote, when its checkpoint is not in place."""
         if self.done:
             return
-        for path in self.written:
-            with contextlib.suppress(OSError):
-                path.unlink()
+        for relative in self.written:
+            with contextlib.suppress(OSError, LeavesFolder):
+                remove_inside(self.directory, relative)
 
 
 def append_entry(
@@ -251,7 +251,8 @@ def _append(
     rendered = signed.render()
     writer.write(CHECKPOINT, rendered)
     for partial in filled:  # full now: the partial versions are no longer needed
-        shutil.rmtree(directory / partial, ignore_errors=True)
+        with contextlib.suppress(OSError, LeavesFolder):
+            remove_inside(directory, partial)
     writer.step()
     proof = merkle.inclusion_proof(new, size, size + 1)
     inclusion: Inclusion = {

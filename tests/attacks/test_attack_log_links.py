@@ -1,0 +1,71 @@
+"""A link planted in the log folder cannot make an append write, replace or remove anything
+outside it.
+
+The log folder may come from elsewhere (the GitHub Action checks it out of a branch, and git
+keeps symbolic links), so a folder of it may be a link to any folder the operator can write.
+Before the fix the append wrote through such a link: it replaced a file of the same name in the
+folder linked to, then its read-back refused the link and the failed append removed what it had
+written, so the operator's own file was gone. Now the append opens every folder of the log one
+component at a time without following a link, and refuses with one line (exit 2), having
+written nothing anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.log._log_helpers import bake, bake_env, baked_once, mint
+
+pytestmark = pytest.mark.attack
+
+
+@pytest.mark.parametrize("planted", ["tile/entries", "tile/entries/000.p", "tile"])
+def test_a_linked_folder_in_the_log_is_refused_and_nothing_outside_is_touched(
+    tmp_path: Path, planted: str
+) -> None:
+    with bake_env():
+        out, log, private, _ = baked_once(tmp_path)
+    victim = tmp_path / "victim"
+    # The folder linked to holds what the next append would write at the linked place.
+    inner = {"tile/entries": "000.p/2", "tile/entries/000.p": "2", "tile": "entries/000.p/2"}
+    precious = victim / inner[planted]
+    precious.parent.mkdir(parents=True)
+    precious.write_bytes(b"the operator's own file")
+    real = log / planted
+    os.rename(real, tmp_path / "moved-aside")
+    real.symlink_to(victim, target_is_directory=True)
+    before = sorted(str(p.relative_to(victim)) for p in victim.rglob("*"))
+
+    with bake_env():
+        result = bake(tmp_path / "out2", log, private, 2)
+    assert result.exit_code == 2, result.output
+    line = result.stderr.strip()
+    assert len(line.splitlines()) == 1 and "link" in line and "Traceback" not in line, line
+    assert precious.read_bytes() == b"the operator's own file"
+    assert sorted(str(p.relative_to(victim)) for p in victim.rglob("*")) == before
+    assert not [p for p in (tmp_path / "out2").rglob("*") if p.is_file()]
+
+
+def test_a_new_log_whose_tile_folder_is_a_link_writes_nothing_through_it(tmp_path: Path) -> None:
+    """The first append reads nothing before it writes: only the writer's own refusal of the
+    link keeps the operator's file (here at the first entry bundle's place) as it was."""
+    with bake_env():
+        private, _ = mint(tmp_path, "operator")
+    victim = tmp_path / "victim"
+    precious = victim / "entries" / "000.p" / "1"
+    precious.parent.mkdir(parents=True)
+    precious.write_bytes(b"the operator's own file")
+    log = tmp_path / "log"
+    log.mkdir()
+    (log / "tile").symlink_to(victim, target_is_directory=True)
+    with bake_env():
+        result = bake(tmp_path / "out", log, private, 1)
+    assert result.exit_code == 2, result.output
+    line = result.stderr.strip()
+    assert len(line.splitlines()) == 1 and "link" in line and "Traceback" not in line, line
+    assert precious.read_bytes() == b"the operator's own file"
+    assert sorted(p.name for p in victim.rglob("*")) == ["000.p", "1", "entries"]
+    assert not [p for p in (tmp_path / "out").rglob("*") if p.is_file()]
