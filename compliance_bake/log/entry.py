@@ -2,9 +2,11 @@
 
 The entry names the snapshot (its `generatedAt` and the integrity proof's digest), binds it to
 the published `out/` (the SHA-256 of the attestation envelope, whose subjects are every other
-file, and the signer's key id), and says how it went (the verdict: every recorded check, the
-board, the shadow mismatches, the ZIP-window audit when there was one) and against what (the
-target's base). A bake that records failures is logged like any other: that is the point.
+file, and the signer's key id), and says how it went (the verdict: the bake's own, every
+recorded check and no failing disagreement with the service; the board, the shadow mismatches,
+the failing disagreements when there are, the ZIP-window audit when there was one) and against
+what (the target's base). A bake that records failures is logged like any other: that is the
+point.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
+from compliance_bake.report.disagreements import FAILING
 from compliance_bake.signing.canon import canon
 
 FIELDS = ("attestationSha256", "generatedAt", "integrityDigest", "keyId", "target", "verdict")
@@ -21,6 +24,7 @@ class Verdict(TypedDict):
     ok: bool
     board: dict[str, int]  # {"passed", "total"}
     shadowMismatches: int
+    shadowDisagreements: NotRequired[dict[str, int]]  # the failing kinds with rows, by kind
     deepAuditOk: NotRequired[bool]
 
 
@@ -45,11 +49,19 @@ def entry_of(document: Mapping[str, Any], attestation_sha256: str, key_id: str) 
     integrity = document["integrity"]
     board = document["enhancements"]
     shadow = document["shadow"]
+    # The bake's verdict (bake.BakeResult.ok), as the portal and `verify` give it: a failing
+    # kind fails it even where the real and shadow decisions agree (no mismatch).
+    counts = shadow.get("disagreements") or {} if isinstance(shadow, dict) else None
+    if not isinstance(counts, dict):
+        raise TypeError("shadow or shadow.disagreements is not an object")
+    failing = {kind: counts[kind] for kind in FAILING if counts.get(kind)}
     verdict: Verdict = {
-        "ok": all(check["ok"] is True for check in integrity["checks"]),
+        "ok": all(check["ok"] is True for check in integrity["checks"]) and not failing,
         "board": {"passed": board["passed"], "total": board["total"]},
         "shadowMismatches": shadow["summary"]["mismatches"],
     }
+    if failing:
+        verdict["shadowDisagreements"] = failing
     if "deepAudit" in document:
         verdict["deepAuditOk"] = document["deepAudit"]["zipWindow"]["ok"]
     return {

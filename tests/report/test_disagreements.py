@@ -26,7 +26,7 @@ from compliance_bake.resources import demo_fixtures_dir
 from compliance_bake.targets.engine import Engine
 from compliance_bake.targets.inprocess import InProcessTarget
 from compliance_bake.targets.interface import CheckRequest, Progress
-from tests.conftest import NOW, invoke
+from tests.conftest import NOW, SECRET, invoke
 
 ODD = 'Nope: <b>"blocked"</b> & \u202egoodbye'  # markup, quotes and a bidi override
 
@@ -184,3 +184,73 @@ def test_a_snapshot_without_the_records_is_diffed_but_not_verified_as_holding(
     verified = invoke("verify", str(old))
     assert verified.exit_code == 1, verified.output
     assert "rule shadow-disagreements" in verified.output and "not recorded" in verified.output
+
+
+class _OwnMind(InProcessTarget):
+    """A target with its own shadow, which always agrees with its real decision; its real
+    decision blocks one licensed pair for a reason of its own (an identity block)."""
+
+    def __init__(self, engine: Engine, blocked: tuple[str, str]) -> None:
+        super().__init__(engine)
+        self._blocked = blocked
+
+    @property
+    def has_shadow(self) -> bool:
+        return True
+
+    def check_many(
+        self, requests: Iterable[CheckRequest], progress: Progress | None = None
+    ) -> Iterator[Decision]:
+        for request in requests:
+            if (request.state, request.partner) == self._blocked:
+                yield Decision(False, STATUS_BLOCKED, "Identity check failed")
+            else:
+                yield self.check(request.partner, request.state, request.wager_type)
+        if progress is not None:
+            progress(0)
+
+    shadow_many = check_many
+
+
+def test_a_failing_kind_without_a_mismatch_fails_in_the_log_entry_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real and the shadow decisions agree (no mismatch, every integrity check holds), but
+    the service blocks a licensed pair for another reason: the bake fails (exit 1), and the log
+    entry it appends says so, as the portal and `verify` do."""
+    from compliance_bake.log.append import LogTarget
+    from tests.log._log_helpers import ORIGIN, mint
+
+    monkeypatch.setenv("REPORT_SIGNING_SECRET", SECRET)
+    private, public = mint(tmp_path, "operator")
+    fixtures = demo_fixtures_dir()
+    registry = load_fixtures(fixtures).registry
+    licensed = next(
+        (state, partner.node_id)
+        for partner in registry.partners
+        for state, status in partner.licences.items()
+        if status == "active"
+    )
+    out = tmp_path / "out"
+    result = bake.run_bake(
+        fixtures_dir=fixtures,
+        out_dir=out,
+        now=NOW,
+        secret_file=None,
+        console_depth=2,
+        target=_OwnMind(Engine(registry), licensed),
+        signing_key_file=private,
+        log=LogTarget(tmp_path / "log", ORIGIN),
+    )
+    assert result.exit_code == 1
+    snap = result.snapshot
+    assert snap.shadow.summary.mismatches == 0 and snap.integrity.holds
+    assert dict(snap.shadow.disagreements or {})["otherBlockWithLicence"] == 1
+    entry = json.loads((out / "log" / "inclusion.json").read_text())["entry"]
+    assert entry["verdict"]["ok"] is False, entry["verdict"]
+    assert entry["verdict"]["shadowDisagreements"] == {"otherBlockWithLicence": 1}
+    verified = invoke("verify", str(out), "--public-key", str(public), "--json")
+    assert verified.exit_code == 1, verified.output  # not compliant; the logged entry is out/'s
+    summary = json.loads(verified.stdout)
+    assert summary["authentic"]["ok"] and not summary["compliant"]["ok"], summary
+    assert not [f for f in summary["failures"] if "log/" in f["file"]], summary["failures"]
