@@ -291,7 +291,8 @@ class Integrity:
 
     @property
     def holds(self) -> bool:
-        """Every check is ok: the bake's and verify's exit code 0."""
+        """Every recorded check is ok. The bake's verdict also asks that no shadow row holds a
+        failing disagreement kind (bake.BakeResult.ok, report/disagreements.py)."""
         return all(check.ok for check in self.checks)
 
     @property
