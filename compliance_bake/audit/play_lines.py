@@ -42,6 +42,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+from compliance_bake.audit.columns import ColumnMap
 from compliance_bake.audit.plays_source import COLUMNS
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 
@@ -50,9 +51,14 @@ BUDGET_SHARE = 128  # the walk reads at most this fraction of the file ...
 MIN_BUDGET = 1 << 20  # ... or this many bytes, whichever is more
 _CHECK_EVERY = 1024  # records between two looks at the bytes read
 _KEY = ("play_id", "partner", "state", "zip", "enriched_at")
-# The play id of a JSON line, found without parsing the line (a candidate only: a line whose id
-# is wanted is parsed in full before it is matched).
-_JSON_ID = re.compile(r'"play_id"\s*:\s*("(?:[^"\\]|\\.)*"|[^\s,}]+)')
+
+
+def _json_id(key: str) -> re.Pattern[str]:
+    """The play id of a JSON line under `key`, found without parsing the line (a candidate only:
+    a line whose id is wanted is parsed in full before it is matched)."""
+    name = re.escape(json.dumps(key, ensure_ascii=False))
+    return re.compile(name + r'\s*:\s*("(?:[^"\\]|\\.)*"|[^\s,}]+)')
+
 
 Key = tuple[str, ...]
 
@@ -154,18 +160,20 @@ def _strictly_read(record: str) -> bool:
     return True
 
 
-def _walk_csv(text: TextIO, handle: BinaryIO, wanted: _Wanted, budget: int) -> None:
+def _walk_csv(
+    text: TextIO, handle: BinaryIO, wanted: _Wanted, budget: int, columns: ColumnMap
+) -> None:
     """Each record with its first physical line, the file read line by line (split at line
     feeds only: a lone `\\r` ends no line). A line without a quote is a whole record, split at
     its commas, and only as far as its play id unless that id is wanted; a line with a quote
     starts a record the csv module reads, taking as many lines as its quoted fields hold. A
     malformed row that an engine kept as text (Spark) is matched by the record's text."""
     names = [n.strip() for n in next(csv.reader([text.readline()]), [])]
-    if any(c not in names for c in COLUMNS):
+    if any(c not in names for c in columns.required(COLUMNS)):
         return
     width = len(names)
-    key_at = [names.index(c) for c in _KEY]
-    all_at = [names.index(c) for c in COLUMNS]
+    key_at = [names.index(columns.source(c)) for c in _KEY]
+    all_at = [names.index(c) for c in columns.present(COLUMNS)]
     id_at = key_at[0]
     last = id_at == width - 1
     number = 1
@@ -222,44 +230,49 @@ def _as_text(value: Any) -> str | None:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def _json_play(text: str) -> dict[str, Any] | None:
-    """The line's object when the engines read it as a play (an object with the eight keys,
+def _json_play(text: str, needed: Sequence[str]) -> dict[str, Any] | None:
+    """The line's object when the engines read it as a play (an object with the `needed` keys,
     each once, no NaN), else None: a malformed row."""
     try:
         found = json.loads(text, object_pairs_hook=_refuse_twice, parse_constant=_refuse_constant)
     except ValueError:
         return None
-    if not isinstance(found, dict) or any(c not in found for c in COLUMNS):
+    if not isinstance(found, dict) or any(c not in found for c in needed):
         return None
     return found
 
 
-def _walk_jsonl(text: TextIO, handle: BinaryIO, wanted: _Wanted, budget: int) -> None:
+def _walk_jsonl(
+    text: TextIO, handle: BinaryIO, wanted: _Wanted, budget: int, columns: ColumnMap
+) -> None:
+    """Each line matched by its play id (under the map's key), then field by field."""
+    play_id = _json_id(columns.source("play_id"))
+    needed = columns.required(COLUMNS)
+    keys = [columns.source(c) for c in _KEY]
     for line, raw_line in enumerate(text, start=1):
         if line % _CHECK_EVERY == 0 and handle.tell() > budget:
             return
         body = _without_end(raw_line)
         if wanted.by_raw and body in wanted.by_raw:
             wanted.take(wanted.by_raw[body], line, None, True)
-        else:
-            _match_json(body, line, wanted)
+        elif (found := play_id.search(body)) is not None:
+            _match_json(body, found.group(1), line, wanted, needed, keys)
         if wanted.left == 0:
             return
 
 
-def _match_json(body: str, line: int, wanted: _Wanted) -> None:
-    found = _JSON_ID.search(body)
-    if found is None:
-        return
+def _match_json(
+    body: str, id_text: str, line: int, wanted: _Wanted, needed: list[str], keys: list[str]
+) -> None:
     try:
-        play_id = _as_text(json.loads(found.group(1)))
+        play_id = _as_text(json.loads(id_text))
     except ValueError:
         return
     if (play_id or "") in wanted.ids:
         indices = wanted.indices(play_id or "")
-        play = _json_play(body)
+        play = _json_play(body, needed)
         if play is not None:
-            wanted.take(indices, line, _key([_as_text(play[c]) for c in _KEY]), False)
+            wanted.take(indices, line, _key([_as_text(play[k]) for k in keys]), False)
 
 
 def in_report_order(plays: Sequence[ViolatingPlay]) -> list[ViolatingPlay]:
@@ -283,12 +296,14 @@ def with_lines(
     plays: Sequence[ViolatingPlay],
     first: int = FIRST_LOCATED,
     budget: int | None = None,
+    columns: ColumnMap | None = None,
 ) -> list[ViolatingPlay]:
     """`plays` (the audit's violating plays of the file `plays_path`, in the engine's order),
     with the file line of the first `first` of each reason that lacked one, in the report's
     order. `budget`: the bytes the walk may read (unless given, a 128th of the file, at least
-    1 MiB). A file that is not a local regular file of CSV or JSON Lines, or that cannot be
-    read, gives the plays their order and no new line."""
+    1 MiB). `columns`: the file's `--plays-columns` map, whose source columns the walk reads. A
+    file that is not a local regular file of CSV or JSON Lines, or that cannot be read, gives
+    the plays their order and no new line."""
     walk = {"csv": _walk_csv, "jsonl": _walk_jsonl}.get(plays_format)
     path = str(plays_path)
     located = list(plays)
@@ -306,7 +321,7 @@ def with_lines(
                 ):
                     size = os.fstat(handle.fileno()).st_size
                     limit = budget if budget is not None else max(MIN_BUDGET, size // BUDGET_SHARE)
-                    walk(text, handle, wanted, limit)
+                    walk(text, handle, wanted, limit, columns or ColumnMap())
         except OSError:
             pass  # the lines found so far stand: each one was read from the file
     for index, line in wanted.lines.items():

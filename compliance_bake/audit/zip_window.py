@@ -91,8 +91,8 @@ def run_zip_window(
     finally:
         runner.close()
     database = is_database(str(plays_path))
-    if not database and not read.columns.given:  # a mapped file's lines: not looked for
-        violations = with_lines(plays_path, fmt, violations)
+    if not database:
+        violations = with_lines(plays_path, fmt, violations, columns=read.columns)
     reasons = list(Violation)
     return ZipWindowResult(
         plays=without_password(str(plays_path)) if database else str(plays_path),
