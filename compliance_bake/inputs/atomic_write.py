@@ -6,11 +6,12 @@ this way, so a crash or a kill leaves the old file or the new one, never a torn 
 leftover temporary file is the only trace. `before_rename` lets the log's crash tests stop
 between the write and the rename.
 
-A file inside a folder the tool keeps (the transparency log) is written `write_whole_inside`:
-the folders down to it opened one at a time without following a link (`inputs/files.py`,
-`open_folder`), the temporary file made and renamed relative to the last of them, so a link
-planted in the folder (the log may come from a branch, and git keeps links) cannot make the
-tool write, replace or remove a file anywhere else; `remove_inside` removes the same way.
+A file inside a folder the tool keeps (the transparency log) is written with `inside=` that
+folder, as the one opener reads it: the folders down to it opened one at a time without
+following a link (`inputs/files.py`, `open_folder`), the temporary file made and renamed
+relative to the last of them, so a link planted in the folder (the log may come from a branch,
+and git keeps links) cannot make the tool write, replace or remove a file anywhere else;
+`remove_inside` removes the same way.
 """
 
 from __future__ import annotations
@@ -29,37 +30,30 @@ _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLO
 
 
 def write_whole(
-    path: Path,
+    path: Path | str,
     data: bytes,
     *,
+    inside: Path | None = None,
     mode: int = 0o644,
     prefix: str = ".",
     before_rename: Callable[[], None] | None = None,
 ) -> None:
     """`prefix` names the temporary file (`PREFIX<name>.<random>.tmp`), so a writer can find
-    and remove what a killed run left. The path is the operator's: its folder may be a link."""
-    here = os.open(path.parent, _FOLDER)
-    try:
-        _write_at(here, path.name, data, mode, prefix, before_rename)
-    finally:
-        os.close(here)
-
-
-def write_whole_inside(
-    folder: Path,
-    relative: str,
-    data: bytes,
-    *,
-    mode: int = 0o644,
-    prefix: str = ".",
-    before_rename: Callable[[], None] | None = None,
-) -> None:
-    """`write_whole` of `folder/relative`, no link inside `folder` followed (LeavesFolder, from
-    `open_folder`), the folders it needs made. A killed writer's leftovers of this one file
-    (`PREFIX<name>.*.tmp`) are removed first (the caller holds the folder's lock); the new
-    name, and every folder down to it, survive a power loss once this returns."""
-    *parts, name = relative.split("/")
-    here = open_folder(folder, parts, create=True)
+    and remove what a killed run left. Without `inside` the path is the operator's: its folder
+    may be a link. With `inside`, `path` is a slash-separated path relative to that folder, as
+    `inputs/files.read_bounded` takes it: no link inside it is followed (LeavesFolder), the
+    folders it needs are made, a killed writer's leftovers of this one file are removed first
+    (the caller holds the folder's lock), and every folder down to it is synced."""
+    if inside is None:
+        path = Path(path)
+        here = os.open(path.parent, _FOLDER)
+        try:
+            _write_at(here, path.name, data, mode, prefix, before_rename)
+        finally:
+            os.close(here)
+        return
+    *parts, name = str(path).split("/")
+    here = open_folder(inside, parts, create=True)
     try:
         stale = f"{prefix}{name}."
         for entry in os.listdir(here):
@@ -69,8 +63,8 @@ def write_whole_inside(
         _write_at(here, name, data, mode, prefix, before_rename)
     finally:
         os.close(here)
-    for depth in range(len(parts) - 1, -1, -1):  # the folders above it, up to `folder`
-        synced = open_folder(folder, parts[:depth])
+    for depth in range(len(parts) - 1, -1, -1):  # the folders above it, up to `inside`
+        synced = open_folder(inside, parts[:depth])
         try:
             os.fsync(synced)
         finally:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from compliance_bake.errors import InputError
-from compliance_bake.inputs.atomic_write import remove_inside, write_whole_inside
+from compliance_bake.inputs.atomic_write import remove_inside, write_whole
 from compliance_bake.inputs.files import LeavesFolder, read_regular_file
 from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.log import merkle, note
@@ -159,8 +159,8 @@ class Writer:
         files of other files in the folder (another witness's state, in flight) are not this
         writer's to remove."""
         try:
-            write_whole_inside(
-                self.directory, relative, data, prefix=TEMP_PREFIX, before_rename=self.step
+            write_whole(
+                relative, data, inside=self.directory, prefix=TEMP_PREFIX, before_rename=self.step
             )
         except LeavesFolder:
             raise InputError(
