@@ -87,16 +87,24 @@ class _SecondOpinion(InProcessTarget):
     def has_shadow(self) -> bool:
         return True
 
-    def shadow_many(
-        self, requests: Iterable[CheckRequest], progress: Progress | None = None
+    reason = "shadow says no"
+
+    def _blocking(
+        self, requests: Iterable[CheckRequest], progress: Progress | None
     ) -> Iterator[Decision]:
+        """The engine's decisions, but `reason`'s block for the one pair."""
         for request in requests:
             if (request.state, request.partner) == self._blocked:
-                yield Decision(False, STATUS_BLOCKED, "shadow says no")
+                yield Decision(False, STATUS_BLOCKED, self.reason)
             else:
                 yield self.check(request.partner, request.state, request.wager_type)
         if progress is not None:
             progress(0)
+
+    def shadow_many(
+        self, requests: Iterable[CheckRequest], progress: Progress | None = None
+    ) -> Iterator[Decision]:
+        return self._blocking(requests, progress)
 
 
 def test_real_and_shadow_differ_fails_though_the_registry_agrees_with_real(
@@ -186,30 +194,16 @@ def test_a_snapshot_without_the_records_is_diffed_but_not_verified_as_holding(
     assert "rule shadow-disagreements" in verified.output and "not recorded" in verified.output
 
 
-class _OwnMind(InProcessTarget):
+class _OwnMind(_SecondOpinion):
     """A target with its own shadow, which always agrees with its real decision; its real
     decision blocks one licensed pair for a reason of its own (an identity block)."""
 
-    def __init__(self, engine: Engine, blocked: tuple[str, str]) -> None:
-        super().__init__(engine)
-        self._blocked = blocked
-
-    @property
-    def has_shadow(self) -> bool:
-        return True
+    reason = "Identity check failed"
 
     def check_many(
         self, requests: Iterable[CheckRequest], progress: Progress | None = None
     ) -> Iterator[Decision]:
-        for request in requests:
-            if (request.state, request.partner) == self._blocked:
-                yield Decision(False, STATUS_BLOCKED, "Identity check failed")
-            else:
-                yield self.check(request.partner, request.state, request.wager_type)
-        if progress is not None:
-            progress(0)
-
-    shadow_many = check_many
+        return self._blocking(requests, progress)
 
 
 def test_a_failing_kind_without_a_mismatch_fails_in_the_log_entry_too(
