@@ -25,7 +25,6 @@ from pathlib import Path
 
 from compliance_bake.inputs.files import open_folder
 
-_FOLDER = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -45,26 +44,23 @@ def write_whole(
     folders it needs are made, a killed writer's leftovers of this one file are removed first
     (the caller holds the folder's lock), and every folder down to it is synced."""
     if inside is None:
-        path = Path(path)
-        here = os.open(path.parent, _FOLDER)
-        try:
-            _write_at(here, path.name, data, mode, prefix, before_rename)
-        finally:
-            os.close(here)
-        return
-    *parts, name = str(path).split("/")
-    here = open_folder(inside, parts, create=True)
+        folder, parts, name = Path(path).parent, [], Path(path).name
+    else:
+        folder = inside
+        *parts, name = str(path).split("/")
+    here = open_folder(folder, parts, create=inside is not None)
     try:
-        stale = f"{prefix}{name}."
-        for entry in os.listdir(here):
-            if entry.startswith(stale) and entry.endswith(".tmp"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(entry, dir_fd=here)
+        if inside is not None:
+            stale = f"{prefix}{name}."
+            for entry in os.listdir(here):
+                if entry.startswith(stale) and entry.endswith(".tmp"):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(entry, dir_fd=here)
         _write_at(here, name, data, mode, prefix, before_rename)
     finally:
         os.close(here)
     for depth in range(len(parts) - 1, -1, -1):  # the folders above it, up to `inside`
-        synced = open_folder(inside, parts[:depth])
+        synced = open_folder(folder, parts[:depth])
         try:
             os.fsync(synced)
         finally:

@@ -51,7 +51,7 @@ def entry_of(document: Mapping[str, Any], attestation_sha256: str, key_id: str) 
     shadow = document["shadow"]
     # The bake's verdict (bake.BakeResult.ok), as the portal and `verify` give it: a failing
     # kind fails it even where the real and shadow decisions agree (no mismatch).
-    counts = shadow.get("disagreements") or {} if isinstance(shadow, dict) else None
+    counts = (shadow.get("disagreements") or {}) if isinstance(shadow, dict) else None
     if not isinstance(counts, dict):
         raise TypeError("shadow or shadow.disagreements is not an object")
     failing = {kind: counts[kind] for kind in FAILING if counts.get(kind)}

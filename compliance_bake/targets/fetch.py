@@ -100,7 +100,10 @@ async def _get(url: str, timeout: float, max_bytes: int, absent_ok: bool) -> byt
     address = URL(url, encoded=True)
     # The one deadline is asyncio's, over every attempt and wait; the session sets none of its
     # own (aiohttp's would turn the deadline's cancellation into one more failed attempt).
-    async with asyncio.timeout(timeout), client_session(None, 1, _HEADERS) as session:
+    async with (
+        asyncio.timeout(timeout),
+        client_session(None, settings.concurrency, _HEADERS) as session,
+    ):
         status, _, body = await with_retries(
             RetryPolicy(settings), lambda: attempt(session, address, settings, failed), True, failed
         )

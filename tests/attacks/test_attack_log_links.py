@@ -3,11 +3,10 @@ outside it.
 
 The log folder may come from elsewhere (the GitHub Action checks it out of a branch, and git
 keeps symbolic links), so a folder of it may be a link to any folder the operator can write.
-Before the fix the append wrote through such a link: it replaced a file of the same name in the
-folder linked to, then its read-back refused the link and the failed append removed what it had
-written, so the operator's own file was gone. Now the append opens every folder of the log one
-component at a time without following a link, and refuses with one line (exit 2), having
-written nothing anywhere.
+Followed, such a link would let an append replace a file of the same name in the folder linked
+to, and the undo of the append its read-back then fails would remove it. The append opens every
+folder of the log one component at a time without following a link, and refuses with one line
+(exit 2), having written nothing anywhere.
 """
 
 from __future__ import annotations

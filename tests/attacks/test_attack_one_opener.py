@@ -38,7 +38,6 @@ ALLOWED: list[tuple[str, str, str]] = [
     ("inputs/files.py", "return os.open(path, _FLAGS)", OPENER),
     ("inputs/atomic_write.py", 'with os.fdopen(fd, "wb") as handle:', WRITER),
     ("inputs/atomic_write.py", "fd = os.open(tmp, _NEW, 0o600, dir_fd=here)", WRITER),
-    ("inputs/atomic_write.py", "here = os.open(path.parent, _FOLDER)", LOCK),
     ("report/publish.py", 'with open(path, "xb") as handle:', WRITER),
     ("report/publish.py", 'with os.fdopen(fd, "wb") as handle:', WRITER),
     ("report/publish.py", "fd = os.open(out_dir, " + DIRECTORY, LOCK),
