@@ -10,10 +10,12 @@ bake's attestation is removed in the same publish (it would no longer match).
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from compliance_bake.clock import iso_millis, resolve_now
 from compliance_bake.errors import (
@@ -30,7 +32,7 @@ from compliance_bake.inputs.models import Fixtures
 from compliance_bake.log.append import OUT_FILES, LogTarget, log_snapshot, prepare_log
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
-from compliance_bake.report.disagreements import failing
+from compliance_bake.report.disagreements import RowKind, failing
 from compliance_bake.report.models import DeepAudit, JsonObject, Snapshot
 from compliance_bake.report.portal import SAMPLE_LIMIT, bake_facts
 from compliance_bake.report.portal_previous import (
@@ -39,6 +41,7 @@ from compliance_bake.report.portal_previous import (
     require_attestation,
 )
 from compliance_bake.report.publish import publish
+from compliance_bake.report.row_kinds import rows_meet_schema, state_totals
 from compliance_bake.report.snapshot import BakeSettings, build_snapshot
 from compliance_bake.signing.attestation import ATTESTATION_FILE, render_attestation
 from compliance_bake.signing.secret import require_secret
@@ -163,15 +166,22 @@ def previous_summary(record: PreviousRecord) -> JsonObject:
     }
 
 
-def validate_documents(document: JsonObject) -> None:
+def validate_documents(
+    document: JsonObject, kinds: Counter[RowKind], partners: Iterable[str]
+) -> None:
     """Validate what will be written, before anything is.
 
     The registry files hold the snapshot's own `enhancements` and `shadow` objects, and their
     schemas are the snapshot schema's `$defs` by reference (tests/inputs/test_schemas.py holds
-    them to that), so validating the snapshot validates all three documents, and the large shadow
-    block is validated once, not twice. `verify` validates each file.
+    them to that), so validating the snapshot validates all three documents. The shadow rows
+    are asked of their kinds and partners (`rows_meet_schema`, as `verify` asks them), and the
+    validator is given the rest; when the rows do not meet the definition, the validator walks
+    the whole document, so a refusal is always the validator's own, with its place and words.
     """
-    problem = schemas.first_violation(schemas.SNAPSHOT, document)
+    checked: JsonObject = document
+    if rows_meet_schema(kinds, partners):
+        checked = {**document, "shadow": {**cast("JsonObject", document["shadow"]), "rows": []}}
+    problem = schemas.first_violation(schemas.SNAPSHOT, checked)
     if problem is not None:
         raise ReportInvalid(
             f"{layout.API_FILE}: the report fails its schema at {problem.path}: {problem.message}",
@@ -256,16 +266,20 @@ def run_bake(
     target = target or InProcessTarget(Engine(engine_licences))
     phases("matrix")
     try:
-        snapshot, document = build_snapshot(fixtures, target, secret, settings, progress, phases)
+        snapshot, document, kinds = build_snapshot(
+            fixtures, target, secret, settings, progress, phases
+        )
     finally:
         target.close()
     phases("validate")
-    validate_documents(document)
+    validate_documents(document, kinds, (partner.node_id for partner in fixtures.registry.partners))
     phases("write")
     record = None if previous is None else previous.record(snapshot).sealed(secret.value)
     key_id = None if signing_key is None else signing_key.key_id
     facts = bake_facts(key_id, by_reason, sample, str(out_dir))
-    files = layout.render_files(snapshot, record, document=document, facts=facts)
+    files = layout.render_files(
+        snapshot, record, document=document, facts=facts, totals=state_totals(kinds)
+    )
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE, *OUT_FILES])
         return BakeResult(

@@ -64,8 +64,8 @@ def failing(counts: Mapping[str, int] | None) -> list[str]:
     return [KINDS[kind] for kind in FAILING if found.get(kind)]
 
 
-# The kind of a row as the verifier's columns count them: (state, licenseStatus, realAllowed,
-# shadowAllowed, match, reason).
+# The kind of a row (report/row_kinds.py): (state, licenseStatus, realAllowed, shadowAllowed,
+# match, reason), the reason None where the row has none.
 RowKind = tuple[str, str | None, bool, bool, bool, str | None]
 
 

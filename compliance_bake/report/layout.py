@@ -16,6 +16,7 @@ from compliance_bake.report.models import JsonValue, Snapshot
 if TYPE_CHECKING:
     from compliance_bake.report.portal import PortalFacts
     from compliance_bake.report.portal_previous import PreviousRecord
+    from compliance_bake.report.row_kinds import Totals
 
 API_FILE = "api/compliance.json"
 BOARD_FILE = "registry/compliance-enhancements.json"
@@ -48,12 +49,14 @@ def render_files(
     *,
     document: Mapping[str, JsonValue] | None = None,
     facts: PortalFacts | None = None,
+    totals: Totals | None = None,
 ) -> dict[str, bytes]:
     """Every file of `out/`: the JSON files from the snapshot's JSON, the portal page from the
     snapshot. `snapshot` may be a JSON document that has passed the schema (as read from a
     file); `document`: `snapshot.to_json()`, when the caller has made it already (the bake, which
     validates it first); `previous`: the record of `bake --previous` (report/portal_previous.py);
-    `facts`: what the page states beyond the snapshot (the signer, the audit's detail).
+    `facts`: what the page states beyond the snapshot (the signer, the audit's detail);
+    `totals`: the portal's totals per state, when the caller has counted the rows' kinds.
     """
     from compliance_bake.report.portal import render_portal
 
@@ -63,5 +66,5 @@ def render_files(
     else:
         model, document = Snapshot.from_json(snapshot), snapshot
     files = {name: dumps_pretty(value) for name, value in json_documents(document).items()}
-    files[PORTAL_FILE] = render_portal(model, previous, facts=facts)
+    files[PORTAL_FILE] = render_portal(model, previous, totals, facts=facts)
     return files

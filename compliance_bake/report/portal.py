@@ -18,8 +18,9 @@ in a `data-facts` attribute, so `verify` re-renders the page from the snapshot a
 states (the attestation, which covers the page's bytes, vouches for them).
 
 Large matrices (more than GRID_LIMIT rows) show per-state totals and the mismatched rows instead
-of the full grid. The totals are counted with C-level iteration (one `Counter` of (state, real,
-match), `compress`): a Python loop over 500,000 rows costs more than the rest of the page.
+of the full grid. The totals are read from the rows' kinds (report/row_kinds.py), which the bake
+and `verify` have counted already; the mismatched rows are found with `compress`: a Python loop
+over 500,000 rows costs more than the rest of the page.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from compliance_bake.report.models import (
     ShadowRow,
     Snapshot,
 )
+from compliance_bake.report.row_kinds import Totals, row_kinds, state_totals
 from compliance_bake.resources import templates_dir
 from compliance_bake.signing.attestation import ATTESTATION_FILE
 
@@ -58,7 +60,6 @@ MISMATCH_LIMIT = 500
 GEO_LIMIT = 50
 SAMPLE_LIMIT = 10
 ATTESTATION_HREF = "../../" + ATTESTATION_FILE
-_STATE_REAL_MATCH = attrgetter("state", "real_allowed", "match")
 _MATCH = attrgetter("match")
 # An absolute path (POSIX, home-relative or Windows drive) inside free text.
 _ABSOLUTE = re.compile(r"(?:^|(?<=[\s='\"`(]))(?:~?/(?!/)|[A-Za-z]:\\)[^\s'\"`<>)]*")
@@ -244,21 +245,6 @@ def _environment() -> Any:
     return env
 
 
-Totals = dict[str, dict[str, int]]
-
-
-def state_totals(rows: Sequence[ShadowRow]) -> Totals:
-    """One count per (state, real decision, match): states in order of first appearance; per
-    state "allow", "block", "mismatches"."""
-    per_state: Totals = {}
-    for (state, real, match), count in Counter(map(_STATE_REAL_MATCH, rows)).items():
-        totals = per_state.setdefault(state, {"allow": 0, "block": 0, "mismatches": 0})
-        totals["allow" if real else "block"] += count
-        if not match:
-            totals["mismatches"] += count
-    return per_state
-
-
 @dataclass(frozen=True, slots=True)
 class Grid:
     """The matrix as the page shows it: the full grid up to GRID_LIMIT rows, totals per state,
@@ -277,7 +263,7 @@ def _grid(snapshot: Snapshot, per_state: Totals | None = None) -> Grid:
     rows = snapshot.shadow.rows
     full = len(rows) <= GRID_LIMIT
     if per_state is None:
-        per_state = state_totals(rows)
+        per_state = state_totals(row_kinds(rows))
     return Grid(
         full=full,
         states=list(per_state),
@@ -461,8 +447,8 @@ def render_portal(
     """The page; with `previous` (a record of report/portal_previous.py) it also shows the
     "since the previous snapshot" section rendered from that record alone. `snapshot` may be a
     JSON document that has passed the schema (as read from a file), and `previous` the record's
-    JSON as an attestation carries it (checked by `portal_previous.view`). `totals`: what
-    `state_totals` gives for the shadow rows, when the caller has counted it another way.
+    JSON as an attestation carries it (checked by `portal_previous.view`). `totals`:
+    `state_totals` of the rows' kinds, when the caller has counted them (report/row_kinds.py).
     `facts`: the signer and the audit's detail (none: an unsigned page without them)."""
     from compliance_bake.report import portal_previous
 

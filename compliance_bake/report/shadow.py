@@ -28,6 +28,7 @@ from compliance_bake.inputs.models import LICENCE_ACTIVE, Decision, LicenceRegis
 from compliance_bake.progress import NoProgress, ProgressSink
 from compliance_bake.report import disagreements
 from compliance_bake.report.models import ShadowRow, ShadowSummary
+from compliance_bake.report.row_kinds import row_kinds
 from compliance_bake.targets.interface import CheckMatrix, Target
 
 _ALLOWED = attrgetter("allowed")
@@ -44,12 +45,14 @@ def matrix_wager_types(registry: LicenceRegistry) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class ShadowMatrix:
-    """The rows, their summary, where each column came from and the disagreements by kind."""
+    """The rows, their summary, where each column came from, the disagreements by kind, and the
+    rows' kinds (report/row_kinds.py), which the schema check and the portal read too."""
 
     rows: list[ShadowRow]
     summary: ShadowSummary
     sources: dict[str, str]
     disagreements: dict[str, int]
+    kinds: Counter[disagreements.RowKind]
 
 
 def run_shadow(
@@ -87,15 +90,13 @@ def run_shadow(
         mismatches += sum(map(is_not, reals, shadows))
         rows.extend(_column(state, node_ids, licensed, reals, shadows, decisions))
     sink.end()
-    kinds = Counter(
-        (row.state, row.license_status, row.real_allowed, row.shadow_allowed, row.match, row.reason)
-        for row in rows
-    )
+    kinds = row_kinds(rows)
     return ShadowMatrix(
         rows,
         ShadowSummary(allow=allow, block=len(rows) - allow, mismatches=mismatches),
         disagreements.sources(from_target),
         disagreements.count(kinds.items(), from_target),
+        kinds,
     )
 
 

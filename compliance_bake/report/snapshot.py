@@ -12,6 +12,7 @@ the shadow block's canonical bytes spliced in from its seal.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +25,7 @@ from compliance_bake.inputs.fixtures import LICENCES_FILE
 from compliance_bake.inputs.models import Fixtures
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report.board import BOARD_WAGER_TYPES, run_board
+from compliance_bake.report.disagreements import RowKind
 from compliance_bake.report.models import (
     UNSIGNED,
     UNSIGNED_PROOF,
@@ -77,10 +79,12 @@ class BakeSettings:
 
 
 class Baked(NamedTuple):
-    """The snapshot, and its JSON (`snapshot.to_json()`), made once while it was sealed."""
+    """The snapshot, its JSON (`snapshot.to_json()`), made once while it was sealed, and its
+    rows' kinds (report/row_kinds.py), counted once as the rows were built."""
 
     snapshot: Snapshot
     document: JsonObject
+    kinds: Counter[RowKind]
 
 
 def build_snapshot(
@@ -156,4 +160,4 @@ def build_snapshot(
     proof = Proof.from_json(proofs.make_proof(content_digest, runtime, stamp, secret.value))
     snapshot = replace(draft, integrity=replace(draft.integrity, proof=proof))
     document["integrity"] = snapshot.integrity.to_json()
-    return Baked(snapshot, document)
+    return Baked(snapshot, document, matrix.kinds)

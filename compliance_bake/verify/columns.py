@@ -24,7 +24,9 @@ from typing import Any
 import msgspec
 
 from compliance_bake.gc_pause import gc_paused
+from compliance_bake.report.disagreements import RowKind
 from compliance_bake.report.models import ShadowRow
+from compliance_bake.report.row_kinds import row_kinds
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,16 +60,11 @@ def _matrix_layout(state: list[Any], partner: list[Any]) -> MatrixLayout | None:
     return MatrixLayout(width, state[::width], first)
 
 
-# A row's members but the partner: (state, licenseStatus, realAllowed, shadowAllowed, match,
-# reason), the reason None where the row has none.
-Kind = tuple[str, str | None, bool, bool, bool, str | None]
-
-
 @dataclass(frozen=True, slots=True)
 class ShadowColumns:
     state: list[str]
     partner: list[str]
-    kinds: Counter[Kind]  # the rows of each kind, the kinds in the order they first appear
+    kinds: Counter[RowKind]  # the rows of each kind, the kinds in the order they first appear
     # the rows as the bake lays them out, when they are (`_matrix_layout`)
     layout: MatrixLayout | None
 
@@ -76,10 +73,13 @@ class ShadowColumns:
 
 
 def shadow_columns(
-    snap: dict[str, Any], typed: Sequence[ShadowRow] | None = None
+    snap: dict[str, Any],
+    typed: Sequence[ShadowRow] | None = None,
+    kinds: Counter[RowKind] | None = None,
 ) -> ShadowColumns | None:
     """The rows of `snap` as columns and kinds, read from the typed rows (`typed`: the rows of
-    the typed snapshot, when the caller has built it; otherwise they are converted here).
+    the typed snapshot, when the caller has built it, and `kinds` theirs, when the reading has
+    counted them; otherwise they are converted and counted here).
 
     The typed rows are read, not the JSON objects: one conversion at C speed checks every
     row's types (a string where a string stands, True or False where a boolean does), which
@@ -97,11 +97,8 @@ def shadow_columns(
     with gc_paused(keep=True):  # lists of 500,000 values: collections would walk them
         state = [row.state for row in typed]
         partner = [row.partner for row in typed]
-        kinds = Counter(
-            (row.state, row.license_status, row.real_allowed, row.shadow_allowed, row.match,
-             row.reason)
-            for row in typed
-        )  # fmt: skip
+        if kinds is None:
+            kinds = row_kinds(typed)
     return ShadowColumns(state, partner, kinds, layout=_matrix_layout(state, partner))
 
 
@@ -181,17 +178,3 @@ def decisions(columns: ShadowColumns) -> tuple[int, int]:
     allow = sum(count for (_, _, real, _, _, _), count in kinds if real is True)
     matches = sum(count for (_, _, _, _, match, _), count in kinds if match is True)
     return allow, matches
-
-
-def state_totals(columns: ShadowColumns) -> dict[str, dict[str, int]]:
-    """The portal's totals per state (report/portal.py `state_totals`), counted on the kinds:
-    the portal's own count is a pass over every typed row, which `make bench`'s verify figure
-    shows; tests/verify/test_fast_paths.py holds the two equal, the states in the same order
-    (that of their first row)."""
-    totals: dict[str, dict[str, int]] = {}
-    for (state, _, real, _, match, _), count in columns.kinds.items():
-        counts = totals.setdefault(state, {"allow": 0, "block": 0, "mismatches": 0})
-        counts["allow" if real else "block"] += count
-        if not match:
-            counts["mismatches"] += count
-    return totals

@@ -25,7 +25,8 @@ from compliance_bake.log.append import OUT_FILES
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals
 from compliance_bake.report.models import Snapshot
-from compliance_bake.report.portal import Totals, read_facts, render_portal
+from compliance_bake.report.portal import read_facts, render_portal
+from compliance_bake.report.row_kinds import Totals
 from compliance_bake.signing.attestation import (
     ATTESTATION_FILE,
     ReadAttestation,

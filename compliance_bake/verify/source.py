@@ -26,8 +26,10 @@ same way by every command.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +40,9 @@ from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.schemas import SchemaViolation
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
+from compliance_bake.report.disagreements import RowKind
 from compliance_bake.report.models import ShadowRow, Snapshot
+from compliance_bake.report.row_kinds import row_kinds, rows_meet_schema
 from compliance_bake.signing import proofs
 from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.canon import same_mac
@@ -110,6 +114,7 @@ class SnapshotReading:
     schema: SchemaOutcome
     authentication: Authentication | None
     rows: Sequence[ShadowRow] | None = None
+    kinds: Counter[RowKind] | None = None  # the typed rows' kinds (report/row_kinds.py)
 
     @property
     def refusal(self) -> str | None:
@@ -220,55 +225,31 @@ def schema_outcome(schema: str, doc: Any) -> SchemaOutcome:
         return type(exc).__name__
 
 
-def snapshot_schema_outcome(document: Any, rows: Sequence[ShadowRow] | None) -> SchemaOutcome:
+def snapshot_schema_outcome(
+    document: Any, rows: Sequence[ShadowRow] | None, kinds: Counter[RowKind] | None
+) -> SchemaOutcome:
     """Step 3 for a snapshot. `rows`: its shadow rows as the strict parse typed them (then the
-    document's rows are exactly these, member for member: verify/document.py), or None.
+    document's rows are exactly these, member for member: verify/document.py), and `kinds`
+    their kinds (report/row_kinds.py), or None.
 
-    When the typed rows meet the row definition (`rows_meet_schema`), the validator is given
-    the document with its rows left out, which the schema then holds to every other rule (it
-    asks of `rows` only that each item is a row). Anything it finds there, and any typed row
-    that does not meet the definition, is validated again on the whole document: a refusal is
-    always the validator's own, with its place and words."""
-    if rows is not None and rows_meet_schema(rows):
+    When the typed rows meet the row definition (`rows_meet_schema`, asked of their kinds and
+    partners, as the bake asks it), the validator is given the document with its rows left out,
+    which the schema then holds to every other rule (it asks of `rows` only that each item is a
+    row). Anything it finds there, and any typed row that does not meet the definition, is
+    validated again on the whole document: a refusal is always the validator's own, with its
+    place and words."""
+    if rows is not None and kinds is not None and rows_meet_schema(kinds, _partners(rows)):
         rest = {**document, "shadow": {**document["shadow"], "rows": []}}
         if schema_outcome(schemas.SNAPSHOT, rest) is None:
             return None
     return schema_outcome(schemas.SNAPSHOT, document)
 
 
-# The snapshot schema's `shadowRow` definition (schemas/compliance-snapshot.schema.json), as
-# `rows_meet_schema` asks it; tests/verify/test_row_schema.py pins that definition and holds
-# the two to the validator's verdict. The schema's `^...$` is matched whole here: a JSON Schema
-# `$` does not match before a final newline, as Python's does.
-_ROW_STATE = re.compile(r"[A-Z]{2}")
-_ROW_STATUSES = ("active", None)
+_PARTNER = attrgetter("partner")
 
 
-def rows_meet_schema(rows: Sequence[ShadowRow]) -> bool:
-    """Whether every row, as msgspec decoded it into a `ShadowRow`, meets the snapshot schema's
-    `shadowRow` definition: the schema's verdict on a large snapshot's rows.
-
-    Kept because the validator walks each of the 500,000 row objects of a large snapshot
-    (about 0.13 s of CPU, which `make bench`'s verify and diff figures show), while the typed
-    rows leave little to ask: the decode has checked each member's presence and type (a
-    missing member, or a boolean written 1, is not a `ShadowRow`), and the rows of a typed
-    reading are the document's to the byte, so no member beyond the type's and no null reason
-    stands in them. What is left depends on a few members whose combinations are few: each
-    state's pattern, licenseStatus `active` or null, a non-empty partner, and no reason when
-    realAllowed is true (a block's reason is the target's: any non-empty text, or none; the
-    empty string is not one). Those combinations are collected in one
-    pass over the rows, and each is asked once."""
-    combinations = {
-        (row.state, row.license_status, row.real_allowed, row.reason, not row.partner)
-        for row in rows
-    }
-    return all(
-        _ROW_STATE.fullmatch(state) is not None
-        and status in _ROW_STATUSES
-        and not empty_partner
-        and (reason is None if real_allowed else reason is None or reason != "")
-        for state, status, real_allowed, reason, empty_partner in combinations
-    )
+def _partners(rows: Sequence[ShadowRow]) -> set[str]:
+    return set(map(_PARTNER, rows))
 
 
 def _hmac_holds(proof: Any, secret: str) -> bool:
@@ -363,7 +344,8 @@ def read_snapshot(
             shown_url(source), kind, path, folder, raw, None, False, parsed, None, None
         )
     document, in_layout, rows = parsed
-    schema = snapshot_schema_outcome(document, rows)
+    kinds = None if rows is None else row_kinds(rows)
+    schema = snapshot_schema_outcome(document, rows, kinds)
     phases("digests")
     authentication = authenticate(document, keys, folder) if isinstance(document, dict) else None
     return SnapshotReading(
@@ -378,6 +360,7 @@ def read_snapshot(
         schema,
         authentication,
         rows,
+        kinds,
     )
 
 

@@ -25,6 +25,7 @@ from compliance_bake.log.proof import check_folder
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
 from compliance_bake.report.portal_previous import checked_record
+from compliance_bake.report.row_kinds import state_totals
 from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES, is_url, shown_url
@@ -35,7 +36,7 @@ from compliance_bake.verify.attestation import (
     check_attestation,
     parse_problems,
 )
-from compliance_bake.verify.columns import shadow_columns, state_totals
+from compliance_bake.verify.columns import shadow_columns
 from compliance_bake.verify.findings import CHECKED, UNCHECKED, VerifyReport
 from compliance_bake.verify.published import published, published_copy
 from compliance_bake.verify.snapshot_checks import verify_snapshot
@@ -227,8 +228,9 @@ def _verify_folder(
         return
     record = _previous_record(out_dir, reading, keys, attested, report)  # bake --previous
     typed = reading.typed()  # built once: its rows are the rules' columns, the portal its page
-    columns = shadow_columns(snap, None if typed is None else typed.shadow.rows)
-    totals = None if columns is None else state_totals(columns)
+    rows = None if typed is None else typed.shadow.rows
+    columns = shadow_columns(snap, rows, reading.kinds if rows is reading.rows else None)
+    totals = None if columns is None else state_totals(columns.kinds)
     portal = files.portal_page(out_dir, snap if typed is None else typed, report, record, totals)
     raws.append((layout.PORTAL_FILE, portal))
     present = [x for x in (ATTESTATION_FILE, layout.AUDIT_FILE) if (out_dir / x).exists()]

@@ -37,7 +37,7 @@ def test_the_document_is_the_snapshots_json_and_its_proofs_hold(
     fixtures = load_fixtures(demo_fixtures_dir())
     target = InProcessTarget(Engine(fixtures.registry))
     settings = BakeSettings(now=NOW, deep_audit=deep_audit)
-    snapshot, document = build_snapshot(fixtures, target, Secret(SECRET, "test"), settings)
+    snapshot, document, _ = build_snapshot(fixtures, target, Secret(SECRET, "test"), settings)
 
     assert dumps_pretty(document) == dumps_pretty(snapshot.to_json())
     assert snapshot.deep_audit == deep_audit

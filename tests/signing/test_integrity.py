@@ -70,7 +70,7 @@ def test_the_bakes_checks_are_those_verify_reads_from_its_document(
         fixtures = _non_discrete(fixtures)
     target = InProcessTarget(Engine(answering))
     settings = BakeSettings(now=NOW, deep_audit=deep_audit)
-    snapshot, document = build_snapshot(fixtures, target, Secret(SECRET, "test"), settings)
+    snapshot, document, _ = build_snapshot(fixtures, target, Secret(SECRET, "test"), settings)
 
     doc: dict[str, Any] = document
     read = content_checks(doc, proof_hmac_holds(doc["shadow"]["proof"], SECRET))

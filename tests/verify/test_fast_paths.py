@@ -399,29 +399,16 @@ def _layouts(draw: st.DrawFn) -> dict[str, Any]:
 
 @settings(max_examples=300, deadline=None)
 @given(_layouts())
-def test_the_totals_on_columns_are_the_portals(snap: dict[str, Any]) -> None:
-    """What verify hands the portal (`columns.state_totals`) is the portal's own count, the
-    states in the same order."""
+def test_the_kinds_on_columns_are_the_rows_kinds(snap: dict[str, Any]) -> None:
+    """What verify counts the portal's totals and the rules on is the rows' own kinds, in the
+    same order."""
     from compliance_bake.report.models import ShadowRow
-    from compliance_bake.report.portal import state_totals as portal_totals
+    from compliance_bake.report.row_kinds import row_kinds
 
     found = shadow_columns(snap)
-    if found is None:  # a row off its type (a state 1, a decision 1): the portal counts them
+    if found is None:  # a row off its type (a state 1, a decision 1)
         with pytest.raises(msgspec.ValidationError):
             msgspec.convert(snap["shadow"]["rows"], list[ShadowRow])
         return
-    totals = columns.state_totals(found)
-    # Built as they are, not read through `from_json`.
     rows = [ShadowRow(*(r[k] for k in list(r)[:6])) for r in snap["shadow"]["rows"]]
-    assert totals == portal_totals(rows)
-    assert list(totals) == list(portal_totals(rows))
-
-
-def test_the_totals_on_a_baked_matrix_are_the_portals(baked: Path) -> None:
-    from compliance_bake.report.models import Snapshot
-    from compliance_bake.report.portal import state_totals as portal_totals
-
-    snap = _demo_snapshot(baked)
-    found = shadow_columns(snap)
-    assert found is not None
-    assert columns.state_totals(found) == portal_totals(Snapshot.from_json(snap).shadow.rows)
+    assert list(found.kinds.items()) == list(row_kinds(rows).items())

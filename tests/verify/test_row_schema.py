@@ -1,6 +1,7 @@
-"""The schema's verdict on a snapshot's typed rows (verify/source.py `rows_meet_schema`) is the
-validator's: every row constraint (pattern, enum, minLength, the reason's if/then/else) refuses
-alike, and `snapshot_schema_outcome` gives the words of the plain validation in every case.
+"""The schema's verdict on shadow rows asked of their kinds (report/row_kinds.py
+`rows_meet_schema`) is the validator's: every row constraint (pattern, enum, minLength, type, the
+reason's if/then/else) refuses alike, on rows read from a file and on rows built in memory (the
+bake's), and `snapshot_schema_outcome` gives the words of the plain validation in every case.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from compliance_bake.inputs import schemas
 from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict
 from compliance_bake.report import layout
 from compliance_bake.report.models import ShadowRow
+from compliance_bake.report.row_kinds import row_kinds, rows_meet_schema
 from compliance_bake.signing.secret import Secret
 from compliance_bake.verify.document import ParsedSnapshot, parse_snapshot
 from compliance_bake.verify.source import (
     KeyMaterial,
     read_snapshot,
-    rows_meet_schema,
     schema_outcome,
     snapshot_schema_outcome,
 )
@@ -87,6 +88,15 @@ def _with_rows(raw: bytes, edit: Any) -> ParsedSnapshot:
     return parsed
 
 
+def _meets(rows: list[ShadowRow]) -> bool:
+    return rows_meet_schema(row_kinds(rows), [row.partner for row in rows])
+
+
+def _outcome(parsed: ParsedSnapshot) -> Any:
+    kinds = None if parsed.rows is None else row_kinds(parsed.rows)
+    return snapshot_schema_outcome(parsed.document, parsed.rows, kinds)
+
+
 def _blocked(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return next(row for row in rows if row["realAllowed"] is False)
 
@@ -97,8 +107,8 @@ def _allowed(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def test_a_baked_snapshot_meets_the_schema_the_typed_way(raw: bytes) -> None:
     parsed = _typed(raw)
-    assert parsed.rows is not None and rows_meet_schema(parsed.rows)
-    assert snapshot_schema_outcome(parsed.document, parsed.rows) is None
+    assert parsed.rows is not None and _meets(parsed.rows)
+    assert _outcome(parsed) is None
     assert schema_outcome(schemas.SNAPSHOT, parsed.document) is None
 
 
@@ -127,11 +137,11 @@ def test_a_row_off_its_schema_is_refused_with_the_validators_words(
     raw: bytes, edit: Any, newline: bool
 ) -> None:
     parsed = _with_rows(raw, edit)
-    assert parsed.rows is not None and not rows_meet_schema(parsed.rows)
+    assert parsed.rows is not None and not _meets(parsed.rows)
     plain = schema_outcome(schemas.SNAPSHOT, parsed.document)
     assert plain is not None and not isinstance(plain, str)
     assert plain.path.startswith("$.shadow.rows[")
-    assert snapshot_schema_outcome(parsed.document, parsed.rows) == plain
+    assert _outcome(parsed) == plain
     reference = schemas.first_violation_reference(schemas.SNAPSHOT, parsed.document)
     assert (reference is None) is newline
 
@@ -155,7 +165,7 @@ def test_typed_rows_in_a_document_off_its_schema_give_the_validators_words(
     parsed = _typed(dumps_pretty(doc))
     plain = schema_outcome(schemas.SNAPSHOT, parsed.document)
     assert plain is not None
-    assert snapshot_schema_outcome(parsed.document, parsed.rows) == plain
+    assert _outcome(parsed) == plain
 
 
 _rows = st.builds(
@@ -190,9 +200,36 @@ def test_the_typed_verdict_is_the_validators_on_any_rows(raw: bytes, rows: list[
     parsed = _typed(dumps_pretty(doc))
     assert parsed.rows == rows  # read the typed way, these very rows
     valid = schemas.first_violation(schemas.SNAPSHOT, parsed.document) is None
-    assert rows_meet_schema(rows) is valid
+    assert _meets(rows) is valid
     plain = schema_outcome(schemas.SNAPSHOT, parsed.document)
-    assert snapshot_schema_outcome(parsed.document, parsed.rows) == plain
+    assert _outcome(parsed) == plain
+
+
+# Rows as the bake builds them in memory, where nothing has checked a field's type: a valid
+# row with one field set to any value (a number, a boolean or None where another type stands).
+_ANY = st.sampled_from([None, True, False, 0, 1, "", "AL", "active", "p-1"])
+_FIELDS = list(ShadowRow.__struct_fields__)
+
+
+@st.composite
+def _built_rows(draw: st.DrawFn) -> ShadowRow:
+    real = draw(st.booleans())
+    row = ShadowRow("AL", "p-1", draw(st.sampled_from(["active", None])), real, real, True)
+    field = draw(st.sampled_from(_FIELDS))
+    return msgspec.structs.replace(row, **{field: draw(_ANY)})
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(_built_rows(), min_size=1, max_size=3))
+def test_the_verdict_on_rows_built_in_memory_is_the_validators(
+    raw: bytes, rows: list[ShadowRow]
+) -> None:
+    doc = loads_strict(raw)
+    doc["shadow"]["rows"] = msgspec.to_builtins(rows)
+    valid = schemas.first_violation(schemas.SNAPSHOT, doc) is None
+    assert _meets(rows) is valid
 
 
 def test_a_resigned_snapshot_with_a_row_off_its_schema_fails_verify(baked: Path) -> None:
