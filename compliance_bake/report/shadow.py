@@ -27,6 +27,7 @@ from compliance_bake.errors import TargetError
 from compliance_bake.inputs.models import LICENCE_ACTIVE, Decision, LicenceRegistry
 from compliance_bake.progress import NoProgress, ProgressSink
 from compliance_bake.report import disagreements
+from compliance_bake.report.disagreements import RowKind
 from compliance_bake.report.models import ShadowRow, ShadowSummary
 from compliance_bake.report.row_kinds import row_kinds
 from compliance_bake.targets.interface import CheckMatrix, Target
@@ -52,7 +53,7 @@ class ShadowMatrix:
     summary: ShadowSummary
     sources: dict[str, str]
     disagreements: dict[str, int]
-    kinds: Counter[disagreements.RowKind]
+    kinds: Counter[RowKind]
 
 
 def run_shadow(
