@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Self, TypeAlias
+from typing import Annotated, Any, Self, TypeAlias
 
 import msgspec
 
@@ -113,6 +113,11 @@ class Board:
         }
 
 
+# A partner's id is a non-empty string (the snapshot schema's `minLength: 1`): a snapshot's
+# rows decoded as `ShadowRow`s are held to it at C speed, as they are read.
+PartnerId = Annotated[str, msgspec.Meta(min_length=1)]
+
+
 class ShadowRow(msgspec.Struct, frozen=True, gc=False, rename="camel", omit_defaults=True):
     """One (state, partner) pair of the shadow matrix (spec 2.3); `reason` only when blocked.
 
@@ -124,7 +129,7 @@ class ShadowRow(msgspec.Struct, frozen=True, gc=False, rename="camel", omit_defa
     """
 
     state: str
-    partner: str
+    partner: PartnerId
     license_status: str | None
     real_allowed: bool
     shadow_allowed: bool
