@@ -61,7 +61,8 @@ def rows_meet_schema(kinds: Counter[RowKind], partners: Iterable[Any]) -> bool:
     null, three booleans, a non-empty partner, and no reason when realAllowed is true (a
     block's reason is the target's: any non-empty text, or none). The types are asked too, so
     that rows built in memory, whose fields nothing has type-checked, are held to the same rule
-    as rows decoded from a file."""
+    as rows decoded from a file. `partners`: the partners of rows built in memory (the bake's);
+    a decode has held each decoded row's partner to `ShadowRow.partner` already."""
     return all(
         type(state) is str
         and _ROW_STATE.fullmatch(state) is not None
