@@ -104,8 +104,7 @@ def _floor(out: Path) -> dict[str, Any]:
 
     It runs once in its process, as the bake does: a second run in the same process reuses the
     memory the first one touched and the pages it faulted in, which no bake has, and would be
-    a floor the bake could never reach (about 0.72 s against 0.74-1.35 s for a first run on
-    the 2-core box)."""
+    a floor the bake could never reach (docs/benchmarks.md gives both figures)."""
     import orjson
 
     from compliance_bake.inputs.jsonio import dumps_pretty

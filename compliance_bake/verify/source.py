@@ -224,21 +224,18 @@ def schema_outcome(schema: str, doc: Any) -> SchemaOutcome:
         return type(exc).__name__
 
 
-def snapshot_schema_outcome(
-    document: Any, rows: Sequence[ShadowRow] | None, kinds: Counter[RowKind] | None
-) -> SchemaOutcome:
-    """Step 3 for a snapshot. `rows`: its shadow rows as the strict parse typed them (then the
-    document's rows are exactly these, member for member: verify/document.py), and `kinds`
-    their kinds (report/row_kinds.py), or None.
+def snapshot_schema_outcome(document: Any, kinds: Counter[RowKind] | None) -> SchemaOutcome:
+    """Step 3 for a snapshot. `kinds`: the kinds (report/row_kinds.py) of its shadow rows as the
+    strict parse typed them (then the document's rows are exactly these, member for member:
+    verify/document.py), or None when they were not read the typed way.
 
-    When the typed rows meet the row definition (`rows_meet_schema`, asked of their kinds and
-    partners, as the bake asks it), the validator is given the document with its rows left out,
-    which the schema then holds to every other rule (it asks of `rows` only that each item is a
-    row). Anything it finds there, and any typed row that does not meet the definition, is
-    validated again on the whole document: a refusal is always the validator's own, with its
-    place and words."""
-    # The decode has held each partner to `ShadowRow.partner`: a non-empty string.
-    if rows is not None and kinds is not None and rows_meet_schema(kinds, ()):
+    When the typed rows meet the row definition (`rows_meet_schema`, asked of their kinds as the
+    bake asks it; the decode has held each partner to `ShadowRow.partner` already), the
+    validator is given the document with its rows left out, which the schema then holds to
+    every other rule (it asks of `rows` only that each item is a row). Anything it finds there,
+    and any typed row that does not meet the definition, is validated again on the whole
+    document: a refusal is always the validator's own, with its place and words."""
+    if kinds is not None and rows_meet_schema(kinds, ()):
         rest = {**document, "shadow": {**document["shadow"], "rows": []}}
         if schema_outcome(schemas.SNAPSHOT, rest) is None:
             return None
@@ -338,7 +335,7 @@ def read_snapshot(
         )
     document, in_layout, rows = parsed
     kinds = None if rows is None else row_kinds(rows)
-    schema = snapshot_schema_outcome(document, rows, kinds)
+    schema = snapshot_schema_outcome(document, kinds)
     phases("digests")
     authentication = authenticate(document, keys, folder) if isinstance(document, dict) else None
     return SnapshotReading(

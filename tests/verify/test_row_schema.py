@@ -94,7 +94,7 @@ def _meets(rows: list[ShadowRow]) -> bool:
 
 def _outcome(parsed: ParsedSnapshot) -> Any:
     kinds = None if parsed.rows is None else row_kinds(parsed.rows)
-    return snapshot_schema_outcome(parsed.document, parsed.rows, kinds)
+    return snapshot_schema_outcome(parsed.document, kinds)
 
 
 def _blocked(rows: list[dict[str, Any]]) -> dict[str, Any]:
