@@ -395,6 +395,55 @@ def plays_sql(view: str, row_keys: bool, spark: bool = False) -> str:
     """
 
 
+# What can write on a PostgreSQL server from inside a read-only transaction: a read-only
+# transaction refuses writes to tables, not a file written by lo_export or pg_file_write, a
+# statement sent on through dblink, or set_config('role', ...) taking back a superuser's role.
+# The login role, and every role it is a member of, may hold none of these powers.
+_SERVER_WRITERS = ("pg_write_server_files", "pg_execute_server_program")
+_WRITING_FUNCTIONS = (
+    "lo_export(oid, text)",
+    "pg_file_write(text, text, boolean)",
+    "dblink(text, text)",
+    "dblink_exec(text, text)",
+    "dblink_connect_u(text, text)",
+)
+_POWERS_SQL = (
+    "SELECT r.rolname, r.rolsuper, r.rolname IN ("
+    + ", ".join(f"'{name}'" for name in _SERVER_WRITERS)
+    + "), ARRAY(SELECT f FROM unnest(ARRAY["
+    + ", ".join(f"'{f}'" for f in _WRITING_FUNCTIONS)
+    + "]) AS f WHERE to_regprocedure(f) IS NOT NULL"
+    " AND has_function_privilege(r.oid, to_regprocedure(f), 'EXECUTE'))::text"
+    " FROM pg_roles r WHERE pg_has_role(session_user, r.oid, 'MEMBER') ORDER BY r.rolname"
+)
+_READER_FIX = (
+    "log in as a role that can only read, e.g. CREATE ROLE auditor LOGIN; "
+    "GRANT pg_read_all_data TO auditor (docs/plays.md)"
+)
+
+
+def _refuse_server_writers(session: _Session) -> None:
+    """InputError (exit 2) when the login role can write on the server, before any query of
+    the operator's runs: the read is read-only on the server too, whatever the role."""
+    for role, is_super, is_writer, functions in session.rows(_POWERS_SQL):
+        first = functions.strip("{}").split(",")[0].strip('"') if functions else ""
+        power = (
+            f"the role {role} is a superuser"
+            if is_super
+            else f"the login role is a member of {role}"
+            if is_writer
+            else f"the role {role} may run {first}"
+            if first
+            else None
+        )
+        if power is not None:
+            raise InputError(
+                f"{session.source.shown}: {power}, so it can write on the server "
+                "(a file through lo_export, say) inside a read-only transaction",
+                _READER_FIX,
+            )
+
+
 def open_read(source: DatabaseSource, columns: ColumnMap, stream: bool = True) -> DatabaseRead:
     """Connect, check the columns, count the rows and open the stream of the plays (unless
     `stream` is false), all in one read-only transaction. Bad input raises InputError; a source
@@ -404,6 +453,7 @@ def open_read(source: DatabaseSource, columns: ColumnMap, stream: bool = True) -
         with _failing(source, "cannot start a read-only transaction", "check the server"):
             if source.kind == "postgresql":
                 session.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                _refuse_server_writers(session)
                 version = session.rows("SELECT current_setting('server_version')")[0][0]
                 server = f"PostgreSQL {version}"
             else:

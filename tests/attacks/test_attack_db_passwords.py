@@ -140,3 +140,68 @@ def test_a_raw_hash_in_a_query_password_is_refused_and_never_shown(tmp_path: Pat
         assert run.returncode == 2, (run.returncode, run.stderr)
         shown = _texts(run, tmp_path)
         assert LEFT not in shown and RIGHT not in shown, shown
+
+
+# The read is read-only on the server too, whatever the role: a read-only transaction stops
+# writes to tables, not a superuser's lo_export writing a file on the server's disk (nor
+# set_config('role', ...) taking back a role dropped inside the transaction). A role that can
+# write on the server is refused before any query of the operator's runs.
+def _server_file(cluster: Cluster, name: str) -> Path:
+    return cluster.folder / name
+
+
+@pytest.fixture(scope="module")
+def large_object(pg_cluster: Cluster) -> int:
+    """A large object any role may read: what lo_export writes out."""
+    oid = int(pg_cluster.psql("SELECT lo_from_bytea(0, 'written on the server')").strip())
+    pg_cluster.psql(f"GRANT SELECT ON LARGE OBJECT {oid} TO PUBLIC")
+    return oid
+
+
+def _lo_export_query(oid: int, target: Path) -> str:
+    return (
+        f"SELECT lo_export({oid}, '{target}')::text AS play_id, "
+        "node_id AS partner, state_code AS state, zip_code AS zip, enriched_at FROM pw.plays"
+    )
+
+
+@pytest.mark.parametrize("who", ["superuser", "granted lo_export", "pg_write_server_files"])
+def test_a_role_that_can_write_on_the_server_is_refused_before_the_query(
+    who: str, pg_cluster: Cluster, plays_table: str, large_object: int, tmp_path: Path
+) -> None:
+    if who == "superuser":
+        url = pg_cluster.url(user="postgres")
+    else:
+        role = _role(pg_cluster, 30 + len(who), pg_cluster.password)
+        grant = (
+            f"GRANT EXECUTE ON FUNCTION lo_export(oid, text) TO {role}"
+            if who == "granted lo_export"
+            else f"GRANT pg_write_server_files TO {role}"
+        )
+        pg_cluster.psql(grant)
+        url = _url(pg_cluster, role, pg_cluster.password)
+    target = _server_file(pg_cluster, f"written-{who.replace(' ', '-')}")
+    out = tmp_path / "out"
+    query = _lo_export_query(large_object, target)
+    run = _cli("audit", "deep", "--plays", url, "--plays-query", query, "--now", NOW,
+               "--out", str(out))  # fmt: skip
+    assert run.returncode == 2, (run.returncode, run.stdout, run.stderr)
+    (line,) = diagnostics(run.stderr).splitlines()
+    assert "can write on the server" in line and "pg_read_all_data" in line, line
+    assert pg_cluster.password not in line
+    assert not out.exists()
+    assert not target.exists(), "the query wrote a file on the server"
+
+
+def test_a_reading_role_runs_the_query_and_lo_export_fails_in_it(
+    pg_cluster: Cluster, plays_table: str, large_object: int, tmp_path: Path
+) -> None:
+    target = _server_file(pg_cluster, "written-by-reader")
+    query = _lo_export_query(large_object, target)
+    run = _cli("audit", "deep", "--plays", pg_cluster.url(), "--plays-query", query,
+               "--now", NOW, "--out", str(tmp_path / "out"))  # fmt: skip
+    assert run.returncode == 2 and "the query failed" in run.stderr, run.stderr
+    assert not target.exists()
+    ok = _cli("audit", "deep", "--plays", pg_cluster.url(), "--plays-table", plays_table,
+              "--plays-columns", COLUMNS, "--now", NOW, "--out", str(tmp_path / "ok"))  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
