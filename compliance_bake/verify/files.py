@@ -33,7 +33,7 @@ from compliance_bake.signing.attestation import (
     read_attestation,
 )
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
-from compliance_bake.verify.document import parse_snapshot_bytes
+from compliance_bake.verify.document import Refusal, parse_snapshot_bytes
 from compliance_bake.verify.findings import VerifyReport
 from compliance_bake.verify.source import (
     SchemaOutcome,
@@ -173,8 +173,8 @@ def load_registry_copy(
         doc, same = block, True
     else:
         parsed = parse_snapshot_bytes(raw)
-        if isinstance(parsed, str):
-            report.add(name, False, parsed)
+        if isinstance(parsed, Refusal):
+            report.add(name, False, parsed.words)
             return None, raw, None
         doc, same = parsed
         covered = False

@@ -271,3 +271,68 @@ def test_a_fifo_in_out_or_as_the_source_never_hangs(baked: Path, tmp_path: Path)
     os.mkfifo(fifo)
     single = invoke("verify", str(fifo))
     assert single.exit_code == 2 and "not a regular file" in single.stderr
+
+
+NOT_SNAPSHOTS = {
+    "empty": (b"", "not a snapshot: it is empty"),
+    "blank": (b"  \n", "not a snapshot: it is empty"),
+    "not-json": (b"hello\n", "not a snapshot: not JSON at line 1 column 1"),
+    "not-utf8": (b"\xff\xfe{}", "not a snapshot: not JSON at byte 0: not UTF-8"),
+    "array": (b"[1, 2]", "not a snapshot: the JSON is not an object"),
+    "other-object": (b'{"hello": 1}', "not a snapshot: the JSON object holds none of a snapshot's"),
+}
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"], ["--digests-only"]])
+@pytest.mark.parametrize("case", sorted(NOT_SNAPSHOTS))
+def test_a_file_that_is_not_a_snapshot_is_bad_input_with_no_verdict(
+    tmp_path: Path, case: str, extra: list[str]
+) -> None:
+    """Nothing to judge, so no verdict: one line naming the file, exit 2, nothing on stdout."""
+    raw, words = NOT_SNAPSHOTS[case]
+    path = tmp_path / "x.json"
+    path.write_bytes(raw)
+    result = invoke("verify", str(path), *extra)
+    assert result.exit_code == 2, result.output
+    if extra == ["--json"]:  # the one line is the error object, on stdout
+        error = json.loads(result.stdout)
+        assert error["code"] == 2 and f"{path}: {words}" in error["message"], error
+    else:
+        assert result.stdout == "", result.stdout
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"{path}: {words}" in lines[0], result.stderr
+    assert "compliant" not in result.output and "authentic" not in result.output
+
+
+def test_a_folder_holding_only_a_non_snapshot_is_bad_input(tmp_path: Path) -> None:
+    folder = tmp_path / "site"
+    (folder / "api").mkdir(parents=True)
+    (folder / "api" / "compliance.json").write_bytes(b'{"hello": 1}')
+    result = invoke("verify", str(folder))
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "api/compliance.json: not a snapshot" in result.stderr
+
+
+@pytest.mark.parametrize("raw", [b"", b'{"hello": 1}'], ids=["empty", "other-object"])
+def test_a_bake_whose_snapshot_was_replaced_is_still_judged_and_fails(
+    baked: Path, raw: bytes
+) -> None:
+    """The control: beside a bake's other files, the same bytes are a damaged bake (exit 1)."""
+    (baked / "api" / "compliance.json").write_bytes(raw)
+    result = invoke("verify", str(baked))
+    assert result.exit_code == 1, result.output
+    assert "FAIL api/compliance.json" in result.stdout and "authentic: NO" in result.stdout
+
+
+def test_a_damaged_snapshot_file_is_still_judged(baked: Path, tmp_path: Path) -> None:
+    """The control: a snapshot that lost a block, or holds doubtful JSON, is a snapshot that
+    fails (exit 1), not bad input."""
+    path = tmp_path / "snapshot.json"
+    path.write_bytes((baked / "api" / "compliance.json").read_bytes())
+    _edit(path, lambda d: d.pop("geo"))
+    result = invoke("verify", str(path))
+    assert result.exit_code == 1 and "compliant: NO" in result.stdout, result.output
+    path.write_bytes(b'{"mode": "snapshot", "mode": "snapshot"}')
+    result = invoke("verify", str(path))
+    assert result.exit_code == 1 and "duplicate key 'mode'" in result.stdout, result.output
