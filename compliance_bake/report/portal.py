@@ -199,13 +199,15 @@ def _name(path: str) -> str:
 
 
 def command_file_names(command: str) -> str:
-    """A command line with every path argument reduced to its file name."""
+    """A command line with every path argument reduced to its file name, as `./NAME` when the
+    name starts with `-` (so a file called `--help.csv` is never read as an option)."""
     try:
         words = shlex.split(command)
     except ValueError:
         return file_names(command)
     return shlex.join(
-        _name(w) if not w.startswith("-") and ("/" in w or "\\" in w) else w for w in words
+        escape.not_an_option(_name(w)) if not w.startswith("-") and ("/" in w or "\\" in w) else w
+        for w in words
     )
 
 

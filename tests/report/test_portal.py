@@ -180,3 +180,40 @@ def test_the_verify_command_is_the_url_form_and_names_no_folder(baked: Path) -> 
     assert re.findall(r'<code class="cmd">(compliance-bake verify [^<]+)</code>', signed) == [
         f"compliance-bake verify {SNAPSHOT_URL} --public-key signing-key.pub.pem"
     ]
+
+
+def test_a_folder_or_file_named_like_an_option_is_never_an_option_in_the_pages_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--out ./--allow-recorded-failures` and plays called `--help.csv`, in a folder and in
+    the working one: each copy-paste command of the page runs as printed, every path a path."""
+    import html
+    import shlex
+    import shutil
+
+    from tests.conftest import NOW, invoke
+
+    plays = Path(__file__).resolve().parents[2] / "fixtures" / "plays.csv"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p").mkdir()
+    shutil.copy(plays, tmp_path / "p" / "--help.csv")
+    shutil.copy(plays, tmp_path / "--help.csv")
+    for given in ("./p/--help.csv", "--help.csv"):
+        out = tmp_path / "--allow-recorded-failures"
+        baked = invoke("bake", "snapshot", "--out=./--allow-recorded-failures", "--now", NOW,
+                       f"--deep-audit={given}")  # fmt: skip
+        assert baked.exit_code == 0, baked.output
+        page = (out / "portal" / "compliance" / "index.html").read_text(encoding="utf-8")
+        commands = [
+            shlex.split(html.unescape(c)) for c in re.findall(r'class="cmd">([^<]+)</code>', page)
+        ]
+        assert commands and all(words[0] == "compliance-bake" for words in commands)
+        for words in commands:
+            assert "--allow-recorded-failures" not in words and "--help.csv" not in words, words
+        audit = next(words for words in commands if words[1:3] == ["audit", "deep"])
+        assert audit[audit.index("--plays") + 1] == "./--help.csv"  # the page names files alone
+        ran = invoke(*audit[1:])
+        assert ran.exit_code == 0, ran.output
+        snapshot = loads_strict((out / "api" / "compliance.json").read_bytes())
+        recorded = shlex.split(snapshot["deepAudit"]["command"])
+        assert recorded[recorded.index("--plays") + 1] == f"./{given.removeprefix('./')}"
