@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from compliance_bake.errors import InputError, TargetError
-from compliance_bake.findings import KEY, Finding
+from compliance_bake.findings import EXTRA, KEY, Finding
 from compliance_bake.log.proof import check_folder
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
@@ -286,9 +286,11 @@ def _verify_folder(
 
 
 def _attestation_failures(failures: list[Finding], report: VerifyReport) -> None:
-    """The attestation check's failures, each said to be the attestation's."""
+    """The attestation check's failures, each said to be the attestation's (of kind KEY, or
+    EXTRA for a file it does not name)."""
     for failure in failures:
-        report.add(failure.file, False, f"attestation: {failure.what}", KEY)
+        kind = EXTRA if failure.kind == EXTRA else KEY
+        report.add(failure.file, False, f"attestation: {failure.what}", kind)
 
 
 def _unchecked_attestation(out_dir: Path, report: VerifyReport) -> None:

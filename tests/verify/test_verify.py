@@ -336,3 +336,69 @@ def test_a_damaged_snapshot_file_is_still_judged(baked: Path, tmp_path: Path) ->
     path.write_bytes(b'{"mode": "snapshot", "mode": "snapshot"}')
     result = invoke("verify", str(path))
     assert result.exit_code == 1 and "duplicate key 'mode'" in result.stdout, result.output
+
+
+def _verdicts(output: str) -> tuple[str, str]:
+    lines = output.splitlines()
+    return (
+        next(line for line in lines if line.startswith("authentic:")),
+        next(line for line in lines if line.startswith("compliant:")),
+    )
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["secret", "public-key"])
+def test_a_stray_file_is_named_as_an_unexpected_file_not_as_bytes_that_differ(
+    tmp_path: Path, signed: bool
+) -> None:
+    """The signed bytes are intact; out/ holds a file more. The authentic line says so (and
+    still fails, exit 1); an edited byte beside it is named as what it is too."""
+    from tests._attest_helpers import bake, mint
+
+    key = mint(tmp_path) if signed else None
+    out = bake(tmp_path / "out", key)
+    (out / "notes.txt").write_text("a stray\n")
+    extra = ["--public-key", str(key.public)] if key is not None else []
+    code, output = _verify(out, *extra)
+    authentic, compliant = _verdicts(output)
+    assert code == 1, output
+    assert authentic == (
+        "authentic: NO, out/ holds 1 file the tool does not write (notes.txt); "
+        "the signed bytes are intact"
+    ), authentic
+    assert compliant.startswith("compliant: yes") and "bytes differ" not in output
+    path = out / "registry" / "compliance-shadow.json"
+    path.write_bytes(path.read_bytes().replace(b'"base"', b' "base"', 1))
+    code, output = _verify(out, *extra)
+    authentic, _ = _verdicts(output)
+    assert code == 1 and "intact" not in authentic, output
+    assert authentic.endswith("; and out/ holds 1 file the tool does not write (notes.txt)")
+
+
+def test_a_wrong_secret_is_named_as_the_secret_and_breaks_no_rule(baked: Path) -> None:
+    code, output = _verify(baked, env={"REPORT_SIGNING_SECRET": OTHER_SECRET})
+    authentic, compliant = _verdicts(output)
+    assert code == 1, output
+    assert authentic.startswith(
+        "authentic: NO, an HMAC does not check with the report signing secret given"
+    ), authentic
+    assert compliant == "compliant: yes, every recorded check and every rule holds", output
+    assert "rule(s) broken" not in output and "rule integrity-checks" not in output
+    assert "shadow.proof.hmac does not match (tampered, or another secret)" in output
+
+
+def test_a_bake_over_leftover_files_warns_and_still_passes(baked: Path) -> None:
+    (baked / "old-report.html").write_text("left over\n")
+    (baked / "api" / "notes.txt").write_text("left over\n")
+    result = invoke("bake", "snapshot", "--out", str(baked), "--now", "2026-11-22T04:06:00Z")
+    assert result.exit_code == 0, result.output
+    assert "PASS: every check holds" in result.stdout
+    warning = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert warning == [
+        f"compliance-bake: warning: {baked} holds 2 files the bake does not write "
+        "(api/notes.txt, old-report.html): `verify` fails on them and a server publishes "
+        "them; remove them before publishing"
+    ], result.stderr
+    (baked / "old-report.html").unlink()
+    (baked / "api" / "notes.txt").unlink()
+    again = invoke("bake", "snapshot", "--out", str(baked), "--now", "2026-11-22T04:06:00Z")
+    assert again.exit_code == 0 and "warning" not in again.stderr, again.stderr
