@@ -276,7 +276,7 @@ def run_bake(
     phases("write")
     record = None if previous is None else previous.record(snapshot).sealed(secret.value)
     key_id = None if signing_key is None else signing_key.key_id
-    facts = bake_facts(key_id, by_reason, sample, str(out_dir))
+    facts = bake_facts(key_id, by_reason, sample)
     files = layout.render_files(
         snapshot, record, document=document, facts=facts, totals=state_totals(kinds)
     )

@@ -3,7 +3,8 @@
 `verify`, `log verify` and `witness` report what they checked in this one shape, made where the
 check runs (verify/, log/, report/portal_previous.py), so that a command shows them and no layer
 converts one shape into another. A finding's kind says which of verify's verdicts it counts
-for (verify/findings.py): FILE, DIGEST, HMAC and KEY for *authentic*, RULE and RECORDED for
+for (verify/findings.py): FILE, DIGEST, HMAC, KEY and EXTRA (a file in out/ that no bake writes
+and nothing signs: the signed bytes may be intact) for *authentic*, RULE and RECORDED for
 *compliant*; the log's own commands read only `ok` and `line`.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 FILE, DIGEST, HMAC, KEY, RULE, RECORDED = "file", "digest", "hmac", "key", "rule", "recorded"
+EXTRA = "extra"
 
 
 @dataclass(frozen=True, slots=True)

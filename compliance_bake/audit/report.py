@@ -22,6 +22,7 @@ from compliance_bake.clock import iso_millis
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_NOTHING_CHECKED, EXIT_OK
 from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.report import models
+from compliance_bake.report.escape import not_an_option
 from compliance_bake.resources import is_demo_fixtures
 
 FIRST_SHOWN = 20
@@ -38,7 +39,7 @@ def audit_command(
     """The command line that runs this audit (with `now` and `fixtures`: reproduces it). The
     demo fixtures are the default of --fixtures, so they are not named. Plays read from standard
     input keep `--plays -`: the command reproduces the audit with the same plays piped in."""
-    words = ["compliance-bake", "audit", "deep", "--plays", shown_source(plays)]
+    words = ["compliance-bake", "audit", "deep", "--plays", not_an_option(shown_source(plays))]
     if options is not None:
         if options.columns.given:
             words += ["--plays-columns", options.columns.text()]
@@ -52,7 +53,7 @@ def audit_command(
     if now is not None:
         words += ["--now", now]
     if fixtures is not None and not is_demo_fixtures(fixtures):
-        words += ["--fixtures", str(fixtures)]
+        words += ["--fixtures", not_an_option(str(fixtures))]
     return shlex.join(words)
 
 

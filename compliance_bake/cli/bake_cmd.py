@@ -287,5 +287,7 @@ def snapshot(
                 f"(size {result.log.size}); proof in {out_dir}/log/",
                 err=True,
             )
+    if not quiet:
+        render.foreign_files_warning(result.out_dir)
     reporters.write_reports(reports, found)
     finish(result.exit_code, result.nothing_audited)

@@ -18,6 +18,8 @@ from compliance_bake.cli.terminal import clipped, count, previous_lines, safe, w
 from compliance_bake.report.escape import terminal_json
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from compliance_bake.audit.run import AuditResult
     from compliance_bake.bake import BakeResult
     from compliance_bake.cli.outcome import Outcome
@@ -144,6 +146,23 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
             console.print(line, soft_wrap=False)  # wrapped at the width
     console.print(f"Wrote {count(len(result.written))} files to {safe(result.out_dir)}")
     failure_summary(outcome or of_bake(result), console)
+
+
+def foreign_files_warning(out_dir: Path) -> None:
+    """A warning on stderr for each file of `out_dir` that no bake writes: the bake keeps them,
+    and `verify` of the folder fails on them, so the operator learns it at the bake."""
+    from compliance_bake.verify.files import foreign_files
+
+    found = foreign_files(out_dir)
+    if found:
+        files, them = ("file", "it") if len(found) == 1 else ("files", "them")
+        names = ", ".join(safe(name) for name in found[:10]) + (", ..." if len(found) > 10 else "")
+        print(
+            f"compliance-bake: warning: {safe(out_dir)} holds {len(found)} {files} the bake does "
+            f"not write ({names}): `verify` fails on {them} and a server publishes {them}; "
+            f"remove {them} before publishing",
+            file=sys.stderr,
+        )
 
 
 def _violation_columns(total: int) -> list[tuple[str, int]]:

@@ -106,9 +106,10 @@ def verify(
     and that out/ holds no file the tool does not write. For a URL with --public-key, the
     attestation is fetched from beside the snapshot (attestation/compliance.intoto.json), with
     every file it names (and, with --log, the snapshot's log/ proof), and checked as a folder;
-    a missing attestation is named. A folder that holds no snapshot is exit 2. JSON
-    whitespace and key order do not matter for a file or a URL. With no key at all it refuses
-    (exit 2) unless --digests-only.
+    a missing attestation is named. A folder or file that holds no snapshot (not JSON, or
+    none of a snapshot's blocks) is exit 2 with no verdict; a URL that answers one, exit 3.
+    JSON whitespace and key order do not matter for a file or a URL. With no key at all it
+    refuses (exit 2) unless --digests-only.
 
     \b
     Examples:

@@ -34,11 +34,14 @@ INT_MIN, INT_MAX = -(2**63), 2**64 - 1  # what orjson reads and writes; I-JSON a
 
 
 class StrictJSONError(ValueError):
-    """The text is not strict JSON; `where` says which key or position."""
+    """The text is not strict JSON; `where` says which key or position. `syntax`: it is not
+    JSON at all (bad UTF-8, bad syntax, nothing), as against JSON that is doubtful (a key
+    twice, a fraction, NaN, a lone surrogate, past a limit)."""
 
-    def __init__(self, message: str, where: str) -> None:
+    def __init__(self, message: str, where: str, *, syntax: bool = False) -> None:
         super().__init__(message)
         self.where = where
+        self.syntax = syntax
 
 
 class _Refused:
@@ -124,11 +127,12 @@ def _parse(text: str | bytes, **hooks: Any) -> Any:
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise StrictJSONError("not UTF-8", f"byte {exc.start}") from None
+            raise StrictJSONError("not UTF-8", f"byte {exc.start}", syntax=True) from None
     try:
         return json.loads(text, object_pairs_hook=_pairs, **hooks)
     except json.JSONDecodeError as exc:
-        raise StrictJSONError(exc.msg, f"line {exc.lineno} column {exc.colno}") from None
+        where = f"line {exc.lineno} column {exc.colno}"
+        raise StrictJSONError(exc.msg, where, syntax=True) from None
     except RecursionError:
         raise StrictJSONError(f"nested deeper than {MAX_DEPTH} levels", "$") from None
     except ValueError:

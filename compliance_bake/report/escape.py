@@ -114,3 +114,11 @@ def terminal_json(value: Any, indent: int | None = 2) -> str:
     server's text never reaches a terminal raw."""
     text = json.dumps(value, indent=indent, ensure_ascii=False)
     return INVISIBLE.sub(_json_escape, text)
+
+
+def not_an_option(path: str) -> str:
+    """`path` as a word of a command line the tool prints for copying: `./` before a relative
+    path that starts with `-` (a file or folder called `--help.csv` or
+    `--allow-recorded-failures`), which the command's parser would read as an option. `-` (the
+    standard input) stays."""
+    return f"./{path}" if path.startswith("-") and path != "-" else path

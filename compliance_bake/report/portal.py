@@ -111,21 +111,15 @@ NOTE_LABELS = {
     "reportSigning": "report signing",
     "vaultMap": "where the secret lives",
 }
+# The page's verify command: where the page is published, which no bake knows (and which its
+# bytes must not depend on), so a placeholder that the page explains.
+SNAPSHOT_URL = "https://HOST/api/compliance.json"
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 
 def words(name: str) -> str:
     """A JSON key in words: `licenseStatus` -> "license status"."""
     return _CAMEL.sub(lambda m: " " + m.group(1).lower(), name)
-
-
-def folder_shown(out_dir: str) -> str:
-    """The folder a bake wrote, as the page's verify command names it: as given when relative
-    (`out-fail`, `build/out`), else its name alone (no path of the baking machine)."""
-    path = PurePosixPath(out_dir.replace("\\", "/"))
-    if path.is_absolute() or ".." in path.parts or re.match(r"[A-Za-z]:", out_dir):
-        return _name(out_dir)
-    return str(path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,15 +131,12 @@ class PortalFacts:
     key_id: str | None = None
     by_reason: Mapping[str, int] | None = None
     sample: tuple[Mapping[str, JsonValue], ...] = ()
-    folder: str = "out"  # the folder baked, as `folder_shown` gives it
 
     def to_json(self) -> JsonObject:
         out: JsonObject = {"keyId": self.key_id}
         if self.by_reason is not None:
             out["byReason"] = dict(self.by_reason)
             out["sample"] = [dict(play) for play in self.sample]
-        if self.folder != "out":  # the default folder is not stated
-            out["folder"] = self.folder
         return out
 
     @classmethod
@@ -153,9 +144,6 @@ class PortalFacts:
         key_id = doc["keyId"]
         by_reason = doc.get("byReason")
         sample = doc.get("sample", [])
-        folder = doc.get("folder", "out")
-        if not isinstance(folder, str) or not folder:
-            raise ValueError("folder is not a name")
         if key_id is not None and not isinstance(key_id, str):
             raise ValueError("keyId is not a string")
         if by_reason is not None and not (
@@ -165,23 +153,23 @@ class PortalFacts:
             raise ValueError("byReason is not an object of counts")
         if not (isinstance(sample, list) and all(isinstance(p, dict) for p in sample)):
             raise ValueError("sample is not a list of objects")
-        return cls(key_id, by_reason, tuple(sample), folder)
+        return cls(key_id, by_reason, tuple(sample))
 
 
 def bake_facts(
     key_id: str | None,
     by_reason: Mapping[str, int] | None,
     violations: Sequence[Mapping[str, JsonValue]] = (),
-    out_dir: str = "out",
 ) -> PortalFacts:
-    """The facts of a bake: its first SAMPLE_LIMIT violating plays, without their raw text, and
-    the folder it writes (`--out`), which the page's verify command names."""
+    """The facts of a bake: its first SAMPLE_LIMIT violating plays, without their raw text.
+    Never the folder it writes: a published page is the same bytes whatever `--out` is called
+    (its verify command names the page's own address, SNAPSHOT_URL)."""
     sample = tuple(
         {key: value for key, value in play.items() if key != "raw"}
         for play in violations[:SAMPLE_LIMIT]
     )
     reasons = None if by_reason is None else dict(by_reason)
-    return PortalFacts(key_id, reasons, sample, folder_shown(out_dir))
+    return PortalFacts(key_id, reasons, sample)
 
 
 def read_facts(page: bytes) -> PortalFacts | None:
@@ -211,13 +199,15 @@ def _name(path: str) -> str:
 
 
 def command_file_names(command: str) -> str:
-    """A command line with every path argument reduced to its file name."""
+    """A command line with every path argument reduced to its file name, as `./NAME` when the
+    name starts with `-` (so a file called `--help.csv` is never read as an option)."""
     try:
         words = shlex.split(command)
     except ValueError:
         return file_names(command)
     return shlex.join(
-        _name(w) if not w.startswith("-") and ("/" in w or "\\" in w) else w for w in words
+        escape.not_an_option(_name(w)) if not w.startswith("-") and ("/" in w or "\\" in w) else w
+        for w in words
     )
 
 
@@ -468,7 +458,7 @@ def render_portal(
         failed_board=[b for b in board if not b.row.match],
         audit=audit,
         facts=facts,
-        folder=shlex.quote(facts.folder),
+        snapshot_url=SNAPSHOT_URL,
         check_labels=CHECK_LABELS,
         block_labels=BLOCK_LABELS,
         link_labels=LINK_LABELS,

@@ -26,7 +26,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
-from compliance_bake.findings import KEY, Finding, Findings
+from compliance_bake.findings import EXTRA, KEY, Finding, Findings
 from compliance_bake.inputs.files import LeavesFolder, NotRegular, TooLarge, read_bounded
 from compliance_bake.log.append import OUT_FILES
 from compliance_bake.report.layout import API_FILE, AUDIT_FILE, KEEP_FILE
@@ -161,7 +161,7 @@ def _check_files(out_dir: Path, digests: Mapping[str, str], found: Findings) -> 
     for name in sorted(digests.keys() - present):
         found.add(name, False, "missing: the attestation names it, out/ lacks it", KEY)
     for name in sorted(present - digests.keys()):
-        found.add(name, False, "extra: in out/, not named by the attestation", KEY)
+        found.add(name, False, "extra: in out/, not named by the attestation", EXTRA)
     for name in sorted(digests.keys() & present):
         path = out_dir / name
         if not stat.S_ISREG(path.lstat().st_mode):

@@ -43,6 +43,15 @@ class ParsedSnapshot(NamedTuple):
     rows: Sequence[ShadowRow] | None  # the shadow rows, typed, when read so (else None)
 
 
+class Refusal(NamedTuple):
+    """The words that refuse a document, and whether it is JSON at all: text that is not
+    (`not_json`) holds no snapshot to judge, while doubtful JSON may be a snapshot tampered
+    with (verify/source.py `SnapshotReading.no_snapshot`)."""
+
+    words: str
+    not_json: bool
+
+
 class _ShadowBlock(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
     """The shadow block as the bake lays it out (spec 2.3), its rows typed; a block that
     differs is read the plain way. Its JSON names are its field names in camelCase; `sources`
@@ -84,19 +93,19 @@ def read_document(
     strict JSON."""
     raw = read_regular_file(path, max_bytes=max_bytes, what="snapshot", inside=inside)
     parsed = parse_snapshot(raw)
-    if isinstance(parsed, str):
-        raise ValueError(parsed)
+    if isinstance(parsed, Refusal):
+        raise ValueError(parsed.words)
     return parsed.document
 
 
-def parse_snapshot(raw: bytes) -> ParsedSnapshot | str:
+def parse_snapshot(raw: bytes) -> ParsedSnapshot | Refusal:
     """Step 2 for a snapshot: its strict reading, whether `raw` is its baked rendering, and its
-    rows typed when it is in the baked layout (see above); or the words that refuse it."""
+    rows typed when it is in the baked layout (see above); or the refusal."""
     typed = _typed_reading(raw)
     if typed is not None:
         return typed
     parsed = parse_snapshot_bytes(raw)
-    if isinstance(parsed, str):
+    if isinstance(parsed, Refusal):
         return parsed
     return ParsedSnapshot(parsed[0], parsed[1], None)
 
@@ -115,10 +124,10 @@ def _typed_reading(raw: bytes) -> ParsedSnapshot | None:
     return None
 
 
-def parse_snapshot_bytes(raw: bytes) -> tuple[Any, bool] | str:
+def parse_snapshot_bytes(raw: bytes) -> tuple[Any, bool] | Refusal:
     """Step 2 for any JSON file of out/: the strictly parsed document and whether `raw` is its
-    baked rendering, or the words that refuse it."""
+    baked rendering, or the refusal."""
     try:
         return loads_pretty(raw)
     except StrictJSONError as exc:
-        return f"not JSON at {exc.where}: {exc}"
+        return Refusal(f"not JSON at {exc.where}: {exc}", exc.syntax)

@@ -17,7 +17,7 @@ from typing import Any
 from jinja2 import TemplateError
 
 from compliance_bake.errors import InputError
-from compliance_bake.findings import RULE
+from compliance_bake.findings import EXTRA, RULE
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import dumps_pretty
@@ -33,7 +33,7 @@ from compliance_bake.signing.attestation import (
     read_attestation,
 )
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
-from compliance_bake.verify.document import parse_snapshot_bytes
+from compliance_bake.verify.document import Refusal, parse_snapshot_bytes
 from compliance_bake.verify.findings import VerifyReport
 from compliance_bake.verify.source import (
     SchemaOutcome,
@@ -58,9 +58,10 @@ def _empty_regular(path: Path) -> bool:
 UNEXPECTED_FILES = "no unexpected files"
 
 
-def unexpected_files(out_dir: Path, report: VerifyReport) -> None:
-    """Every entry of out/ that the tool does not write is a failure naming it: a stale temporary
-    file of a killed bake, a file someone dropped in, anything a static server would publish."""
+def foreign_files(out_dir: Path) -> list[str]:
+    """Every entry of out/ that the tool does not write, sorted: a stale temporary file of a
+    killed bake, a file someone dropped in, anything a static server would publish. `verify`
+    fails on each; `bake snapshot` keeps them (report/publish.py) and warns of each."""
     found: list[str] = []
     for root, dirs, files in os.walk(out_dir):
         here = Path(root)
@@ -71,8 +72,15 @@ def unexpected_files(out_dir: Path, report: VerifyReport) -> None:
                 continue
             if name not in EXPECTED_FILES or path.is_symlink() or not path.is_file():
                 found.append(name)
-    for name in sorted(found):
-        report.add(name, False, "not a file the tool writes: remove it before publishing out/")
+    return sorted(found)
+
+
+def unexpected_files(out_dir: Path, report: VerifyReport) -> None:
+    """Every entry of out/ that the tool does not write (`foreign_files`) is a failure naming it."""
+    for name in foreign_files(out_dir):
+        report.add(
+            name, False, "not a file the tool writes: remove it before publishing out/", EXTRA
+        )
     report.add(".", True, "every file of out/ is one the tool writes")
     if (out_dir / layout.AUDIT_FILE).is_file():
         report.notes.append(
@@ -173,8 +181,8 @@ def load_registry_copy(
         doc, same = block, True
     else:
         parsed = parse_snapshot_bytes(raw)
-        if isinstance(parsed, str):
-            report.add(name, False, parsed)
+        if isinstance(parsed, Refusal):
+            report.add(name, False, parsed.words)
             return None, raw, None
         doc, same = parsed
         covered = False

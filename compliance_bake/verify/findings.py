@@ -3,8 +3,9 @@
 The findings are the one `Finding` of compliance_bake/findings.py, made where each check runs
 (the files, the rules, the attestation, the previous-snapshot record, the log's proof). A
 finding belongs to one of two verdicts:
-- *authentic* (kinds FILE, DIGEST, HMAC, KEY): the bytes are the bytes that were signed, and a key
-  says who signed them (HMAC with REPORT_SIGNING_SECRET, or an Ed25519 key id);
+- *authentic* (kinds FILE, DIGEST, HMAC, KEY, EXTRA): the bytes are the bytes that were signed,
+  out/ holds nothing else, and a key says who signed them (HMAC with REPORT_SIGNING_SECRET, or an
+  Ed25519 key id);
 - *compliant* (kinds RULE, RECORDED): every rule of the specification that follows from the
   content holds, and every check the snapshot records holds.
 
@@ -18,12 +19,23 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from compliance_bake.findings import DIGEST, FILE, HMAC, KEY, RECORDED, RULE, Finding, Findings
+from compliance_bake.findings import (
+    DIGEST,
+    EXTRA,
+    FILE,
+    HMAC,
+    KEY,
+    RECORDED,
+    RULE,
+    Finding,
+    Findings,
+)
 from compliance_bake.report.models import JsonObject
 
 CHECKED, UNCHECKED = "checked", "present, not checked"
 UNCHECKED_LINE = "attestation: present, not checked: give --public-key"
-AUTHENTIC_KINDS = (FILE, DIGEST, HMAC, KEY)
+AUTHENTIC_KINDS = (FILE, DIGEST, HMAC, KEY, EXTRA)
+EXTRAS_NAMED = 3  # unexpected files the authentic line names; the failures name every one
 COMPLIANT_KINDS = (RULE, RECORDED)
 
 
@@ -80,7 +92,7 @@ class VerifyReport(Findings):
     def trusted(self) -> bool:
         """Authentic (or, with --digests-only and no key, digests consistent)."""
         if self.digests_only and not self.signers:
-            return self.digests_consistent and not self._failed(HMAC, KEY)
+            return self.digests_consistent and not self._failed(HMAC, KEY, EXTRA)
         return self.authentic
 
     @property
@@ -110,13 +122,7 @@ class VerifyReport(Findings):
                 else "authentic: NO, digests inconsistent (and NOT authenticated: no key given)"
             )
         else:
-            if not self.signers:
-                reason = "no key checked it"
-            elif self._failed(HMAC, KEY):
-                reason = "a signature does not check (the failures below say which)"
-            else:
-                reason = "the bytes differ from what was signed (digests or files)"
-            authentic = f"authentic: NO, {reason}"
+            authentic = f"authentic: NO, {self._not_authentic()}"
         if self.compliant:
             compliant = "compliant: yes, every recorded check and every rule holds"
         else:
@@ -131,6 +137,29 @@ class VerifyReport(Findings):
                 )
             compliant = "compliant: NO, " + ", ".join(parts)
         return {"authentic": authentic, "compliant": compliant}
+
+    def _not_authentic(self) -> str:
+        """Why not, naming what is actually wrong: a key that checked nothing, a signature, an
+        HMAC under the secret given, bytes that differ, or only files out/ should not hold
+        (then the signed bytes are intact, and the line says so)."""
+        extra = sorted({f.file for f in self._failed(EXTRA)})
+        named = ", ".join(extra[:EXTRAS_NAMED]) + (", ..." if len(extra) > EXTRAS_NAMED else "")
+        files = "file" if len(extra) == 1 else "files"
+        unexpected = f"out/ holds {len(extra)} {files} the tool does not write ({named})"
+        if not self.signers:
+            reason = "no key checked it"
+        elif self._failed(KEY):
+            reason = "a signature does not check (the failures below say which)"
+        elif self._failed(HMAC) and self.digests_consistent and self.hmac_checked:
+            reason = (
+                "an HMAC does not check with the report signing secret given (another secret "
+                "signed it, or a proof was altered: the failures below say which)"
+            )
+        elif self._failed(FILE, DIGEST, HMAC):
+            reason = "the bytes differ from what was signed (digests or files)"
+        else:
+            return f"{unexpected}; the signed bytes are intact"
+        return f"{reason}; and {unexpected}" if extra else reason
 
     def summary(self) -> JsonObject:
         """What `verify --json` prints and the JSON report's details, built in the core as the

@@ -115,8 +115,9 @@ def verify_snapshot(
     phases("rules")
     if columns is None:
         columns = shadow_columns(snap)
+    proof = shadow.get("proof")
     context = RuleContext(
-        hmac_ok=shadow_ok,
+        hmac_ok=isinstance(proof, dict) and hmac_present(proof),
         secret_value=None if secret is None else secret.value,
         files=tuple(raws),
         shadow_digest=computed.of_shadow_block,

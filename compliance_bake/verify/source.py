@@ -55,7 +55,7 @@ from compliance_bake.targets.fetch import (
 )
 from compliance_bake.targets.routes import DEFAULT_TIMEOUT
 from compliance_bake.verify.attestation import AttestationResult, check_attestation
-from compliance_bake.verify.document import parse_snapshot
+from compliance_bake.verify.document import Refusal, parse_snapshot
 from compliance_bake.verify.findings import json_value
 
 NOT_SNAPSHOT_HINT = "pass a snapshot baked by compliance-bake (out/api/compliance.json)"
@@ -64,6 +64,7 @@ SOURCE_HINT = (
     "of a published /api/compliance"
 )
 PROOFS = ("shadow.proof", "integrity.proof")
+SNAPSHOT_BLOCKS = ("enhancements", "shadow", "geo", "integrity")  # spec 2.1's objects
 SchemaOutcome = SchemaViolation | str | None  # str: the exception that stopped the validator
 
 
@@ -114,6 +115,19 @@ class SnapshotReading:
     authentication: Authentication | None
     rows: Sequence[ShadowRow] | None = None
     kinds: Counter[RowKind] | None = None  # the typed rows' kinds (report/row_kinds.py)
+    not_json: bool = False  # the strict parse refused text that is not JSON at all
+
+    @property
+    def no_snapshot(self) -> str | None:
+        """Why the source holds no snapshot at all, so that no verdict can be given on it: text
+        that is not JSON (nothing, bad UTF-8, bad syntax), JSON that is not an object, or an
+        object with none of a snapshot's blocks (SNAPSHOT_BLOCKS). None: a snapshot, perhaps
+        damaged (doubtful JSON, a block edited or missing), which is judged and fails."""
+        if self.parse_problem is not None:
+            if not self.not_json:
+                return None
+            return "it is empty" if not self.raw.strip() else self.parse_problem
+        return _no_snapshot_in(self.document)
 
     @property
     def refusal(self) -> str | None:
@@ -154,6 +168,15 @@ class SnapshotReading:
         if self.authentication is None:
             return Authenticity(False, "not checked: not a snapshot")
         return self.authentication.authenticity
+
+
+def _no_snapshot_in(document: Any) -> str | None:
+    """Why a parsed document is no snapshot at all (see `SnapshotReading.no_snapshot`)."""
+    if not isinstance(document, dict):
+        return "the JSON is not an object"
+    if not any(block in document for block in SNAPSHOT_BLOCKS):
+        return f"the JSON object holds none of a snapshot's blocks ({', '.join(SNAPSHOT_BLOCKS)})"
+    return None
 
 
 def _read(source: str, timeout: float, max_bytes: int) -> tuple[str, str, Path | None, bytes]:
@@ -329,14 +352,25 @@ def read_snapshot(
     kind, path, folder, raw = _read(source, timeout, max_bytes)
     with gc_paused(keep=True):  # an acyclic tree, kept to the end: collections would walk it
         parsed = parse_snapshot(raw)
-    if isinstance(parsed, str):
+    if isinstance(parsed, Refusal):
         return SnapshotReading(
-            shown_url(source), kind, path, folder, raw, None, False, parsed, None, None
+            shown_url(source),
+            kind,
+            path,
+            folder,
+            raw,
+            None,
+            False,
+            parsed.words,
+            None,
+            None,
+            not_json=parsed.not_json,
         )
     document, in_layout, rows = parsed
     kinds = None if rows is None else row_kinds(rows)
     schema = snapshot_schema_outcome(document, kinds)
-    phases("digests")
+    if _no_snapshot_in(document) is None:  # else the caller's one line says what it is
+        phases("digests")
     authentication = authenticate(document, keys, folder) if isinstance(document, dict) else None
     return SnapshotReading(
         shown_url(source),

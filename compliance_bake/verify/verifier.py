@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compliance_bake.errors import InputError
-from compliance_bake.findings import KEY, Finding
+from compliance_bake.errors import InputError, TargetError
+from compliance_bake.findings import EXTRA, KEY, Finding
 from compliance_bake.log.proof import check_folder
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
@@ -41,6 +41,7 @@ from compliance_bake.verify.findings import CHECKED, UNCHECKED, VerifyReport
 from compliance_bake.verify.published import published, published_copy
 from compliance_bake.verify.snapshot_checks import verify_snapshot
 from compliance_bake.verify.source import (
+    NOT_SNAPSHOT_HINT,
     KeyMaterial,
     MissingSnapshot,
     SnapshotReading,
@@ -53,6 +54,10 @@ NO_KEY_HINT = (
     "give a key: set REPORT_SIGNING_SECRET (or --secret-file / REPORT_SIGNING_SECRET_FILE), or "
     "--public-key PEM for the Ed25519 attestation; or pass --digests-only to check digests and "
     "rules without authenticating"
+)
+URL_NOT_SNAPSHOT_HINT = (
+    "check that the URL is that of a published snapshot (out/api/compliance.json, or serve's "
+    "/api/compliance)"
 )
 FOLDER_ONLY = ["byte layout", "registry copies", "portal page", files.UNEXPECTED_FILES]
 ANY_SOURCE = ["schema", "digests", "HMACs", "rules of the specification", "recorded checks"]
@@ -89,7 +94,10 @@ def _verify_published(source: str, keys: KeyMaterial, opts: VerifyOptions) -> Ve
     with published_copy(
         source, keys.public_keys, timeout=opts.timeout, max_bytes=opts.max_bytes, with_log=with_log
     ) as folder:
-        report = verify_source(str(folder), keys, opts)
+        try:
+            report = verify_source(str(folder), keys, opts)
+        except NotASnapshot as exc:  # the URL answered it: a fetched source's malformed answer
+            raise _answered_no_snapshot(source, exc.why) from None
     published(report, source, with_log)
     return report
 
@@ -139,6 +147,9 @@ def _verify(source: str, keys: KeyMaterial, opts: VerifyOptions) -> VerifyReport
     reading = read_snapshot(
         source, keys, timeout=opts.timeout, max_bytes=opts.max_bytes, phases=opts.phases
     )
+    why = reading.no_snapshot
+    if why is not None:
+        raise _answered_no_snapshot(source, why) if kind == "url" else NotASnapshot(source, why)
     report.applied, report.not_applied = _applied(keys), list(FOLDER_ONLY)
     name = report.source
     if reading.parse_problem is not None:
@@ -156,13 +167,35 @@ BAKED_FILES = (
     layout.PORTAL_FILE,
     ATTESTATION_FILE,
 )
+BESIDE_SNAPSHOT = tuple(name for name in BAKED_FILES if name != layout.API_FILE)
+
+
+def _holds_any(folder: Path, names: tuple[str, ...]) -> bool:
+    return any(os.path.lexists(folder / name) for name in names)
+
+
+class NotASnapshot(InputError):
+    """A local file, or a folder holding nothing else a bake writes, whose snapshot is not one
+    at all (`SnapshotReading.no_snapshot`): bad input, with no verdict (exit 2)."""
+
+    def __init__(self, shown: str, why: str) -> None:
+        super().__init__(f"{shown}: not a snapshot: {why}", NOT_SNAPSHOT_HINT)
+        self.why = why
+
+
+def _answered_no_snapshot(url: str, why: str) -> TargetError:
+    """A URL whose answer is not a snapshot at all: a fetched source that answered malformed
+    data (exit 3), with no verdict."""
+    return TargetError(
+        f"{shown_url(url)}: the answer is not a snapshot: {why}", URL_NOT_SNAPSHOT_HINT
+    )
 
 
 def refuse_unless_baked(folder: Path) -> None:
     """InputError (exit 2) for a folder that holds no snapshot and no other file a bake writes:
     there is nothing to give a verdict on, so no verdict is given. A folder that holds a bake's
     other files but lost its snapshot is verified, and fails, by what is missing."""
-    if not any(os.path.lexists(folder / name) for name in BAKED_FILES):
+    if not _holds_any(folder, BAKED_FILES):
         raise InputError(
             f"{folder}: holds no snapshot ({layout.API_FILE} is missing, and so is every other "
             "file a bake writes)",
@@ -210,6 +243,9 @@ def _verify_folder(
     report.applied = [*_applied(keys), *FOLDER_ONLY]
     files.unexpected_files(out_dir, report)
     reading = _read_folder_snapshot(source, keys, report, opts)
+    why = None if reading is None else reading.no_snapshot
+    if why is not None and not _holds_any(out_dir, BESIDE_SNAPSHOT):  # nothing else to judge
+        raise NotASnapshot(str(out_dir / layout.API_FILE), why)
     folder = files.load_folder(out_dir, report, reading)
     docs, raws = folder.docs, folder.raws
     files.registry_copies(docs, report)
@@ -250,9 +286,11 @@ def _verify_folder(
 
 
 def _attestation_failures(failures: list[Finding], report: VerifyReport) -> None:
-    """The attestation check's failures, each said to be the attestation's."""
+    """The attestation check's failures, each said to be the attestation's (of kind KEY, or
+    EXTRA for a file it does not name)."""
     for failure in failures:
-        report.add(failure.file, False, f"attestation: {failure.what}", KEY)
+        kind = EXTRA if failure.kind == EXTRA else KEY
+        report.add(failure.file, False, f"attestation: {failure.what}", kind)
 
 
 def _unchecked_attestation(out_dir: Path, report: VerifyReport) -> None:

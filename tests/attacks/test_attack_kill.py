@@ -126,7 +126,6 @@ def test_kill_9_at_20_instants_of_the_swap_of_a_400000_row_bake(
     old = _published(out)
 
     # How long the swap (and the little after it) takes here, to spread the kills over.
-    # Into a folder of the same name: the page's verify command names the folder baked.
     bake = _bake(fixtures, tmp_path / "measured" / "out", NEW, pause=True)
     _stopped_before_the_swap(bake)
     began = time.monotonic()

@@ -112,10 +112,9 @@ def test_verify_catches_an_edited_deep_audit(tmp_path: Path) -> None:
 
 
 def test_the_same_bake_twice_is_byte_identical(tmp_path: Path) -> None:
-    # Folders of one name: the page's verify command names the folder baked.
     _bake(tmp_path / "a" / "out", "--deep-audit", str(DEMO_PLAYS))
-    _bake(tmp_path / "b" / "out", "--deep-audit", str(DEMO_PLAYS))
-    assert snapshot_tree(tmp_path / "a" / "out") == snapshot_tree(tmp_path / "b" / "out")
+    _bake(tmp_path / "b" / "out-2", "--deep-audit", str(DEMO_PLAYS))
+    assert snapshot_tree(tmp_path / "a" / "out") == snapshot_tree(tmp_path / "b" / "out-2")
 
 
 def _bad_plays(tmp_path: Path) -> dict[str, tuple[Path, str]]:

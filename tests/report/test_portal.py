@@ -161,19 +161,59 @@ def test_the_banner_and_colours_follow_match_not_the_decision(baked: Path) -> No
     assert "prefers-color-scheme:dark" in page and "@media print" in page
 
 
-def test_the_verify_command_names_the_folder_baked_and_no_path_of_the_machine(
-    baked: Path,
-) -> None:
-    from compliance_bake.report.portal import bake_facts, folder_shown
+def test_the_verify_command_is_the_url_form_and_names_no_folder(baked: Path) -> None:
+    """A published page is the same bytes wherever it was baked: its verify commands name the
+    page's own address (a placeholder the page explains), never the bake's folder; the facts
+    the page states carry no folder either."""
+    from compliance_bake.report.portal import SNAPSHOT_URL, bake_facts
 
-    assert folder_shown("out-fail") == "out-fail"
-    assert folder_shown("build/out") == "build/out"
-    assert folder_shown("/srv/bakes/out-fail") == "out-fail"
-    assert folder_shown("../elsewhere/out") == "out"
-    assert folder_shown("C:\\bakes\\out-fail") == "out-fail"
-    facts = bake_facts(None, None, (), "/srv/bakes/out fail")
-    assert facts.folder == "out fail" and PortalFacts.from_json(facts.to_json()) == facts
-    assert "folder" not in bake_facts(None, None, (), "/tmp/x/out").to_json()  # the default
-    page = render_portal(_snapshot(baked), facts=facts)
-    assert b"compliance-bake verify &#39;out fail&#39;" in page and b"/srv" not in page
-    assert read_facts(page) == facts
+    facts = bake_facts(None, None, ())
+    assert PortalFacts.from_json(facts.to_json()) == facts and "folder" not in facts.to_json()
+    page = render_portal(_snapshot(baked), facts=facts).decode("utf-8")
+    assert SNAPSHOT_URL == "https://HOST/api/compliance.json"
+    commands = re.findall(r'<code class="cmd">(compliance-bake verify [^<]+)</code>', page)
+    assert commands == [f"compliance-bake verify {SNAPSHOT_URL}"], commands
+    assert 'Verify it with the command under <a href="#signer">Who signed it</a>' in page
+    assert "verify out" not in page and "For <code>https://HOST/</code>" in page
+    assert read_facts(page.encode()) == facts
+    signed = render_portal(_snapshot(baked), facts=PortalFacts("ab" * 32)).decode("utf-8")
+    assert re.findall(r'<code class="cmd">(compliance-bake verify [^<]+)</code>', signed) == [
+        f"compliance-bake verify {SNAPSHOT_URL} --public-key signing-key.pub.pem"
+    ]
+
+
+def test_a_folder_or_file_named_like_an_option_is_never_an_option_in_the_pages_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--out ./--allow-recorded-failures` and plays called `--help.csv`, in a folder and in
+    the working one: each copy-paste command of the page runs as printed, every path a path."""
+    import html
+    import shlex
+    import shutil
+
+    from tests.conftest import NOW, invoke
+
+    plays = Path(__file__).resolve().parents[2] / "fixtures" / "plays.csv"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p").mkdir()
+    shutil.copy(plays, tmp_path / "p" / "--help.csv")
+    shutil.copy(plays, tmp_path / "--help.csv")
+    for given in ("./p/--help.csv", "--help.csv"):
+        out = tmp_path / "--allow-recorded-failures"
+        baked = invoke("bake", "snapshot", "--out=./--allow-recorded-failures", "--now", NOW,
+                       f"--deep-audit={given}")  # fmt: skip
+        assert baked.exit_code == 0, baked.output
+        page = (out / "portal" / "compliance" / "index.html").read_text(encoding="utf-8")
+        commands = [
+            shlex.split(html.unescape(c)) for c in re.findall(r'class="cmd">([^<]+)</code>', page)
+        ]
+        assert commands and all(words[0] == "compliance-bake" for words in commands)
+        for words in commands:
+            assert "--allow-recorded-failures" not in words and "--help.csv" not in words, words
+        audit = next(words for words in commands if words[1:3] == ["audit", "deep"])
+        assert audit[audit.index("--plays") + 1] == "./--help.csv"  # the page names files alone
+        ran = invoke(*audit[1:])
+        assert ran.exit_code == 0, ran.output
+        snapshot = loads_strict((out / "api" / "compliance.json").read_bytes())
+        recorded = shlex.split(snapshot["deepAudit"]["command"])
+        assert recorded[recorded.index("--plays") + 1] == f"./{given.removeprefix('./')}"

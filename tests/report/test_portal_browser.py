@@ -179,13 +179,13 @@ def _scroll_hints(page: Any) -> list[list[bool]]:
 CAMEL_CASE = re.compile(r"\b[a-z]+[A-Z][A-Za-z]*\b")
 
 
-def test_the_drifted_bake_counts_as_the_terminal_names_its_folder_and_hints_at_scrolling(
+def test_the_drifted_bake_counts_as_the_terminal_gives_its_url_and_hints_at_scrolling(
     browser: Any, tmp_path: Path
 ) -> None:
     """`make demo-fail`'s bake: the banner counts the failures the terminal's short summary
-    counts, the verify command names out-fail, every table that scrolls sideways at 390 px says
-    so (and only those), and no JSON key in camelCase reaches the page, even with every
-    disclosure open."""
+    counts, the verify command is the URL form (no folder), every table that scrolls sideways
+    at 390 px says so (and only those), and no JSON key in camelCase reaches the page, even
+    with every disclosure open."""
     assert invoke("signing-key", "mint").exit_code == 0
     drifted = Path(__file__).resolve().parents[2] / "fixtures" / "drifted"
     baked = subprocess.run(
@@ -203,7 +203,8 @@ def test_the_drifted_bake_counts_as_the_terminal_names_its_folder_and_hints_at_s
         assert banner.startswith(f"FAIL {counted.group(1)} checks failed:\n"), banner
         assert page.locator("#verdict-failed li").count() == int(counted.group(1)) == 3
         assert page.locator("#signer ~ code.cmd").first.inner_text() == (
-            "compliance-bake verify out-fail --public-key signing-key.pub.pem"
+            "compliance-bake verify https://HOST/api/compliance.json "
+            "--public-key signing-key.pub.pem"
         )
         hints = _scroll_hints(page)
         assert all(scrolls == hinted for scrolls, hinted in hints), (width, hints)

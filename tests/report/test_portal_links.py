@@ -126,3 +126,31 @@ def test_a_static_server_answers_the_links_that_name_files(static_server: str, o
     for name in ("portal", "registryEnhancements", "registryShadow"):
         assert _get(static_server, links[name])[0] == 200, name
     assert _get(static_server, links["api"])[0] == 404  # no file is named api/compliance
+
+
+@pytest.mark.parametrize("server", ["static_server", "served"])
+def test_the_pages_verify_command_is_its_url_and_verifies_as_printed(
+    server: str, out: Path, request: pytest.FixtureRequest
+) -> None:
+    """The published page names no local folder: its verify command is the URL form, with
+    `https://HOST/` for the address the page explains; filled in with the server's address
+    (and the key's path), the command verifies the publication."""
+    import html
+    import shlex
+
+    base = request.getfixturevalue(server)
+    status, raw = _get(base, PORTAL)
+    assert status == 200
+    page = raw.decode("utf-8")
+    commands = [html.unescape(c) for c in re.findall(r'<code class="cmd">([^<]+)</code>', page)]
+    signer = commands[0]
+    assert signer == (
+        "compliance-bake verify https://HOST/api/compliance.json --public-key signing-key.pub.pem"
+    )
+    assert "verify out" not in page and out.name not in re.findall(r"verify (\S+)", page)
+    assert "this page's address up to <code>portal/compliance/</code>" in page
+    words = shlex.split(signer.replace("https://HOST", base))
+    words[words.index("signing-key.pub.pem")] = str(out.parent / "signing.pub.pem")
+    result = invoke(*words[1:])
+    assert result.exit_code == 0, result.output
+    assert "authentic: yes" in result.output

@@ -73,7 +73,7 @@ def test_the_signer_is_named_with_the_attestation_and_the_command(
     assert f'<span class="mono digest" id="signer-key">{facts.key_id}</span>' in signer
     href = re.search(r'<a href="([^"]+)">attestation/compliance.intoto.json</a>', signer)
     assert href and (machine["out"] / "portal" / "compliance" / href.group(1)).resolve().is_file()
-    assert "compliance-bake verify out --public-key" in signer
+    assert "compliance-bake verify https://HOST/api/compliance.json --public-key" in signer
     envelope = machine["out"] / "attestation" / "compliance.intoto.json"
     attestation = json.loads(envelope.read_text(encoding="utf-8"))
     assert [s["keyid"] for s in attestation["signatures"]] == [facts.key_id]

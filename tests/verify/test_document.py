@@ -16,12 +16,17 @@ from hypothesis import strategies as st
 from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict
 from compliance_bake.report import layout
 from compliance_bake.report.models import ShadowRow
-from compliance_bake.verify.document import ParsedSnapshot, parse_snapshot, parse_snapshot_bytes
+from compliance_bake.verify.document import (
+    ParsedSnapshot,
+    Refusal,
+    parse_snapshot,
+    parse_snapshot_bytes,
+)
 
 
-def _plain(raw: bytes) -> ParsedSnapshot | str:
+def _plain(raw: bytes) -> ParsedSnapshot | Refusal:
     parsed = parse_snapshot_bytes(raw)
-    return parsed if isinstance(parsed, str) else ParsedSnapshot(parsed[0], parsed[1], None)
+    return parsed if isinstance(parsed, Refusal) else ParsedSnapshot(parsed[0], parsed[1], None)
 
 
 def _keys(value: Any) -> list[Any]:
@@ -32,14 +37,14 @@ def _keys(value: Any) -> list[Any]:
     return []
 
 
-def _same_reading(raw: bytes) -> ParsedSnapshot | str:
+def _same_reading(raw: bytes) -> ParsedSnapshot | Refusal:
     """parse_snapshot(raw), asserted equal to the plain strict reading (values, types, key
     order, layout verdict, or the refusal's words), with its rows typed when it typed them."""
     got, plain = parse_snapshot(raw), _plain(raw)
-    if isinstance(plain, str):
+    if isinstance(plain, Refusal):
         assert got == plain
         return got
-    assert not isinstance(got, str), got
+    assert not isinstance(got, Refusal), got
     assert got.document == plain.document and _keys(got.document) == _keys(plain.document)
     assert dumps_pretty(got.document) == dumps_pretty(plain.document)  # True is not 1
     assert got.in_layout == plain.in_layout
@@ -94,7 +99,7 @@ def test_a_number_the_strict_parse_refuses_is_refused_alike(
             b'"big": 0', f'"big": {2**64}'.encode()
         )
     got = _same_reading(edited)
-    assert isinstance(got, str) and refusal in got, got
+    assert isinstance(got, Refusal) and refusal in got.words and not got.not_json, got
 
 
 def _twice(raw: bytes, line_start: bytes) -> bytes:
@@ -114,7 +119,7 @@ def _twice(raw: bytes, line_start: bytes) -> bytes:
 )
 def test_a_duplicate_key_is_refused_alike(raw: bytes, line: bytes, refusal: str) -> None:
     got = _same_reading(_twice(raw, line))
-    assert got == refusal
+    assert got == Refusal(refusal, not_json=False)
 
 
 @pytest.mark.parametrize(

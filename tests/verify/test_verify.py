@@ -271,3 +271,134 @@ def test_a_fifo_in_out_or_as_the_source_never_hangs(baked: Path, tmp_path: Path)
     os.mkfifo(fifo)
     single = invoke("verify", str(fifo))
     assert single.exit_code == 2 and "not a regular file" in single.stderr
+
+
+NOT_SNAPSHOTS = {
+    "empty": (b"", "not a snapshot: it is empty"),
+    "blank": (b"  \n", "not a snapshot: it is empty"),
+    "not-json": (b"hello\n", "not a snapshot: not JSON at line 1 column 1"),
+    "not-utf8": (b"\xff\xfe{}", "not a snapshot: not JSON at byte 0: not UTF-8"),
+    "array": (b"[1, 2]", "not a snapshot: the JSON is not an object"),
+    "other-object": (b'{"hello": 1}', "not a snapshot: the JSON object holds none of a snapshot's"),
+}
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"], ["--digests-only"]])
+@pytest.mark.parametrize("case", sorted(NOT_SNAPSHOTS))
+def test_a_file_that_is_not_a_snapshot_is_bad_input_with_no_verdict(
+    tmp_path: Path, case: str, extra: list[str]
+) -> None:
+    """Nothing to judge, so no verdict: one line naming the file, exit 2, nothing on stdout."""
+    raw, words = NOT_SNAPSHOTS[case]
+    path = tmp_path / "x.json"
+    path.write_bytes(raw)
+    result = invoke("verify", str(path), *extra)
+    assert result.exit_code == 2, result.output
+    if extra == ["--json"]:  # the one line is the error object, on stdout
+        error = json.loads(result.stdout)
+        assert error["code"] == 2 and f"{path}: {words}" in error["message"], error
+    else:
+        assert result.stdout == "", result.stdout
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"{path}: {words}" in lines[0], result.stderr
+    assert "compliant" not in result.output and "authentic" not in result.output
+
+
+def test_a_folder_holding_only_a_non_snapshot_is_bad_input(tmp_path: Path) -> None:
+    folder = tmp_path / "site"
+    (folder / "api").mkdir(parents=True)
+    (folder / "api" / "compliance.json").write_bytes(b'{"hello": 1}')
+    result = invoke("verify", str(folder))
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "api/compliance.json: not a snapshot" in result.stderr
+
+
+@pytest.mark.parametrize("raw", [b"", b'{"hello": 1}'], ids=["empty", "other-object"])
+def test_a_bake_whose_snapshot_was_replaced_is_still_judged_and_fails(
+    baked: Path, raw: bytes
+) -> None:
+    """The control: beside a bake's other files, the same bytes are a damaged bake (exit 1)."""
+    (baked / "api" / "compliance.json").write_bytes(raw)
+    result = invoke("verify", str(baked))
+    assert result.exit_code == 1, result.output
+    assert "FAIL api/compliance.json" in result.stdout and "authentic: NO" in result.stdout
+
+
+def test_a_damaged_snapshot_file_is_still_judged(baked: Path, tmp_path: Path) -> None:
+    """The control: a snapshot that lost a block, or holds doubtful JSON, is a snapshot that
+    fails (exit 1), not bad input."""
+    path = tmp_path / "snapshot.json"
+    path.write_bytes((baked / "api" / "compliance.json").read_bytes())
+    _edit(path, lambda d: d.pop("geo"))
+    result = invoke("verify", str(path))
+    assert result.exit_code == 1 and "compliant: NO" in result.stdout, result.output
+    path.write_bytes(b'{"mode": "snapshot", "mode": "snapshot"}')
+    result = invoke("verify", str(path))
+    assert result.exit_code == 1 and "duplicate key 'mode'" in result.stdout, result.output
+
+
+def _verdicts(output: str) -> tuple[str, str]:
+    lines = output.splitlines()
+    return (
+        next(line for line in lines if line.startswith("authentic:")),
+        next(line for line in lines if line.startswith("compliant:")),
+    )
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["secret", "public-key"])
+def test_a_stray_file_is_named_as_an_unexpected_file_not_as_bytes_that_differ(
+    tmp_path: Path, signed: bool
+) -> None:
+    """The signed bytes are intact; out/ holds a file more. The authentic line says so (and
+    still fails, exit 1); an edited byte beside it is named as what it is too."""
+    from tests._attest_helpers import bake, mint
+
+    key = mint(tmp_path) if signed else None
+    out = bake(tmp_path / "out", key)
+    (out / "notes.txt").write_text("a stray\n")
+    extra = ["--public-key", str(key.public)] if key is not None else []
+    code, output = _verify(out, *extra)
+    authentic, compliant = _verdicts(output)
+    assert code == 1, output
+    assert authentic == (
+        "authentic: NO, out/ holds 1 file the tool does not write (notes.txt); "
+        "the signed bytes are intact"
+    ), authentic
+    assert compliant.startswith("compliant: yes") and "bytes differ" not in output
+    path = out / "registry" / "compliance-shadow.json"
+    path.write_bytes(path.read_bytes().replace(b'"base"', b' "base"', 1))
+    code, output = _verify(out, *extra)
+    authentic, _ = _verdicts(output)
+    assert code == 1 and "intact" not in authentic, output
+    assert authentic.endswith("; and out/ holds 1 file the tool does not write (notes.txt)")
+
+
+def test_a_wrong_secret_is_named_as_the_secret_and_breaks_no_rule(baked: Path) -> None:
+    code, output = _verify(baked, env={"REPORT_SIGNING_SECRET": OTHER_SECRET})
+    authentic, compliant = _verdicts(output)
+    assert code == 1, output
+    assert authentic.startswith(
+        "authentic: NO, an HMAC does not check with the report signing secret given"
+    ), authentic
+    assert compliant == "compliant: yes, every recorded check and every rule holds", output
+    assert "rule(s) broken" not in output and "rule integrity-checks" not in output
+    assert "shadow.proof.hmac does not match (tampered, or another secret)" in output
+
+
+def test_a_bake_over_leftover_files_warns_and_still_passes(baked: Path) -> None:
+    (baked / "old-report.html").write_text("left over\n")
+    (baked / "api" / "notes.txt").write_text("left over\n")
+    result = invoke("bake", "snapshot", "--out", str(baked), "--now", "2026-11-22T04:06:00Z")
+    assert result.exit_code == 0, result.output
+    assert "PASS: every check holds" in result.stdout
+    warning = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert warning == [
+        f"compliance-bake: warning: {baked} holds 2 files the bake does not write "
+        "(api/notes.txt, old-report.html): `verify` fails on them and a server publishes "
+        "them; remove them before publishing"
+    ], result.stderr
+    (baked / "old-report.html").unlink()
+    (baked / "api" / "notes.txt").unlink()
+    again = invoke("bake", "snapshot", "--out", str(baked), "--now", "2026-11-22T04:06:00Z")
+    assert again.exit_code == 0 and "warning" not in again.stderr, again.stderr

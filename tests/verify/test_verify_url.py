@@ -160,3 +160,31 @@ def test_an_unreachable_or_malformed_url_is_exit_3() -> None:
         result = invoke("verify", url)
         assert result.exit_code == 3, result.output
         assert url in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (b"", "it is empty"),
+        (b"<html>hello</html>", "not JSON at line 1 column 1"),
+        (b'{"hello": 1}', "the JSON object holds none of a snapshot's blocks"),
+    ],
+    ids=["empty", "html", "other-object"],
+)
+@pytest.mark.parametrize("with_key", [False, True], ids=["secret", "public-key"])
+def test_a_url_whose_answer_is_not_a_snapshot_is_exit_3_with_no_verdict(
+    publisher: tuple[str, dict[str, Any]], tmp_path: Path, body: bytes, words: str, with_key: bool
+) -> None:
+    """A fetched source that answered malformed data: one line naming the URL, exit 3."""
+    from tests._attest_helpers import mint
+
+    base, routes = publisher
+    routes["/api/compliance.json"] = (200, {"Content-Type": "application/json"}, body)
+    url = f"{base}/api/compliance.json"
+    extra = ["--public-key", str(mint(tmp_path).public)] if with_key else []
+    result = invoke("verify", url, *extra)
+    assert result.exit_code == 3, result.output
+    assert result.stdout == "", result.stdout
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert f"{url}: the answer is not a snapshot: {words}" in lines[0]

@@ -38,7 +38,9 @@ class RuleResult:
 class RuleContext:
     """What a rule may need beyond the snapshot."""
 
-    hmac_ok: bool  # the shadow proof's HMAC holds (or, without a secret, is well-formed)
+    # The shadow proof carries a well-formed HMAC. Whether it holds with the secret is the
+    # authentic verdict's (HMAC findings): a wrong secret breaks no rule of the content.
+    hmac_ok: bool
     secret_value: str | None = None
     files: tuple[tuple[str, bytes], ...] = ()  # (name, bytes) of every file read
     # signing.shadow_digest(snap["shadow"]), when the verifier has computed it (signing/proofs.py)
