@@ -12,6 +12,8 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+from tests.support.wheel import build_wheel
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 README_MAX_LINES = 400
@@ -28,25 +30,7 @@ NOT_YET_SWEPT: tuple[str, ...] = ()
 
 
 def test_wheel_ships_schemas_and_fixtures_and_bakes_from_elsewhere(tmp_path: Path) -> None:
-    wheels = tmp_path / "wheels"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(wheels),
-            str(ROOT),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    (wheel,) = wheels.glob("compliance_bake-*.whl")
+    wheel = build_wheel(tmp_path / "wheels")
     names = set(zipfile.ZipFile(wheel).namelist())
     for schema in (ROOT / "schemas").glob("*.json"):
         assert f"compliance_bake/_data/schemas/{schema.name}" in names
