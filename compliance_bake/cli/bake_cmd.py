@@ -132,7 +132,7 @@ def bake() -> None:
 )
 @audit_engine_options
 @plays_source_options
-@target_options
+@target_options("--target (each request) and a --previous URL")
 @concurrency_option
 @json_option
 @quiet_option

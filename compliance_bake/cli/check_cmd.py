@@ -25,7 +25,7 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
 @click.option("--state", required=True, help="Two-letter US state code, e.g. MA.")
 @click.option("--wager-type", required=True, help="Wager type, e.g. basketball.totals.")
 @fixtures_option
-@target_options
+@target_options("--target (each request)")
 @json_option
 def check(
     partner: str,

@@ -76,7 +76,7 @@ def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[ob
     show_default=True,
     help="Changes shown per class in the terminal and Markdown reports (the rest are counted).",
 )
-@timeout_option
+@timeout_option("a URL side (fetched as `verify` fetches one)")
 @report_option
 @json_option
 @click.option("--markdown", "as_markdown", is_flag=True, help="A short Markdown report.")

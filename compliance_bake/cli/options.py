@@ -54,15 +54,20 @@ def now_option(clock: str) -> Callable[[F], F]:
     )
 
 
-timeout_option = click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_TIMEOUT,
-    show_default=True,
-    metavar="SECONDS",
-    help="Seconds for each exchange with a URL (a --target request, a published snapshot or log "
-    "file, an OpenAPI document): connecting to the last byte, one deadline.",
-)
+def timeout_option(exchanges: str) -> Callable[[F], F]:
+    """--timeout SECONDS, one deadline per exchange with a URL, declared once; `exchanges` says
+    what this command fetches, so its --help names nothing the command never asks."""
+    return click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=DEFAULT_TIMEOUT,
+        show_default=True,
+        metavar="SECONDS",
+        help=f"Seconds for each exchange with {exchanges}: connecting to the last byte, one "
+        "deadline.",
+    )
+
+
 secret_file_option = click.option(
     "--secret-file",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -134,9 +139,10 @@ concurrency_option = click.option(
 )
 
 
-def target_options(command: F) -> F:
-    """--target URL and how to talk to it: the key, the profile, the timeout, the retries."""
-    return _with_options(
+def target_options(exchanges: str) -> Callable[[F], F]:
+    """--target URL and how to talk to it: the key, the profile, the timeout, the retries;
+    `exchanges` says what the command's --timeout bounds (a bake also fetches --previous)."""
+    return lambda command: _with_options(
         command,
         click.option(
             "--target",
@@ -152,8 +158,8 @@ def target_options(command: F) -> F:
             type=click.Path(path_type=Path, dir_okay=False),
             default=None,
             help="File holding the agent key sent to --target, as `Authorization: Bearer` "
-            "or as the target profile's [auth] says (mode 0600).  "
-            "[default: $COMPLIANCE_AGENT_KEY]",
+            "or as the target profile's [auth] says (mode 0600). Without it, "
+            "$COMPLIANCE_AGENT_KEY, which holds the key itself.",
         ),
         click.option(
             "--target-profile",
@@ -171,7 +177,7 @@ def target_options(command: F) -> F:
             help="Print to stderr the first request to --target of each operation, its raw "
             "answer and each profile field's value (the agent key masked).",
         ),
-        timeout_option,
+        timeout_option(exchanges),
         click.option(
             "--retries",
             type=click.IntRange(0, 10),

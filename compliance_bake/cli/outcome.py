@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compliance_bake.cli.terminal import count, json_text
+from compliance_bake.cli.terminal import count, counted, json_text
 from compliance_bake.errors import EXIT_NOTHING_CHECKED, EXIT_OK
 from compliance_bake.report import disagreements
 
@@ -308,7 +308,7 @@ def of_audit(result: AuditResult) -> Outcome:
     elif audit.ok:
         verdict = f"PASS: {audit.label}"
     else:
-        verdict = f"FAIL: zip-window, {count(audit.violation_count)} violations"
+        verdict = f"FAIL: zip-window, {counted(audit.violation_count, 'violation')}"
     cases = _reason_cases(by_reason, audit.violations, audit.plays)
     suites = {"zip-window": cases + _empty_window_case(result.nothing_audited)}
     passed = result.exit_code == EXIT_OK

@@ -53,7 +53,7 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
     help="Accept an authentic snapshot that records failed checks (to inspect a failed bake); "
     "a broken rule still fails.",
 )
-@timeout_option
+@timeout_option("a URL SOURCE (the snapshot and the files checked beside it) and a --log URL")
 @click.option(
     "--log",
     "log_location",

@@ -249,7 +249,7 @@ def _add_snapshot_routes(app: FastAPI, out_dir: Path) -> None:
         app.add_api_route(
             path,
             _file_handler(out_dir, relative, media_type),
-            methods=["GET", "HEAD"],
+            methods=["GET"],  # HEAD too: `HeadAsGet` answers it on every GET route
             tags=["snapshot"],
             summary=summary,
             response_class=Response,

@@ -173,7 +173,7 @@ def test_markdown_step_summary_and_json_summary(failing: tuple[Path, Path], tmp_
 def test_markdown_keeps_hostile_text_literal() -> None:
     hostile = "<img src=x onerror=alert(1)> | **bold** [link](http://x) `code`\x1b[31m"
     case = Case("partner-not-licensed", False, "1 play", (Item(hostile, "p|x.csv", 2),))
-    verdict = "FAIL: zip-window, 1 violations"
+    verdict = "FAIL: zip-window, 1 violation"
     outcome = Outcome("audit deep", False, 1, verdict, {"zip-window": [case]})
     html = MarkdownIt("commonmark").enable("table").render(markdown_bytes(outcome).decode())
     assert "<img" not in html and "<strong>bold" not in html and "<a " not in html

@@ -125,7 +125,7 @@ def test_a_failing_deep_audit_lists_violations_by_reason(tmp_path: Path) -> None
     audited = invoke("audit", "deep", "--plays", str(plays), "--now", NOW, "--out", out)
     assert audited.exit_code == 1
     assert "FAILED zip-window zip-in-other-state: 1 play" in audited.output
-    assert audited.output.rstrip().splitlines()[-1] == "FAIL: zip-window, 1 violations"
+    assert audited.output.rstrip().splitlines()[-1] == "FAIL: zip-window, 1 violation"
 
 
 def test_a_failing_verify_ends_with_a_short_summary(baked: Path) -> None:
