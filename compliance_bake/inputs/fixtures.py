@@ -25,6 +25,7 @@ from compliance_bake.inputs.models import (
     StateRules,
 )
 from compliance_bake.inputs.zipindex import is_jurisdiction, zip_index
+from compliance_bake.policy.model import PartnerFacts, PolicyRegistry
 
 LICENCES_FILE = "licences.json"
 GEO_FILE = "geo.json"
@@ -222,4 +223,6 @@ def load_fixtures(folder: Path) -> Fixtures:
         geo_doc = _read(folder, GEO_FILE)
         _validate(geo_path, schemas.GEO, geo_doc)
         geo = _geo(geo_path, geo_doc, registry)
-    return Fixtures(registry=registry, geo=geo, source=str(folder))
+        facts = tuple(PartnerFacts(p.node_id, p.age, p.zip_code) for p in geo)
+        policy = PolicyRegistry(registry, (), facts)
+    return Fixtures(policy=policy, geo=geo, source=str(folder))

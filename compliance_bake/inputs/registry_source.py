@@ -1,0 +1,51 @@
+"""Where the registry is read from: `--registry SOURCE` (its alias `--fixtures DIR`).
+
+SOURCE is a fixtures folder, `sqlite:PATH` or a `postgresql://` URL. `read_registry` is the one
+entry: it tells the form from the text and hands it to that form's reader, and every reader
+returns the same `Fixtures` (the policy registry, the geo profiles, where it was read), so
+nothing after it knows where the registry lives.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+from compliance_bake.errors import InputError
+from compliance_bake.inputs.fixtures import load_fixtures
+from compliance_bake.inputs.models import Fixtures
+from compliance_bake.inputs.redaction import redacted
+
+REGISTRY_OPTION = "--registry"
+
+
+class RegistryForm(StrEnum):
+    FOLDER = "folder"
+    SQLITE = "sqlite"
+    POSTGRESQL = "postgresql"
+
+
+def registry_form(source: str) -> RegistryForm:
+    """The form of a registry source's text: `sqlite:` and `postgresql://` (`postgres://`)
+    prefixes name a database, anything else is a folder."""
+    if source.startswith("sqlite:"):
+        return RegistryForm.SQLITE
+    if source.startswith(("postgresql://", "postgres://")):
+        return RegistryForm.POSTGRESQL
+    return RegistryForm.FOLDER
+
+
+def shown_source(source: str) -> str:
+    """The source as messages and the snapshot show it: a URL without its password."""
+    return redacted(source)
+
+
+def read_registry(source: str) -> Fixtures:
+    """The registry of `source`, whatever its form; InputError (exit 2) when it cannot be read."""
+    form = registry_form(source)
+    if form is RegistryForm.FOLDER:
+        return load_fixtures(Path(source))
+    raise InputError(
+        f"{REGISTRY_OPTION} {shown_source(source)}: a {form} registry is not read by this build",
+        f"pass {REGISTRY_OPTION} DIR, a fixtures folder",
+    )
