@@ -27,8 +27,9 @@ from compliance_bake.errors import (
     InputError,
 )
 from compliance_bake.inputs import schemas
-from compliance_bake.inputs.fixtures import load_fixtures, load_service_licences
+from compliance_bake.inputs.fixtures import load_service_licences
 from compliance_bake.inputs.models import Fixtures
+from compliance_bake.inputs.registry_source import read_registry
 from compliance_bake.log.append import OUT_FILES, LogTarget, log_snapshot, prepare_log
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
@@ -193,7 +194,7 @@ def _deep_audit(
     plays: Path | str,
     fixtures: Fixtures,
     moment: datetime,
-    fixtures_dir: Path,
+    fixtures_dir: Path | str,
     engine: EngineOptions | None,
     plays_options: PlaysOptions | None = None,
 ) -> tuple[DeepAudit, dict[str, int], ZipWindowResult]:
@@ -214,7 +215,7 @@ def _deep_audit(
 
 def run_bake(
     *,
-    fixtures_dir: Path,
+    fixtures_dir: Path | str,
     out_dir: Path,
     now: str | None,
     secret_file: Path | None,
@@ -251,7 +252,7 @@ def run_bake(
         require_attestation(signing_key is not None)
         previous.load()
     origin = None if log is None else prepare_log(log, signing_key)
-    fixtures = load_fixtures(fixtures_dir)
+    fixtures = read_registry(fixtures_dir)
     engine_licences = fixtures.registry
     if service_fixtures_dir is not None:
         engine_licences = load_service_licences(service_fixtures_dir)

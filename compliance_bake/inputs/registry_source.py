@@ -40,8 +40,22 @@ def shown_source(source: str) -> str:
     return redacted(source)
 
 
-def read_registry(source: str) -> Fixtures:
+def folder_of(source: str | Path) -> Path | None:
+    """The fixtures folder a source names, None for a database source."""
+    if isinstance(source, Path):
+        return source
+    return Path(source) if registry_form(source) is RegistryForm.FOLDER else None
+
+
+def read_registry(source: str | Path) -> Fixtures:
     """The registry of `source`, whatever its form; InputError (exit 2) when it cannot be read."""
+    if isinstance(source, Path):
+        return load_fixtures(source)
+    if not source.strip():
+        raise InputError(
+            f"{REGISTRY_OPTION}: the source is empty",
+            f"pass {REGISTRY_OPTION} DIR, a fixtures folder",
+        )
     form = registry_form(source)
     if form is RegistryForm.FOLDER:
         return load_fixtures(Path(source))
