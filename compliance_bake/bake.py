@@ -27,7 +27,7 @@ from compliance_bake.errors import (
     InputError,
 )
 from compliance_bake.inputs import schemas
-from compliance_bake.inputs.fixtures import load_service_licences
+from compliance_bake.inputs.fixtures import load_service_policy
 from compliance_bake.inputs.models import Fixtures
 from compliance_bake.inputs.registry_source import read_registry
 from compliance_bake.log.append import OUT_FILES, LogTarget, log_snapshot, prepare_log
@@ -253,9 +253,9 @@ def run_bake(
         previous.load()
     origin = None if log is None else prepare_log(log, signing_key)
     fixtures = read_registry(fixtures_dir)
-    engine_licences = fixtures.registry
+    engine_policy = fixtures.policy
     if service_fixtures_dir is not None:
-        engine_licences = load_service_licences(service_fixtures_dir)
+        engine_policy = load_service_policy(service_fixtures_dir, fixtures.policy.facts)
     block = by_reason = audit = None
     sample: list[JsonObject] = []  # the first violating plays, as the page carries them
     if deep_audit is not None:
@@ -264,7 +264,7 @@ def run_bake(
         )
         sample = [play.as_json(audit.line_name) for play in audit.violations[:SAMPLE_LIMIT]]
     settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
-    target = target or InProcessTarget(Engine(engine_licences))
+    target = target or InProcessTarget(Engine(engine_policy, int(moment.timestamp())))
     phases("matrix")
     try:
         snapshot, document, kinds = build_snapshot(

@@ -76,11 +76,12 @@ def check(
         raise InputError(
             f"--state: unknown state {state!r}", "use a two-letter US state code such as MA"
         )
-    registry = read_registry(fixtures_path(fixtures_dir)).registry
+    policy = read_registry(fixtures_path(fixtures_dir)).policy
+    registry = policy.licences
     known = registry.partner(partner) is not None
     target = open_target(target_url, agent_key_file, timeout, 1, retries, target_profile, explain)
     if target is None:
-        target = InProcessTarget(Engine(registry))
+        target = InProcessTarget(Engine(policy))
     try:
         target.wager_types_missing([wager_type])  # exit 2 before any request
         question = target.question(partner, code, wager_type)

@@ -251,17 +251,24 @@ def _licences(folder: Path, option: str) -> LicenceRegistry:
     return _registry(path, doc)
 
 
-def load_service_licences(folder: Path) -> LicenceRegistry:
-    """The licences a service under test believes, from `folder/licences.json` alone.
+def load_service_policy(folder: Path, facts: tuple[PartnerFacts, ...]) -> PolicyRegistry:
+    """The policy a service under test believes: `folder/licences.json`, and its own optional
+    `limits.json`, with the registry's partner facts.
 
-    The in-process engine answers from them while the shadow keeps reading the registry of
-    `--fixtures`, so a licence that differs between the two sets shows as mismatches, as drift
-    between a live service's database and the regulator's registry would. The file meets every
-    check a fixture folder's licences.json meets, with the same messages.
+    The in-process engine answers from it while the shadow keeps reading the registry of
+    `--fixtures`, so a licence or a limit that differs between the two shows as a disagreement,
+    as drift between a live service's database and the regulator's registry would. The files
+    meet every check a fixture folder's meet, with the same messages.
     """
     _require_folder(folder, SERVICE_OPTION)
     with gc_paused(keep=True):
-        return _licences(folder, SERVICE_OPTION)
+        registry = _licences(folder, SERVICE_OPTION)
+        limits = _limits(folder, registry)
+        known = {partner.node_id for partner in registry.partners}
+        try:
+            return PolicyRegistry(registry, limits, tuple(f for f in facts if f.node_id in known))
+        except PolicyValueError as exc:
+            raise _row_error(folder / LIMITS_FILE, exc) from None
 
 
 def load_fixtures(folder: Path) -> Fixtures:

@@ -23,6 +23,8 @@ applied. Amounts print as `amounts.format_amount` does (5000, 0.5).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from compliance_bake.policy.amounts import format_amount
 from compliance_bake.policy.model import (
     DEFAULT_MIN_AGE,
@@ -94,3 +96,21 @@ def _age(question: Question, min_age: int) -> Prediction | None:
     return Prediction(
         False, Rule.AGE, f"Minimum age {min_age} required in {question.state} (got {age})"
     )
+
+
+def predict_column(
+    registry: PolicyRegistry, state: str, wager_type: str, partners: Sequence[str], now: int
+) -> list[bool]:
+    """`decide(...).allowed` of each partner's headline question (`Question.headline`) in one
+    state, in order. Without limit rows for (state, wager type), the decision is the licence
+    and the state's wager types alone, so the column is set lookups (the shadow matrix's 500,000
+    predictions cost nothing more); with rows, each partner is decided."""
+    rules = registry.licences.state(state)
+    if rules is None or wager_type not in rules.wager_types:
+        return [False] * len(partners)
+    if not registry.has_rows(state, wager_type):
+        return list(map(registry.active_partners(state).__contains__, partners))
+    return [
+        decide(registry, Question.headline(partner, state, wager_type), now).allowed
+        for partner in partners
+    ]

@@ -217,9 +217,16 @@ class PolicyRegistry:
     facts: tuple[PartnerFacts, ...] = ()
     _rows: Mapping[_Key, tuple[LimitRow, ...]] = field(init=False, repr=False, compare=False)
     _facts: Mapping[str, PartnerFacts] = field(init=False, repr=False, compare=False)
+    _active: Mapping[str, frozenset[str]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         states = set(self.licences.regulated_states)
+        active: dict[str, set[str]] = {code: set() for code in states}
+        for partner in self.licences.partners:
+            for state, status in partner.licences.items():
+                if status == LICENCE_ACTIVE and state in active:
+                    active[state].add(partner.node_id)
+        object.__setattr__(self, "_active", {code: frozenset(n) for code, n in active.items()})
         rows: dict[_Key, list[LimitRow]] = {}
         held: dict[tuple[str, str, str, str | None], list[tuple[int, LimitRow]]] = {}
         for index, row in enumerate(self.limits):
@@ -249,6 +256,10 @@ class PolicyRegistry:
         if len(by_node) != len(self.facts):
             raise ValueError("partner facts must be unique per node id")
         object.__setattr__(self, "_facts", by_node)
+
+    def active_partners(self, state: str) -> frozenset[str]:
+        """The partners holding an `active` licence in `state` (none for an unregulated one)."""
+        return self._active.get(state, frozenset())
 
     def rows_for(self, state: str, sport: str, market: str) -> tuple[LimitRow, ...]:
         """Every row of (state, sport, market), whatever its partner, status or window."""

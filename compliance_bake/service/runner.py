@@ -99,7 +99,7 @@ def serve(settings: ServeSettings, on_listening: Callable[[Listening], None]) ->
 
     fixtures = read_registry(settings.fixtures_dir)
     keys = KeyFile(settings.keys_file, _key_file_problem)
-    engine = Engine(fixtures.registry)
+    engine = Engine(fixtures.policy)  # decides at each request's time
     app = create_app(engine, keys, settings.out_dir, python_runtime(), settings.log_dir)
     sock = bind(settings.host, settings.port)
     config = uvicorn.Config(
