@@ -28,6 +28,7 @@ from compliance_bake.errors import (
 )
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.fixtures import load_service_policy
+from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.inputs.models import Fixtures
 from compliance_bake.inputs.registry_source import read_registry
 from compliance_bake.log.append import OUT_FILES, LogTarget, log_snapshot, prepare_log
@@ -35,6 +36,7 @@ from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
 from compliance_bake.report.disagreements import RowKind, failing
 from compliance_bake.report.models import DeepAudit, JsonObject, Snapshot
+from compliance_bake.report.policy import PolicyRecord, run_policy
 from compliance_bake.report.portal import SAMPLE_LIMIT, bake_facts
 from compliance_bake.report.portal_previous import (
     PreviousComparison,
@@ -45,6 +47,7 @@ from compliance_bake.report.publish import publish
 from compliance_bake.report.row_kinds import rows_meet_schema, state_totals
 from compliance_bake.report.snapshot import BakeSettings, build_snapshot
 from compliance_bake.signing.attestation import ATTESTATION_FILE, render_attestation
+from compliance_bake.signing.proofs import seal_policy
 from compliance_bake.signing.secret import require_secret
 from compliance_bake.signing.signing_key import resolve_signing_key
 from compliance_bake.targets.engine import Engine
@@ -93,12 +96,16 @@ class BakeResult:
     deep_audit: ZipWindowResult | None = None
     # With --deep-audit: whether an empty window (no play in it) is accepted as a pass.
     allow_empty_window: bool = False
+    # The policy's questions and their disagreements (report/policy.py).
+    policy: PolicyRecord | None = None
 
     @property
     def ok(self) -> bool:
-        """Every integrity check holds and no shadow row disagrees (report/disagreements.py)."""
+        """Every integrity check holds, no shadow row disagrees (report/disagreements.py) and no
+        policy question fails (report/policy.py)."""
         found = failing(self.snapshot.shadow.disagreements)
-        return self.snapshot.integrity.holds and not found
+        policy_fails = self.policy is not None and bool(self.policy.failing())
+        return self.snapshot.integrity.holds and not found and not policy_fails
 
     @property
     def exit_code(self) -> int:
@@ -165,6 +172,17 @@ def previous_summary(record: PreviousRecord) -> JsonObject:
         "counts": dict(record.counts),
         "decisionsTotal": record.decisions_total,
     }
+
+
+def validate_policy(document: JsonObject) -> None:
+    """The policy record meets its schema, before anything is written."""
+    problem = schemas.first_violation(schemas.POLICY, document)
+    if problem is not None:
+        raise ReportInvalid(
+            f"{layout.POLICY_FILE}: the record fails its schema at {problem.path}: "
+            f"{problem.message}",
+            "this is a bug in compliance-bake; nothing was written",
+        )
 
 
 def validate_documents(
@@ -266,14 +284,21 @@ def run_bake(
     settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
     target = target or InProcessTarget(Engine(engine_policy, int(moment.timestamp())))
     phases("matrix")
+    stamp = iso_millis(moment)
     try:
         snapshot, document, kinds = build_snapshot(
             fixtures, target, secret, settings, progress, phases
         )
+        policy = run_policy(
+            target, fixtures.policy, int(moment.timestamp()), fixtures.source, stamp, progress
+        )
     finally:
         target.close()
+    policy_document = policy.to_json(stamp, target.base)
+    seal_policy(policy_document, snapshot.shadow.proof.bun_version, stamp, secret.value)
     phases("validate")
     validate_documents(document, kinds, (partner.node_id for partner in fixtures.registry.partners))
+    validate_policy(policy_document)
     phases("write")
     record = None if previous is None else previous.record(snapshot).sealed(secret.value)
     key_id = None if signing_key is None else signing_key.key_id
@@ -281,6 +306,7 @@ def run_bake(
     files = layout.render_files(
         snapshot, record, document=document, facts=facts, totals=state_totals(kinds)
     )
+    files[layout.POLICY_FILE] = dumps_pretty(policy_document)
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE, *OUT_FILES])
         return BakeResult(
@@ -292,6 +318,7 @@ def run_bake(
             record,
             deep_audit=audit,
             allow_empty_window=allow_empty_window,
+            policy=policy,
         )
     # Last in the dict, so renamed into place after the files it names.
     record_json = None if record is None else record.to_json()
@@ -312,4 +339,5 @@ def run_bake(
         log=logged,
         deep_audit=audit,
         allow_empty_window=allow_empty_window,
+        policy=policy,
     )

@@ -24,6 +24,7 @@ REGISTRY_SHADOW = "compliance-shadow.schema.json"
 LICENCES = "licences.schema.json"
 GEO = "geo.schema.json"
 LIMITS = "limits.schema.json"
+POLICY = "compliance-policy.schema.json"
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 API_FILE = "api/compliance.json"
 BOARD_FILE = "registry/compliance-enhancements.json"
 SHADOW_FILE = "registry/compliance-shadow.json"
+# The policy's questions (report/policy.py): not a copy of a snapshot block, so it is sealed with
+# its own proof, and `verify` reads it beside the snapshot.
+POLICY_FILE = "registry/compliance-policy.json"
 PORTAL_FILE = "portal/compliance/index.html"
 # `audit deep --out`'s report, the one other file out/ may hold; and the empty file a checkout
 # keeps an empty out/ with.

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from itertools import islice
@@ -29,6 +29,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from compliance_bake import __version__
 from compliance_bake.errors import TargetError
 from compliance_bake.inputs.models import Decision, Health, StatusPanel
+from compliance_bake.policy.model import Question
 from compliance_bake.targets import answers, explain, routes
 from compliance_bake.targets.interface import CheckRequest, Progress
 from compliance_bake.targets.profile import Operation, Profile, refuse_unsafe
@@ -134,6 +135,21 @@ class HttpTarget:
         if self._shadow_answer is None:
             raise RuntimeError("shadow_many without [shadow]: ask has_shadow first")
         return self._many(self._shadow_answer, requests, progress)
+
+    @property
+    def question_fields(self) -> frozenset[str] | None:
+        """The fields the profile's `[questions]` maps; None without the table."""
+        return None
+
+    def ask_many(
+        self, questions: Sequence[Question], progress: Progress | None = None
+    ) -> Iterator[Decision]:
+        raise RuntimeError("ask_many without [questions]: ask question_fields first")
+
+    def shadow_ask_many(
+        self, questions: Sequence[Question], progress: Progress | None = None
+    ) -> Iterator[Decision]:
+        raise RuntimeError("shadow_ask_many without [questions]: ask question_fields first")
 
     def wager_types_missing(self, wager_types: Iterable[str]) -> None:
         """InputError (exit 2) when a wager type to be asked has no `[wagers."TYPE"]` table

@@ -46,7 +46,9 @@ from compliance_bake.verify.source import (
 BAKED_FILES = (*layout.JSON_FILES, layout.PORTAL_FILE)
 # ... or by `audit deep` into the same out/ (allowed, but no signature of the snapshot covers it).
 # ... or by `bake --log`: the log's inclusion proof and checkpoint (they verify on their own).
-EXPECTED_FILES = frozenset((*BAKED_FILES, ATTESTATION_FILE, layout.AUDIT_FILE, *OUT_FILES))
+EXPECTED_FILES = frozenset(
+    (*BAKED_FILES, layout.POLICY_FILE, ATTESTATION_FILE, layout.AUDIT_FILE, *OUT_FILES)
+)
 RawFile = tuple[str, bytes]  # a file's name in out/ and the bytes read
 
 

@@ -37,6 +37,7 @@ SUBJECTS = [
     "api/compliance.json",
     "portal/compliance/index.html",
     "registry/compliance-enhancements.json",
+    "registry/compliance-policy.json",
     "registry/compliance-shadow.json",
 ]
 
