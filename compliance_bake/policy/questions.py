@@ -10,7 +10,9 @@ at the bake's moment (the partner's own row, else the state-wide one), in this o
 - `zip-inside`, `zip-outside`: where the row lists ZIP prefixes and the target carries a ZIP,
   a ZIP within the first prefix and one within none;
 
-and, per pair, `no-row`: a wager type the state lists that has no limit row (when there is one).
+and, per pair, `no-row`: a wager type the state lists that has no limit row (when there is one);
+and, for every partner without an active licence in a state with limit rows, `unlicensed`: the
+first limit row's allowed question, which the licence alone blocks.
 
 Each question changes one field from a question the row allows: the amount is the minimum (or
 the maximum, or none when the row has neither), the bet type the first allowed, the age the
@@ -49,6 +51,7 @@ class Kind:
     ZIP_INSIDE = "zip-inside"
     ZIP_OUTSIDE = "zip-outside"
     NO_ROW = "no-row"
+    UNLICENSED = "unlicensed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,11 @@ def boundary_questions(
         for partner in licences.partners:
             node = partner.node_id
             if node not in active:
+                sport, market = with_rows[0]
+                base = Question(state, node, sport, market)
+                row = registry.row_for(base, now)
+                asked = base if row is None else _allowed(row, base, carried)
+                found.append(PolicyQuestion(Kind.UNLICENSED, asked, row))
                 continue
             for sport, market in with_rows:
                 row = registry.row_for(Question(state, node, sport, market), now)
@@ -99,16 +107,7 @@ def _row_questions(
     special = row.special_rules
     min_age = DEFAULT_MIN_AGE if special.min_age is None else special.min_age
     prefixes = special.allowed_zip_prefixes
-    allowed = base._replace(
-        amount=(row.min_wager if row.min_wager is not None else row.max_wager)
-        if AMOUNT in carried
-        else None,
-        bet_type=row.allowed_bet_types[0]
-        if BET_TYPE in carried and row.allowed_bet_types
-        else None,
-        age=min_age if AGE in carried else None,
-        zip_code=zip_inside(prefixes[0]) if ZIP_CODE in carried and prefixes else None,
-    )
+    allowed = _allowed(row, base, carried)
 
     def ask(kind: str, question: Question) -> PolicyQuestion:
         return PolicyQuestion(kind, question, row)
@@ -135,6 +134,25 @@ def _row_questions(
         outside = zip_outside(prefixes)
         if outside is not None:
             yield ask(Kind.ZIP_OUTSIDE, allowed._replace(zip_code=outside))
+
+
+def _allowed(row: LimitRow, base: Question, carried: frozenset[str]) -> Question:
+    """The question the row allows: the minimum (else the maximum), the first allowed bet type,
+    the minimum age, a ZIP inside the first prefix; each only where the target carries it."""
+    special = row.special_rules
+    prefixes = special.allowed_zip_prefixes
+    return base._replace(
+        amount=(row.min_wager if row.min_wager is not None else row.max_wager)
+        if AMOUNT in carried
+        else None,
+        bet_type=row.allowed_bet_types[0]
+        if BET_TYPE in carried and row.allowed_bet_types
+        else None,
+        age=(DEFAULT_MIN_AGE if special.min_age is None else special.min_age)
+        if AGE in carried
+        else None,
+        zip_code=zip_inside(prefixes[0]) if ZIP_CODE in carried and prefixes else None,
+    )
 
 
 def refused_bet_type(allowed: tuple[str, ...]) -> str:

@@ -49,8 +49,9 @@ def test_every_boundary_is_asked_and_agrees_and_verify_re_decides(tmp_path: Path
     assert run.exit_code == 0, run.output
     record = _record(out)
     kinds = Counter(q["kind"] for q in record["questions"])
-    for kind in ("max", "max+0.01", "min", "min-0.01", "bet-type", "bet-type-refused",
-                 "age-min", "age-min-1", "zip-inside", "zip-outside", "no-row"):  # fmt: skip
+    every = ("max", "max+0.01", "min", "min-0.01", "bet-type", "bet-type-refused", "age-min",
+             "age-min-1", "zip-inside", "zip-outside", "no-row", "unlicensed")  # fmt: skip
+    for kind in every:
         assert kinds[kind], kind
     rules = {q["expected"]["rule"] for q in record["questions"]}
     assert rules >= {"none", "max-wager", "min-wager", "bet-type", "identity", "age", "zip-prefix"}
