@@ -28,7 +28,6 @@ from compliance_bake.errors import (
 )
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.fixtures import load_service_policy
-from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.inputs.models import Fixtures
 from compliance_bake.inputs.registry_source import read_registry
 from compliance_bake.log.append import OUT_FILES, LogTarget, log_snapshot, prepare_log
@@ -304,9 +303,13 @@ def run_bake(
     key_id = None if signing_key is None else signing_key.key_id
     facts = bake_facts(key_id, by_reason, sample, str(out_dir))
     files = layout.render_files(
-        snapshot, record, document=document, facts=facts, totals=state_totals(kinds)
+        snapshot,
+        record,
+        document=document,
+        facts=facts,
+        totals=state_totals(kinds),
+        policy=policy_document,
     )
-    files[layout.POLICY_FILE] = dumps_pretty(policy_document)
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE, *OUT_FILES])
         return BakeResult(

@@ -297,23 +297,10 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
 
 
 def question_text(question: AskedQuestion) -> str:
-    """`MA node-x max+0.01 [amount=5000.01, betType=straight]: registry blocked (max-wager:
-    "Exceeds max wager $5000"), service allowed`: one failing question, as every output names it."""
-    doc = question.to_json()
-    asked = ", ".join(f"{k}={v}" for k, v in doc["question"].items())
-    expected, real = doc["expected"], doc["real"]
-    registry = (
-        "allows"
-        if expected["allowed"]
-        else f"blocks ({expected['rule']}: {json_text(expected['reason'])})"
-    )
-    service = "allows" if real["allowed"] else f"blocks ({reason_words(real['reason'])})"
-    shadow = doc["shadow"]
-    said = "" if shadow is None else f", its shadow {_word(shadow['allowed'])}"
-    return (
-        f"{doc['state']} {doc['partner']} {doc['kind']} [{asked}]: the registry {registry}, "
-        f"the service {service}{said}"
-    )
+    """One failing question, as every output names it (report/policy.question_words)."""
+    from compliance_bake.report.policy import question_words
+
+    return question_words(question.to_json())
 
 
 def policy_cases(record: PolicyRecord) -> list[Case]:

@@ -22,8 +22,9 @@ passed.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -226,6 +227,41 @@ def _answered(target: Target, decisions: list[Decision], total: int) -> list[Dec
             "check the target's health and retry",
         )
     return decisions
+
+
+def question_words(doc: Mapping[str, Any]) -> str:
+    """`MA node-x max+0.01 [sport=basketball, ..., amount=5000.01]: the registry blocks
+    (max-wager: "Exceeds max wager $5000"), the service allows`: a recorded question, as the
+    terminal, the reports, the portal and `verify` name it."""
+    asked = ", ".join(f"{k}={v}" for k, v in doc["question"].items())
+    expected, real, shadow = doc["expected"], doc["real"], doc["shadow"]
+    registry = (
+        "allows"
+        if expected["allowed"]
+        else f"blocks ({expected['rule']}: {json.dumps(expected['reason'], ensure_ascii=False)})"
+    )
+    if real["allowed"]:
+        service = "allows"
+    elif real["reason"] is None:
+        service = "blocks (no reason given)"
+    else:
+        service = f"blocks ({json.dumps(real['reason'], ensure_ascii=False)})"
+    said = "" if shadow is None else f", its shadow {'allows' if shadow['allowed'] else 'blocks'}"
+    return (
+        f"{doc['state']} {doc['partner']} {doc['kind']} [{asked}]: the registry {registry}, "
+        f"the service {service}{said}"
+    )
+
+
+def failing_groups(doc: Mapping[str, Any]) -> list[tuple[str, int, str]]:
+    """Of a recorded policy file: per failing kind with questions, (its words, how many, the
+    first question's words), in KINDS order: the table the terminal and the portal show."""
+    groups: list[tuple[str, int, str]] = []
+    for kind in FAILING:
+        found = [q for q in doc["questions"] if kind in q["disagreements"]]
+        if found:
+            groups.append((KINDS[kind], len(found), question_words(found[0])))
+    return groups
 
 
 def by_rule(record: PolicyRecord) -> Counter[str]:

@@ -234,6 +234,7 @@ def portal_page(
     report: VerifyReport,
     previous: Any = None,
     totals: Totals | None = None,
+    policy: dict[str, Any] | None = None,
 ) -> bytes:
     """The page is the rendering of the snapshot (and, after `bake --previous`, of the record
     report/portal_previous.py found and checked: the "since the previous snapshot" section),
@@ -245,7 +246,7 @@ def portal_page(
         return b""
     facts = read_facts(raw)
     try:
-        same = raw == render_portal(snap, previous, totals, facts)
+        same = raw == render_portal(snap, previous, totals, facts, policy)
     except (KeyError, TypeError, ValueError, AttributeError, RecursionError, TemplateError):
         same = False  # an edited snapshot the page cannot even render from
     what = "the snapshot" + ("" if previous is None else " and its previous-snapshot record")

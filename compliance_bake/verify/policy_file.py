@@ -28,7 +28,7 @@ from compliance_bake.policy.recorded import (
     registry_from_json,
 )
 from compliance_bake.report import layout
-from compliance_bake.report.policy import FAILING, KINDS, classify
+from compliance_bake.report.policy import FAILING, KINDS, classify, question_words
 from compliance_bake.signing import proofs
 from compliance_bake.signing.canon import same_mac
 from compliance_bake.signing.secret import Secret
@@ -42,15 +42,18 @@ NAME = layout.POLICY_FILE
 _NAMED = 10
 
 
-def check_policy_file(out_dir: Path, secret: Secret | None, report: VerifyReport) -> bytes:
-    """Every check of the policy file; its bytes (b"" when unreadable), for the attestation."""
+def check_policy_file(
+    out_dir: Path, secret: Secret | None, report: VerifyReport
+) -> tuple[bytes, dict[str, Any] | None]:
+    """Every check of the policy file; its bytes (b"" when unreadable), for the attestation,
+    and its document when it meets its schema (what the portal page is rendered with)."""
     raw = read_folder_file(out_dir, NAME, report)
     if raw is None:
-        return b""
+        return b"", None
     parsed = parse_snapshot_bytes(raw)
     if isinstance(parsed, str):
         report.add(NAME, False, parsed)
-        return raw
+        return raw, None
     doc, _ = parsed
     report.add(
         NAME,
@@ -60,10 +63,10 @@ def check_policy_file(out_dir: Path, secret: Secret | None, report: VerifyReport
         else "bytes differ from the baked layout (the file was edited after the bake)",
     )
     if not schema_finding(NAME, schema_outcome(schemas.POLICY, doc), report):
-        return raw
+        return raw, None
     _proof(doc, secret, report)
     _redecide(doc, report)
-    return raw
+    return raw, doc
 
 
 def _proof(doc: dict[str, Any], secret: Secret | None, report: VerifyReport) -> None:
@@ -130,7 +133,7 @@ def _redecide(doc: dict[str, Any], report: VerifyReport) -> None:
             if kind in FAILING:
                 failing[kind] += 1
                 if len(named) < _NAMED:
-                    named.append(f"{KINDS[kind]}: {where} {_asked(item)}")
+                    named.append(f"{KINDS[kind]}: {question_words(item)} ({where})")
     report.add(
         NAME,
         not wrong,
@@ -162,10 +165,3 @@ def _redecide(doc: dict[str, Any], report: VerifyReport) -> None:
 def _said(prediction: Prediction) -> str:
     shown = prediction_json(prediction)
     return f"{'allowed' if shown['allowed'] else 'blocked'} by {shown['rule']}"
-
-
-def _asked(item: dict[str, Any]) -> str:
-    question = ", ".join(f"{k}={v}" for k, v in item["question"].items())
-    real = item["real"]
-    said = "allowed" if real["allowed"] else f"blocked ({real['reason']})"
-    return f"[{question}]: the service {said}"

@@ -238,9 +238,11 @@ def _verify_folder(
     rows = None if typed is None else typed.shadow.rows
     columns = shadow_columns(snap, rows, reading.kinds if rows is reading.rows else None)
     totals = None if columns is None else state_totals(columns.kinds)
-    portal = files.portal_page(out_dir, snap if typed is None else typed, report, record, totals)
+    policy_raw, policy = check_policy_file(out_dir, keys.secret, report)
+    page = snap if typed is None else typed
+    portal = files.portal_page(out_dir, page, report, record, totals, policy)
     raws.append((layout.PORTAL_FILE, portal))
-    raws.append((layout.POLICY_FILE, check_policy_file(out_dir, keys.secret, report)))
+    raws.append((layout.POLICY_FILE, policy_raw))
     present = [x for x in (ATTESTATION_FILE, layout.AUDIT_FILE) if (out_dir / x).exists()]
     raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
     renderings = folder.renderings

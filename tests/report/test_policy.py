@@ -71,6 +71,8 @@ def test_every_boundary_is_asked_and_agrees_and_verify_re_decides(tmp_path: Path
         if q["kind"] == "max" and q["state"] == "NJ"
     } == {"2500.00"}
     assert "Policy questions" in run.output
+    page = (out / "portal" / "compliance" / "index.html").read_text()
+    assert 'id="policy-verdict">PASS: Policy questions' in page
     checked = invoke("verify", str(out))
     assert checked.exit_code == 0, checked.output
 
@@ -89,9 +91,13 @@ def test_a_service_maximum_above_the_registry_s_fails_as_max_wager_not_enforced(
         (q["partner"], q["kind"], q["question"]["amount"], q["disagreements"]) for q in failing
     ] == [("node-corridor-03", "max+0.01", "4000.01", ["maxWagerNotEnforced"])]
     assert "max wager not enforced" in run.output
+    page = (out / "portal" / "compliance" / "index.html").read_text()
+    assert "<li>policy: max wager not enforced (1 question)</li>" in page
+    assert '<table id="policy-failing">' in page and "4000.01" in page
     checked = invoke("verify", str(out))
     assert checked.exit_code == 1
-    assert "max wager not enforced" in checked.output
+    assert "recorded disagreement max wager not enforced" in checked.output
+    assert "portal page" not in checked.output.split("short summary")[1]  # the page re-renders
 
 
 def test_a_limit_one_cent_short_fails_as_blocked_within_the_policy_at_the_limit(

@@ -207,3 +207,6 @@ def test_without_questions_the_bake_asks_the_headline_alone_and_says_the_limits_
     assert record["asked"] is False and record["questions"] == []
     assert "limits not asked" in run.output
     assert "limits not asked" in record["summary"]["label"]
+    page = (out / "portal" / "compliance" / "index.html").read_text()
+    assert 'id="policy-not-asked"' in page and "nothing here says they hold" in page
+    assert invoke("verify", str(out)).exit_code == 0
