@@ -108,7 +108,7 @@ def deep(
     plays_format: str | None,
     days: int,
     now: str | None,
-    fixtures_dir: Path | None,
+    fixtures_dir: str | None,
     out_dir: Path,
     engine: str,
     spark_master: str,

@@ -138,7 +138,7 @@ def bake() -> None:
 @quiet_option
 @report_option
 def snapshot(
-    fixtures_dir: Path | None,
+    fixtures_dir: str | None,
     service_fixtures_dir: Path | None,
     out_dir: Path,
     now: str | None,
@@ -274,8 +274,10 @@ def snapshot(
     finally:
         if target is not None:
             target.close()
+    from compliance_bake.inputs.registry_source import folder_of
+
     # A mismatch points at the licence to fix: in a rehearsal, the service's own file.
-    found = outcome.of_bake(result, service_fixtures_dir or fixtures_path(fixtures_dir))
+    found = outcome.of_bake(result, service_fixtures_dir or folder_of(fixtures_path(fixtures_dir)))
     if as_json:
         click.echo(terminal_json(result.summary()))
     else:

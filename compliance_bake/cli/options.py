@@ -22,11 +22,14 @@ def _with_options(command: F, *options: Callable[[F], F]) -> F:
 
 
 fixtures_option = click.option(
+    "--registry",
     "--fixtures",
     "fixtures_dir",
-    type=click.Path(path_type=Path, file_okay=False),
+    metavar="SOURCE",
     default=None,
-    help="Folder with licences.json and geo.json.  [default: the bundled demo fixtures]",
+    help="Where the registry is read: a fixtures folder with licences.json, geo.json and an "
+    "optional limits.json (docs/fixtures.md); --fixtures DIR is its alias.  "
+    "[default: the bundled demo fixtures]",
 )
 
 
@@ -100,7 +103,8 @@ quiet_option = click.option(
 )
 
 
-def fixtures_path(value: Path | None) -> Path:
+def fixtures_path(value: str | None) -> str | Path:
+    """The registry source of --registry (--fixtures), else the bundled demo fixtures."""
     from compliance_bake.resources import demo_fixtures_dir
 
     return value if value is not None else demo_fixtures_dir()

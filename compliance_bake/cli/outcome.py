@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from compliance_bake.log.audit import LogAudit
     from compliance_bake.log.witness import WitnessRun
     from compliance_bake.report.models import BoardRow, JsonObject, ShadowRow
+    from compliance_bake.report.policy import AskedQuestion, PolicyRecord
     from compliance_bake.verify.findings import VerifyReport
 
 ITEMS_KEPT = 1000  # per case: enough for any report; a 500,000-row matrix counts the rest
@@ -276,6 +277,14 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
         "integrity": [Case(c.id, c.ok, c.label) for c in snap.integrity.checks],
         "shadow": _shadow_cases(snap.shadow.rows, fixtures, snap.shadow.shadow_from_target),
     }
+    if result.policy is not None and result.policy.shown:
+        # Before the shadow's pairs: the last screen ends with the pairs to fix.
+        suites = {
+            "board": suites["board"],
+            "integrity": suites["integrity"],
+            "policy": policy_cases(result.policy),
+            "shadow": suites["shadow"],
+        }
     if result.violations_by_reason is not None:
         audit = result.deep_audit
         violations = audit.violations if audit is not None else []
@@ -284,12 +293,40 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
         suites["zip-window"] = cases + _empty_window_case(result.nothing_audited)
     failed = [c.name for c in suites["integrity"] if not c.ok]
     failed += disagreements.failing(snap.shadow.disagreements)
+    failed += [] if result.policy is None else result.policy.failing()
     verdict = "PASS: every check holds" if result.ok else "FAIL: " + ", ".join(failed)
     if result.nothing_audited is not None and result.deep_audit is not None:
         label = result.deep_audit.label
         verdict = f"NOTHING AUDITED (exit {EXIT_NOTHING_CHECKED}): {label}"
     passed = result.exit_code == EXIT_OK
     return Outcome("bake snapshot", passed, result.exit_code, verdict, suites, result.summary())
+
+
+def question_text(question: AskedQuestion) -> str:
+    """One failing question, as every output names it (report/policy.question_words)."""
+    from compliance_bake.report.policy import question_words
+
+    return question_words(question.to_json())
+
+
+def policy_cases(record: PolicyRecord) -> list[Case]:
+    """One case per disagreement kind with failing questions (named by rule, its questions the
+    items), else one passing case; a target not asked the questions is a skipped case, never a
+    pass."""
+    from compliance_bake.report.policy import FAILING, KINDS
+
+    if not record.asked:
+        return [Case("policy questions", True, record.summary_line(), skipped=True)]
+    cases: list[Case] = []
+    for kind in FAILING:
+        found = [q for q in record.questions if kind in q.kinds]
+        if not found:
+            continue
+        items = tuple(Item(question_text(q)) for q in found[:ITEMS_KEPT])
+        noun = "question" if len(found) == 1 else "questions"
+        message = f"{count(len(found))} {noun}"
+        cases.append(Case(KINDS[kind], False, message, items, max(0, len(found) - ITEMS_KEPT)))
+    return cases or [Case("policy questions", True, record.summary_line())]
 
 
 def _empty_window_case(nothing_audited: str | None) -> list[Case]:

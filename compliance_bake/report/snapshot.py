@@ -104,7 +104,7 @@ def build_snapshot(
     # Build.
     licences_file = str(Path(fixtures.source) / LICENCES_FILE)
     board = run_board(target, registry, licences_file, stamp, settings.console_depth)
-    matrix = run_shadow(target, registry, progress)
+    matrix = run_shadow(target, fixtures.policy, progress, int(settings.now.timestamp()))
     phases("sign")
     shadow = Shadow(
         stamp,

@@ -222,6 +222,12 @@ _SNAPSHOT_ROUTES: list[tuple[str, str, str, str]] = [
         JSON,
         "The registry copy of the shadow block.",
     ),
+    (
+        "/registry/compliance-policy.json",
+        layout.POLICY_FILE,
+        JSON,
+        "The policy's questions, their predictions and the registry rows they came from.",
+    ),
     ("/portal/compliance/", layout.PORTAL_FILE, "text/html; charset=utf-8", "The portal page."),
     # The names of the files in out/, which the portal links to: its links then resolve both
     # here and on a static server publishing out/ (where /api/compliance has no file).

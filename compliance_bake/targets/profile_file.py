@@ -45,7 +45,9 @@ from compliance_bake.targets.profile import (
 from compliance_bake.targets.routes import shown
 
 _DEFAULT_ANSWERS = {"health": (200,), "check": (200, 403), "status": (200,), SHADOW: (200, 403)}
-_TABLES = (*OPERATIONS, SHADOW, "auth", "wagers")
+_TABLES = (*OPERATIONS, SHADOW, "auth", "wagers", "questions")
+# `[questions]`: the question fields a profile maps to `{wager.NAME}`; sport and market always.
+QUESTION_FIELDS = ("sport", "market", "amount", "betType", "age", "zipCode")
 _QUESTION = ("path", "query", "headers", "body")  # the keys that say what is asked
 WagerTable = dict[str, object]
 _REQUEST_KEYS = ("method", "path", "query", "body", "headers", "answers", "retry")
@@ -109,16 +111,27 @@ def parse_profile(text: str, source: str, builtin: bool = False) -> Profile:
         if table not in _TABLES:
             problem.fail(
                 f"unknown table [{table}]",
-                'the tables are [auth], [health], [check], [shadow], [status], [wagers."TYPE"]',
+                "the tables are [auth], [health], [check], [shadow], [status], "
+                '[wagers."TYPE"], [questions]',
             )
     auth = _auth(problem, document.get("auth", {}))
     wagers = _wagers(problem, document.get("wagers", {}))
+    questions = None
+    if "questions" in document:
+        questions = _questions(problem, document["questions"], document)
+    # The names [questions] fills may be absent from a [wagers] table: the headline question
+    # leaves them empty, and they are left out of its request.
+    optional = frozenset(name for _, name in questions or ())
     operations = {
-        name: _operation(problem, name, document.get(name), wagers) for name in OPERATIONS
+        name: _operation(problem, name, document.get(name), wagers, optional) for name in OPERATIONS
     }
     shadow = None
     if SHADOW in document:
-        shadow = _operation(problem, SHADOW, document[SHADOW], wagers)
+        shadow = _operation(problem, SHADOW, document[SHADOW], wagers, optional)
+    if questions is not None:
+        operations["check"] = _asking(problem, "check", document["check"], operations["check"])
+        if shadow is not None:
+            shadow = _asking(problem, SHADOW, document[SHADOW], shadow)
     return Profile(
         source,
         builtin,
@@ -127,7 +140,90 @@ def parse_profile(text: str, source: str, builtin: bool = False) -> Profile:
         operations["check"],
         operations["status"],
         shadow,
+        questions,
+        wagers,
     )
+
+
+def _questions(
+    problem: _Problems, value: object, document: dict[str, Any]
+) -> tuple[tuple[str, str], ...]:
+    """`[questions]`: field = "NAME", each NAME a `{wager.NAME}` that [check] (and [shadow])
+    uses; sport and market are required (a question sends the registry's own keys)."""
+    table = _table(problem, "questions", value)
+    for name, text in table.items():
+        if name not in QUESTION_FIELDS:
+            problem.fail(
+                f"[questions] {name}: not a question field",
+                f"map some of {', '.join(QUESTION_FIELDS)}",
+            )
+        _string(problem, f"[questions] {name}", text)
+    for required in ("sport", "market"):
+        if required not in table:
+            problem.fail(
+                f"[questions] has no `{required}`",
+                f'map it to the wager name the question sends, e.g. {required} = "{required}"',
+            )
+    for operation in ("check", SHADOW):
+        if operation not in document:
+            continue
+        used = _wager_names(_table(problem, operation, document[operation]))
+        for name, text in table.items():
+            if text not in used:
+                problem.fail(
+                    f"[questions] {name} = {quoted_key(text)}: [{operation}] has no "
+                    f"{{wager.{text}}}",
+                    f"put {{wager.{text}}} where [{operation}] sends the {name}",
+                )
+    return tuple((name, text) for name, text in table.items())
+
+
+_OMIT = object()  # a whole `{wager.NAME}` a question leaves empty: the value is left out
+
+
+def _asking(problem: _Problems, name: str, value: object, operation: Operation) -> Operation:
+    """`operation` with `for_values`: the question as written, a question's wager values put
+    in, compiled once per set of values (the boundary questions share a few per limit row)."""
+    table = _table(problem, name, value)
+
+    @lru_cache(maxsize=4096)
+    def compiled(values: tuple[tuple[str, object], ...]) -> Operation:
+        given = dict(values)
+        return _compiled(
+            problem,
+            name,
+            {
+                key: _put_question(item, given, key == "body") if key in _QUESTION else item
+                for key, item in table.items()
+            },
+        )
+
+    return replace(operation, for_values=compiled)
+
+
+def _put_question(item: Any, values: dict[str, object], typed: bool, segment: bool = False) -> Any:
+    """`_put_wager` for a question: a value that is one `{wager.NAME}` the question leaves
+    empty is left out (its key of a table, its entry of an array); within a longer string an
+    empty one is written as nothing; in the path (`segment`) a value is one segment."""
+    if isinstance(item, str):
+        whole = PLACEHOLDER.fullmatch(item)
+        if whole is not None and whole.group(1).startswith(WAGER_PREFIX):
+            name = whole.group(1)[len(WAGER_PREFIX) :]
+            if name not in values:
+                return _OMIT
+        present = {
+            found[len(WAGER_PREFIX) :]: values.get(found[len(WAGER_PREFIX) :], "")
+            for found in PLACEHOLDER.findall(item)
+            if found.startswith(WAGER_PREFIX)
+        }
+        return _put_wager(item, present, typed, segment)
+    if isinstance(item, dict):
+        kept = {key: _put_question(inner, values, typed) for key, inner in item.items()}
+        return {key: inner for key, inner in kept.items() if inner is not _OMIT}
+    if isinstance(item, list):
+        kept_items = [_put_question(inner, values, typed) for inner in item]
+        return [inner for inner in kept_items if inner is not _OMIT]
+    return item
 
 
 def _depth(document: object) -> int:
@@ -347,7 +443,11 @@ def _path_values(
 
 
 def _operation(
-    problem: _Problems, name: str, value: object, wagers: dict[str, WagerTable]
+    problem: _Problems,
+    name: str,
+    value: object,
+    wagers: dict[str, WagerTable],
+    optional: frozenset[str] = frozenset(),
 ) -> Operation:
     if value is None:
         problem.fail(f"no [{name}] table", f"add [{name}] with its method, path and fields")
@@ -356,7 +456,7 @@ def _operation(
     if not used:
         return _compiled(problem, name, table)
     for wager_type, values in wagers.items():
-        for wanted in sorted(used):
+        for wanted in sorted(used - optional):
             if wanted not in values:
                 problem.fail(
                     f"[{name}] uses {{wager.{wanted}}} and [wagers.{quoted_key(wager_type)}] "
@@ -374,7 +474,7 @@ def _operation(
             problem,
             name,
             {
-                key: _put_wager(item, values, key == "body", key == "path")
+                key: _put_question(item, dict(values), key == "body", key == "path")
                 if key in _QUESTION
                 else item
                 for key, item in table.items()
