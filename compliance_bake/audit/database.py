@@ -213,13 +213,13 @@ class DatabaseRead:
     provenance: Provenance
     row_keys: bool
     select: str  # the SELECT the stream reads (`_select`)
-    _session: Any  # kept open: the stream is its statement's (database._Session)
+    _session: Any  # kept open: the stream is its statement's (database.Session)
 
     def close(self) -> None:
         self._session.close()
 
 
-class _Session:
+class Session:
     """One ADBC connection in one transaction, with a small DuckDB connection that reads the
     answers of the metadata queries (the low-level ADBC API hands each answer over as an Arrow
     stream; its DB-API layer would import pandas and pyarrow, 0.9 s of start-up)."""
@@ -324,7 +324,7 @@ def _refused(source: DatabaseSource, exc: Exception) -> InputError | SourceError
 
 
 @contextmanager
-def _failing(source: DatabaseSource, what: str, fix: str) -> Iterator[None]:
+def failing(source: DatabaseSource, what: str, fix: str) -> Iterator[None]:
     try:
         yield
     except (InputError, SourceError):
@@ -422,7 +422,7 @@ _READER_FIX = (
 )
 
 
-def _refuse_server_writers(session: _Session) -> None:
+def refuse_server_writers(session: Session) -> None:
     """InputError (exit 2) when the login role can write on the server, before any query of
     the operator's runs: the read is read-only on the server too, whatever the role."""
     for role, is_super, is_writer, functions in session.rows(_POWERS_SQL):
@@ -448,12 +448,12 @@ def open_read(source: DatabaseSource, columns: ColumnMap, stream: bool = True) -
     """Connect, check the columns, count the rows and open the stream of the plays (unless
     `stream` is false), all in one read-only transaction. Bad input raises InputError; a source
     that fails, SourceError."""
-    session = _Session(source)
+    session = Session(source)
     try:
-        with _failing(source, "cannot start a read-only transaction", "check the server"):
+        with failing(source, "cannot start a read-only transaction", "check the server"):
             if source.kind == "postgresql":
                 session.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                _refuse_server_writers(session)
+                refuse_server_writers(session)
                 version = session.rows("SELECT current_setting('server_version')")[0][0]
                 server = f"PostgreSQL {version}"
             else:
@@ -464,11 +464,11 @@ def open_read(source: DatabaseSource, columns: ColumnMap, stream: bool = True) -
             if source.table
             else "give one read-only SELECT that runs on its own (--plays-query)"
         )
-        with _failing(source, what, fix):
+        with failing(source, what, fix):
             types = session.columns(f"SELECT * FROM {source.relation} LIMIT 0")
         columns.missing(f"{source.shown} ({source.selected})", list(types))
         key = source.kind == "sqlite" and source.table is not None and _has_rowid(session)
-        with _failing(source, what, fix):
+        with failing(source, what, fix):
             rows = int(session.rows(f"SELECT count(*) FROM {source.relation}")[0][0])
             select = _select(source, columns, types, key)
             plays = session.stream(select) if stream else None
@@ -479,7 +479,7 @@ def open_read(source: DatabaseSource, columns: ColumnMap, stream: bool = True) -
         raise
 
 
-def _has_rowid(session: _Session) -> bool:
+def _has_rowid(session: Session) -> bool:
     """Whether the SQLite table has a rowid (not a view, not WITHOUT ROWID)."""
     try:
         session.columns(f"SELECT rowid FROM {session.source.relation} LIMIT 0")

@@ -21,16 +21,40 @@ def _with_options(command: F, *options: Callable[[F], F]) -> F:
     return command
 
 
-fixtures_option = click.option(
-    "--registry",
-    "--fixtures",
-    "fixtures_dir",
-    metavar="SOURCE",
-    default=None,
-    help="Where the registry is read: a fixtures folder with licences.json, geo.json and an "
-    "optional limits.json (docs/fixtures.md); --fixtures DIR is its alias.  "
-    "[default: the bundled demo fixtures]",
-)
+_REGISTRY_MAP = "compliance_bake.registry_map"
+
+
+def _remember_map(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
+    """--registry-map travels with --registry's source (`fixtures_path`), not as a parameter."""
+    if value is not None:
+        ctx.meta[_REGISTRY_MAP] = value
+
+
+def fixtures_option(command: F) -> F:
+    """--registry SOURCE (alias --fixtures) and --registry-map FILE, on every command that
+    reads the registry."""
+    return _with_options(
+        command,
+        click.option(
+            "--registry",
+            "--fixtures",
+            "fixtures_dir",
+            metavar="SOURCE",
+            default=None,
+            help="Where the registry is read: a fixtures folder with licences.json, geo.json "
+            "and an optional limits.json, sqlite:PATH or a postgresql:// URL (docs/fixtures.md); "
+            "--fixtures DIR is its alias.  [default: the bundled demo fixtures]",
+        ),
+        click.option(
+            "--registry-map",
+            type=click.Path(path_type=Path, dir_okay=False),
+            default=None,
+            expose_value=False,
+            callback=_remember_map,
+            help="TOML file naming a database registry's tables, columns or queries, and its "
+            "states (docs/fixtures.md).  [default: the four default tables]",
+        ),
+    )
 
 
 def out_option(help: str) -> Callable[[F], F]:
@@ -104,9 +128,15 @@ quiet_option = click.option(
 
 
 def fixtures_path(value: str | None) -> str | Path:
-    """The registry source of --registry (--fixtures), else the bundled demo fixtures."""
+    """The registry source of --registry (--fixtures), else the bundled demo fixtures; with
+    --registry-map, the source carrying its map (`inputs.registry_map.with_map`)."""
+    from compliance_bake.inputs.registry_map import with_map
     from compliance_bake.resources import demo_fixtures_dir
 
+    context = click.get_current_context(silent=True)
+    map_file = None if context is None else context.meta.get(_REGISTRY_MAP)
+    if map_file is not None:
+        return with_map(value, map_file)
     return value if value is not None else demo_fixtures_dir()
 
 

@@ -15,6 +15,7 @@ from compliance_bake.errors import InputError
 from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.inputs.models import Fixtures
 from compliance_bake.inputs.redaction import redacted
+from compliance_bake.inputs.registry_database import read_database_registry
 
 REGISTRY_OPTION = "--registry"
 
@@ -73,7 +74,4 @@ def read_registry(source: str | Path) -> Fixtures:
     form = registry_form(source)
     if form is RegistryForm.FOLDER:
         return load_fixtures(Path(source))
-    raise InputError(
-        f"{REGISTRY_OPTION} {shown_source(source)}: a {form} registry is not read by this build",
-        f"pass {REGISTRY_OPTION} DIR, a fixtures folder",
-    )
+    return read_database_registry(source, shown_source(source))

@@ -23,6 +23,7 @@ from compliance_bake.inputs.models import (
     STATUS_BLOCKED,
     LicenceRegistry,
 )
+from compliance_bake.inputs.registry_source import folder_of
 from compliance_bake.report import deepequal, escape, key_probe
 from compliance_bake.report.models import UNSIGNED, Board, BoardRow, JsonObject
 from compliance_bake.targets.inprocess import IN_PROCESS_BASE
@@ -107,9 +108,14 @@ def filed_states(licences_file: str) -> list[str]:
 
 def _health(target: Target, inputs: BoardInputs) -> BoardRow:
     health = target.health()
+    # A database registry's states were read once, in its one read-only transaction.
+    from_file = folder_of(inputs.licences_file) is not None
+    states = (
+        filed_states(inputs.licences_file) if from_file else list(inputs.registry.regulated_states)
+    )
     return _row(
         "health.states",
-        {"ok": True, "states": filed_states(inputs.licences_file)},
+        {"ok": True, "states": states},
         {"ok": health.ok, "states": list(health.states)},
         "health route lists the regulated states" + _on_target(target),
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from compliance_bake.errors import InputError
+from compliance_bake.errors import SourceError
 from compliance_bake.inputs.registry_source import RegistryForm, read_registry, registry_form
 from compliance_bake.resources import demo_fixtures_dir
 from tests.conftest import NOW, invoke, snapshot_tree
@@ -34,11 +34,11 @@ def test_a_folder_is_read_as_fixtures_with_its_policy() -> None:
     assert read.source == str(demo_fixtures_dir())
 
 
-def test_a_database_form_this_build_does_not_read_is_one_line_without_its_password() -> None:
-    with pytest.raises(InputError) as caught:
-        read_registry("postgresql://operator:hunter2@localhost/registry")
+def test_a_database_that_cannot_be_reached_is_one_line_without_its_password() -> None:
+    with pytest.raises(SourceError) as caught:  # nobody listens on port 1: the source failed
+        read_registry("postgresql://operator:hunter2@127.0.0.1:1/registry")
     line = caught.value.one_line()
-    assert "hunter2" not in line and "postgresql://localhost/registry" in line
+    assert "hunter2" not in line and "postgresql://operator@127.0.0.1:1/registry" in line
 
 
 def test_registry_and_its_alias_fixtures_bake_the_same_bytes(tmp_path: Path) -> None:
@@ -60,7 +60,7 @@ def test_registry_and_its_alias_fixtures_bake_the_same_bytes(tmp_path: Path) -> 
         ("check", "--partner", "p", "--state", "MA", "--wager-type", "basketball.totals"),
     ],
 )
-def test_a_database_registry_is_one_line_exit_2_and_writes_nothing(
+def test_an_unreachable_database_registry_is_one_line_exit_3_and_writes_nothing(
     command: tuple[str, ...], tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
@@ -69,7 +69,7 @@ def test_a_database_registry_is_one_line_exit_2_and_writes_nothing(
         if command[0] == "bake"
         else invoke(*command, "--registry", "postgresql://op:hunter2@127.0.0.1:1/reg")
     )
-    assert run.exit_code == 2
+    assert run.exit_code == 3
     assert "hunter2" not in run.output
     assert len(run.output.strip().splitlines()) == 1
     assert not out.exists()
