@@ -162,7 +162,7 @@ _PG_PARAMS = {"since_us": 1, "now_us": 2}
 # The audit inside a PostgreSQL server (engines/postgres.py), which has no try_cast: no value may
 # raise an error, so the server's cast reads only a text checked first to be a real instant
 # (`_pg_fast`), and any other text INSTANT matched is read in integer arithmetic (`_pg_slow`);
-# the instants are TIMESTAMPTZ, the window's edges made from the microseconds given. Each step
+# the instants are TIMESTAMPTZ, and so are the window's edges, bound as parameters. Each step
 # ends in a one-row set-returning column (`fence`): the planner would otherwise inline a step into
 # the next and compute it again at each mention (`enriched_us` inside every branch of `timing`'s
 # CASE); a step so kept is still run by parallel workers (OFFSET 0 would keep it in the leader).
@@ -177,7 +177,7 @@ POSTGRES = Dialect(
         f"AND translate({x}, '0123456789', '') = '--T::.Z'"
     ),
     full_match=lambda x, regex: f"{x} ~ '^(?:{regex})$'",
-    param=lambda name: _pg_instant(f"CAST(${_PG_PARAMS[name]} AS BIGINT)"),
+    param=lambda name: f"CAST(${_PG_PARAMS[name]} AS TIMESTAMPTZ)",
     instant="TIMESTAMPTZ",
     hex_to_int=lambda x: f"CAST(CAST('x' || {x} AS BIT(32)) AS BIGINT)",
     parse_slow=_pg_slow,

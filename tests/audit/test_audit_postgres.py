@@ -221,7 +221,9 @@ def test_the_parse_gives_duckdbs_instant_for_every_text(pg_cluster: Cluster) -> 
     )
     pg = audit_query(POSTGRES, plays, final, relations=relations)
     sql = Path(pg_cluster.folder) / "parse.sql"
-    sql.write_text(f"PREPARE parse(bigint, bigint) AS {pg};\nEXECUTE parse(0, 0);\n")
+    sql.write_text(
+        f"PREPARE parse(timestamptz, timestamptz) AS {pg};\nEXECUTE parse(now(), now());\n"
+    )
     os.chmod(sql, 0o644)
     answer = subprocess.run(
         [str(pg_cluster.bin / "psql"), "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h",
@@ -284,8 +286,8 @@ def test_the_plan_can_run_in_parallel_workers(tables: dict[str, str], pg_cluster
         "SELECT NULL::BIGINT AS row_key, play_id, partner, state, zip, enriched_at, 0 AS nulls, "
         f"'' AS blobs FROM {tables['edge']}"
     )
-    types = "bigint, bigint, text[], text[], text[], boolean[], text[], text[], bigint"
-    args = "0, 0, '{02108}', '{MA}', '{MA}', '{t}', '{node-bay-01}', '{MA}', 0"
+    types = "timestamptz, timestamptz, text[], text[], text[], boolean[], text[], text[], bigint"
+    args = "now(), now(), '{02108}', '{MA}', '{MA}', '{t}', '{node-bay-01}', '{MA}', 0"
     plan = pg_cluster.psql(
         "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; "
         "SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2; "
@@ -398,3 +400,22 @@ def test_engine_postgres_refuses_other_sources_in_one_line(tmp_path: Path) -> No
                    TABLE, "--now", NOW, "--out", str(tmp_path / "out"))  # fmt: skip
         line = _one_line(run, 2)
         assert "--engine postgres audits plays inside their PostgreSQL server" in line, line
+
+
+def test_sqlite_and_files_stay_on_duckdb(tmp_path: Path) -> None:
+    from tests.audit.test_audit_databases import write_sqlite
+
+    db = write_sqlite(tmp_path / "plays.db", [row for row, _ in ROWS])
+    result = invoke("audit", "deep", "--plays", f"sqlite:{db}", "--plays-table", TABLE,
+                    "--plays-columns", MAP, "--now", NOW, "--out", str(tmp_path / "a"),
+                    "--json")  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.output)["engine"] == "duckdb"
+    plays = tmp_path / "plays.csv"
+    plays.write_text(
+        ",".join(COLUMNS) + "\n" + ",".join(play("a")[c] or "" for c in COLUMNS) + "\n"
+    )
+    result = invoke("audit", "deep", "--plays", str(plays), "--now", NOW, "--out",
+                    str(tmp_path / "b"), "--json")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["engine"] == "duckdb"

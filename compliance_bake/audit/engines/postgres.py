@@ -62,7 +62,8 @@ from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.errors import InputError
 from compliance_bake.progress import ProgressSink
 
-# $1 and $2 are the window's edges (sql._PG_PARAMS); $3 .. $8 the reference relations as arrays;
+# $1 and $2 are the window's edges, instants (sql._PG_PARAMS); $3 .. $8 the reference relations
+# as arrays;
 # $9 how many violating groups the answer lists.
 _RELATIONS = (
     "zips AS NOT MATERIALIZED (SELECT DISTINCT ON (zip) zip, state "
@@ -148,11 +149,15 @@ class PostgresEngine:
         return self._read, self._source, self._relations
 
     def _params(self, window: Window, listed: int) -> Any:
-        """The statement's parameters as a one-row Arrow stream (a DuckDB relation)."""
+        """The statement's parameters as a one-row Arrow stream (a DuckDB relation): the
+        window's edges as instants (made from their microseconds in UTC, exactly), the
+        reference relations as arrays, the listing's size."""
         import duckdb
 
         relations = self._parts()[2]
-        values = {
+        con = duckdb.connect()
+        con.execute("SET TimeZone = 'UTC'")
+        values: dict[str, Any] = {
             "since_us": window.since_us,
             "now_us": window.now_us,
             "zips": relations.zips,
@@ -163,11 +168,11 @@ class PostgresEngine:
             "licence_states": relations.licence_states,
             "listed": listed,
         }
-        types = ("BIGINT", "BIGINT", *["VARCHAR[]"] * 3, "BOOLEAN[]", "VARCHAR[]", "VARCHAR[]")
-        columns = [
-            f"${name}::{kind}" for name, kind in zip(values, (*types, "BIGINT"), strict=True)
-        ]
-        return duckdb.connect().sql(f"SELECT {', '.join(columns)}", params=values)
+        kinds = ["VARCHAR[]"] * 3 + ["BOOLEAN[]"] + ["VARCHAR[]"] * 2
+        columns = [f"make_timestamp(${edge}::BIGINT)::TIMESTAMPTZ" for edge in list(values)[:2]]
+        columns += [f"${name}::{kind}" for name, kind in zip(list(values)[2:8], kinds, strict=True)]
+        columns.append("$listed::BIGINT")
+        return con.sql(f"SELECT {', '.join(columns)}", params=values)
 
     def _rows(self, final: str, window: Window, listed: int) -> list[tuple[Any, ...]]:
         read, source, _ = self._parts()
