@@ -165,7 +165,8 @@ _PG_PARAMS = {"since_us": 1, "now_us": 2}
 # the instants are TIMESTAMPTZ, and so are the window's edges, bound as parameters. Each step
 # ends in a one-row set-returning column (`fence`): the planner would otherwise inline a step into
 # the next and compute it again at each mention (`enriched_us` inside every branch of `timing`'s
-# CASE); a step so kept is still run by parallel workers (OFFSET 0 would keep it in the leader).
+# CASE); a step so kept is still run by parallel workers (OFFSET 0 would keep it in the leader,
+# and a volatile column, though cheaper, makes the server materialise the step, in the leader).
 POSTGRES = Dialect(
     name="postgres",
     materialized="AS NOT MATERIALIZED",
