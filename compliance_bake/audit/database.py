@@ -209,7 +209,7 @@ class DatabaseRead:
     transaction, and the provenance. `close` ends the transaction and the connection."""
 
     stream: Any  # None when `open_read` was asked for no stream (Spark reads through JDBC)
-    rows: int
+    rows: int | None  # None when not counted (the PostgreSQL engine's count is its answer's)
     provenance: Provenance
     row_keys: bool
     select: str  # the SELECT the stream reads (`_select`)
@@ -232,13 +232,16 @@ class Session:
         self.database, self.connection = _connect(source)
         self.duck = duckdb.connect()
 
-    def stream(self, sql: str) -> Any:
-        """The answer of `sql` as an Arrow stream (kept open until `close`)."""
+    def stream(self, sql: str, params: Any = None) -> Any:
+        """The answer of `sql` as an Arrow stream (kept open until `close`); `params`, an Arrow
+        stream of one row, binds `$1`, `$2`, ... in column order."""
         import adbc_driver_manager as adbc
 
         statement = adbc.AdbcStatement(self.connection)
         self.statements.append(statement)
         statement.set_sql_query(sql)
+        if params is not None:
+            statement.bind_stream(params)
         handle, _ = statement.execute_query()
         return handle
 
@@ -253,8 +256,8 @@ class Session:
         finally:
             statement.close()
 
-    def rows(self, sql: str) -> list[tuple[Any, ...]]:
-        self.duck.register("adbc_answer", self.stream(sql))
+    def rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        self.duck.register("adbc_answer", self.stream(sql, params))
         try:
             found: list[tuple[Any, ...]] = self.duck.execute("SELECT * FROM adbc_answer").fetchall()
         finally:
@@ -444,10 +447,12 @@ def refuse_server_writers(session: Session) -> None:
             )
 
 
-def open_read(source: DatabaseSource, columns: ColumnMap, stream: bool = True) -> DatabaseRead:
-    """Connect, check the columns, count the rows and open the stream of the plays (unless
-    `stream` is false), all in one read-only transaction. Bad input raises InputError; a source
-    that fails, SourceError."""
+def open_read(
+    source: DatabaseSource, columns: ColumnMap, stream: bool = True, count: bool = True
+) -> DatabaseRead:
+    """Connect, check the columns, count the rows (unless `count` is false) and open the stream
+    of the plays (unless `stream` is false), all in one read-only transaction. Bad input raises
+    InputError; a source that fails, SourceError."""
     session = Session(source)
     try:
         with failing(source, "cannot start a read-only transaction", "check the server"):
@@ -469,7 +474,11 @@ def open_read(source: DatabaseSource, columns: ColumnMap, stream: bool = True) -
         columns.missing(f"{source.shown} ({source.selected})", list(types))
         key = source.kind == "sqlite" and source.table is not None and _has_rowid(session)
         with failing(source, what, fix):
-            rows = int(session.rows(f"SELECT count(*) FROM {source.relation}")[0][0])
+            rows = (
+                int(session.rows(f"SELECT count(*) FROM {source.relation}")[0][0])
+                if count
+                else None
+            )
             select = _select(source, columns, types, key)
             plays = session.stream(select) if stream else None
         provenance = Provenance(source.shown, source.selected, server)

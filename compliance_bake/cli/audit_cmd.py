@@ -110,7 +110,7 @@ def deep(
     now: str | None,
     fixtures_dir: str | None,
     out_dir: Path,
-    engine: str,
+    engine: str | None,
     spark_master: str,
     spark_conf: tuple[str, ...],
     violations_out: str | None,

@@ -1,4 +1,4 @@
-"""What an audit engine does, and what it is given: the seam between the audit and DuckDB/Spark.
+"""What an audit engine does, and what it is given: the seam between the audit and its engines.
 
 An engine loads the reference relations (`zips`, `states`, `licences`), makes the `plays`
 relation from a plays source (a file, a folder, a glob, or with Spark a cluster URI), and runs
@@ -19,13 +19,14 @@ from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.progress import ProgressSink
 
 DEFAULT_SPARK_MASTER = "local[*]"
+AUTO = "auto"  # the engine for the source (engines.chosen)
 
 
 @dataclass(frozen=True, slots=True)
 class EngineOptions:
-    """The engine the audit runs on, as the command line chose it."""
+    """The engine the audit runs on, as the command line chose it (`auto`: by the source)."""
 
-    engine: str = "duckdb"
+    engine: str = AUTO
     spark_master: str = DEFAULT_SPARK_MASTER
     spark_conf: tuple[tuple[str, str], ...] = ()
 
