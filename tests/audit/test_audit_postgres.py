@@ -328,9 +328,9 @@ def roles(pg_cluster: Cluster, tables: dict[str, str]) -> Iterator[dict[str, str
         "GRANT USAGE ON SCHEMA engines TO nosel, nomd5; "
         "GRANT SELECT ON engines.edge TO nomd5; "
         "REVOKE EXECUTE ON FUNCTION md5(text) FROM PUBLIC; "
-        "GRANT EXECUTE ON FUNCTION md5(text) TO postgres"
+        "GRANT EXECUTE ON FUNCTION md5(text) TO postgres, auditor"
     )
-    ours = f"postgres:{pg_cluster.password}@"
+    ours = f"auditor:{pg_cluster.password}@"
     yield {
         "nosel": pg_cluster.url().replace(ours, "nosel:nosel-secret-1@"),
         "nomd5": pg_cluster.url().replace(ours, "nomd5:nomd5-secret-2@"),
