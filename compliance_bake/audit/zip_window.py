@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from compliance_bake.audit.database import is_database, without_password
-from compliance_bake.audit.engines import EngineOptions, chosen, open_engine
+from compliance_bake.audit.engines import EngineOptions, open_engine
 from compliance_bake.audit.engines.interface import PlaysOptions, Window
 from compliance_bake.audit.play_lines import with_lines
 from compliance_bake.audit.plays_source import PlaysFormat
@@ -69,7 +69,7 @@ def run_zip_window(
             "pass a later --now or fewer --days",
         ) from None
     bound = VIOLATIONS_BOUND if bound is None else bound
-    options = chosen(engine or EngineOptions(), str(plays_path))
+    options = engine or EngineOptions()
     sink = progress or NoProgress()
     read = plays_options or PlaysOptions()
     runner = open_engine(options)

@@ -110,7 +110,7 @@ def deep(
     now: str | None,
     fixtures_dir: str | None,
     out_dir: Path,
-    engine: str | None,
+    engine: str,
     spark_master: str,
     spark_conf: tuple[str, ...],
     violations_out: str | None,
@@ -125,7 +125,7 @@ def deep(
     """The ZIP window: every recent play from a real ZIP of a state where its partner is licensed.
 
     Runs one SQL query over the plays and the ZIP database, on embedded DuckDB (the default),
-    inside the PostgreSQL server that holds the plays (the default for postgresql://), or on
+    inside the PostgreSQL server that holds the plays (--engine postgres), or on
     Apache Spark (--engine spark: local[N] here, or a cluster through Spark Connect). A play
     is in the window when now - days <= enriched_at <= now (both edges included, offsets
     honoured; placed_at plays no part). Each in-window play must come from a real ZIP of its

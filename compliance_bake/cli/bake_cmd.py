@@ -152,7 +152,7 @@ def snapshot(
     previous_unauthenticated: bool,
     log_dir: Path | None,
     log_origin: str | None,
-    engine: str | None,
+    engine: str,
     spark_master: str,
     spark_conf: tuple[str, ...],
     plays_columns: str | None,

@@ -268,11 +268,12 @@ def audit_engine_options(command: F) -> F:
         click.option(
             "--engine",
             type=click.Choice(["duckdb", "postgres", "spark"]),
-            default=None,
-            help="Where the ZIP-window audit runs: embedded DuckDB (the default, but for a "
-            "postgresql:// source), inside the PostgreSQL server that holds the plays (the "
-            "default for postgresql://), or Apache Spark (pip install 'compliance-bake[spark]'; "
-            "Java 17+ for local[N]).",
+            default="duckdb",
+            show_default=True,
+            help="Where the ZIP-window audit runs: embedded DuckDB, inside the PostgreSQL server "
+            "that holds the plays (postgresql:// sources; `compliance-bake docs engines` says "
+            "when it pays), or Apache Spark (pip install 'compliance-bake[spark]'; Java 17+ for "
+            "local[N]).",
         ),
         click.option(
             "--spark-master",
@@ -294,9 +295,9 @@ def audit_engine_options(command: F) -> F:
 
 
 def engine_options(
-    engine: str | None, spark_master: str, spark_conf: tuple[str, ...]
+    engine: str, spark_master: str, spark_conf: tuple[str, ...]
 ) -> Any:  # EngineOptions; the audit package is imported only when a command runs
-    from compliance_bake.audit.engines.interface import AUTO, EngineOptions
+    from compliance_bake.audit.engines.interface import EngineOptions
 
     pairs = []
     for item in spark_conf:
@@ -306,7 +307,7 @@ def engine_options(
         pairs.append((key.strip(), value))
     if engine != "spark" and (spark_conf or spark_master != "local[*]"):
         raise click.UsageError("--spark-master and --spark-conf need --engine spark")
-    return EngineOptions(engine=engine or AUTO, spark_master=spark_master, spark_conf=tuple(pairs))
+    return EngineOptions(engine=engine, spark_master=spark_master, spark_conf=tuple(pairs))
 
 
 def public_key_option(

@@ -31,7 +31,7 @@ from tests.conftest import NOW, invoke
 
 SPARK = pytest.mark.spark
 ENGINES = {
-    "postgres": (),  # the default for postgresql://
+    "postgres": ("--engine", "postgres"),
     "duckdb": ("--engine", "duckdb"),
     "spark": ("--engine", "spark", "--spark-master", "local[1]"),
 }
@@ -353,7 +353,8 @@ def test_a_refused_statement_names_the_streamed_fallback_which_works(
     roles: dict[str, str], tables: dict[str, str], tmp_path: Path, pg_cluster: Cluster
 ) -> None:
     args = ("--plays-table", tables["edge"], "--now", NOW)
-    run = _cli("audit", "deep", "--plays", roles["nomd5"], *args, "--out", str(tmp_path / "a"))
+    run = _cli("audit", "deep", "--plays", roles["nomd5"], *args, "--engine", "postgres",
+               "--out", str(tmp_path / "a"))  # fmt: skip
     line = _one_line(run, 2)
     assert "the audit's query failed in the server" in line and "md5" in line, line
     assert "--engine duckdb" in line.split("(fix: ")[1], line

@@ -2,26 +2,13 @@
 
 Each engine sits behind `interface.AuditEngine`: it loads the reference relations, makes the
 `plays` relation from a source and runs the shared query (audit/sql.py) with parameters.
-`open_engine` picks one by name; `chosen` names the default for a source (docs/engines.md:
-PostgreSQL's plays are audited in their server, everything else on DuckDB); Spark is imported
-only when asked for.
+`open_engine` picks one by name (DuckDB unless the operator names another: docs/engines.md says
+when each pays); Spark is imported only when asked for.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from compliance_bake.audit.engines.interface import AUTO, AuditEngine, EngineOptions
-
-
-def chosen(options: EngineOptions, plays: str) -> EngineOptions:
-    """The options with the engine named: `auto` is `postgres` for a `postgresql://` source
-    (the audit runs where the plays are), else `duckdb`."""
-    if options.engine != AUTO:
-        return options
-    from compliance_bake.audit.engines.postgres import is_postgres
-
-    return replace(options, engine="postgres" if is_postgres(plays) else "duckdb")
+from compliance_bake.audit.engines.interface import AuditEngine, EngineOptions
 
 
 def open_engine(options: EngineOptions) -> AuditEngine:
@@ -39,4 +26,4 @@ def open_engine(options: EngineOptions) -> AuditEngine:
     return DuckDBEngine()
 
 
-__all__ = ["AuditEngine", "EngineOptions", "chosen", "open_engine"]
+__all__ = ["AuditEngine", "EngineOptions", "open_engine"]
