@@ -169,7 +169,7 @@ def snapshot(
     quiet: bool,
     reports: tuple[tuple[str, str], ...],
 ) -> None:
-    """Run the self-check board and the shadow matrix, sign, validate and write OUT.
+    """Run the self-checks and the shadow matrix, sign, validate and write OUT.
 
     Loads the licence and geo fixtures, runs the eight self-checks and the state x partner
     shadow matrix against the in-process engine, or with --target URL against a live compliance

@@ -100,9 +100,9 @@ def diff(
     Both sides are authenticated first: with the report signing secret (as `verify` finds it),
     or with a trusted public key (--public-key) for an out/ folder's attestation. A side that
     is not authentic is refused (exit 2) unless --unauthenticated. Changes are
-    matched by meaning (state and partner, feature, check, node), not by position, and
+    matched by meaning (state and partner, self-check, check, node), not by position, and
     classified: decision (what a wager would get), coverage (states, partners, licences, geo
-    profiles, audited plays), self-check (board rows, integrity checks, shadow agreement) and
+    profiles, audited plays), self-check (the self-checks, integrity checks, shadow agreement) and
     cosmetic (timestamps, runtime string, wording).
 
     \b

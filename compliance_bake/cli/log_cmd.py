@@ -112,7 +112,7 @@ def _entry_lines(result: LogAudit) -> None:
         click.echo(
             f"{entry['index']:>6}  {visible(entry.get('generatedAt', '?'))}  "
             f"{'ok    ' if verdict.get('ok') is True else 'FAILED'}  "
-            f"board {visible(board.get('passed', '?'))}/{visible(board.get('total', '?'))}  "
+            f"self-checks {visible(board.get('passed', '?'))}/{visible(board.get('total', '?'))}  "
             f"mismatches {visible(verdict.get('shadowMismatches', '?'))}  "
             f"{visible(entry.get('target', '?'))}"
         )

@@ -117,8 +117,8 @@ def _differences(expected: Any, actual: Any, path: str = "$") -> list[str]:
 
 
 def _board_case(row: BoardRow) -> Case:
-    """A board row; failed, its items are the differing fields by JSON path and its detail the
-    expected and actual states in full."""
+    """A self-check (a board row); failed, its items are the differing fields by JSON path and
+    its detail the expected and actual states in full."""
     if row.match:
         return Case(row.feature, True, "holds")
     found = _differences(row.expected_state, row.actual_state) or [
@@ -273,7 +273,7 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
     """The bake's outcome; `fixtures` (the --fixtures folder) lets mismatches name their line."""
     snap = result.snapshot
     suites = {
-        "board": [_board_case(r) for r in snap.board.rows],
+        "self-checks": [_board_case(r) for r in snap.board.rows],
         "integrity": [Case(c.id, c.ok, c.label) for c in snap.integrity.checks],
         "shadow": _shadow_cases(snap.shadow.rows, fixtures, snap.shadow.shadow_from_target),
     }

@@ -61,12 +61,12 @@ def _board(snap: Snapshot, depth: int) -> Any:
 
     board = snap.board
     table = Table(
-        title=f"Self-check board {board.passed}/{board.total}",
+        title=f"Self-checks {board.passed}/{board.total}",
         title_justify="left",
         expand=False,
     )
     table.add_column("", no_wrap=True)
-    table.add_column("feature", no_wrap=True, overflow="ellipsis")
+    table.add_column("self-check", no_wrap=True, overflow="ellipsis")
     table.add_column("state (expected = actual, else both)", overflow="fold")
     for row in board.rows:
         expected = to_depth(row.expected_state, depth)

@@ -85,8 +85,8 @@ def describe(change: Change) -> str:
     if kind.startswith("board-row"):
         if kind == "board-row-changed":
             moved = "; ".join(f"{k} {_flag(before[k])} -> {_flag(after[k])}" for k in before)
-            return f"board {c['feature']}: {moved}"
-        return f"board {c['feature']} {kind.rsplit('-', 1)[1]}"
+            return f"self-check {c['feature']}: {moved}"
+        return f"self-check {c['feature']} {kind.rsplit('-', 1)[1]}"
     if kind.startswith("check-"):
         if kind == "check-changed":
             return f"check {c['check']}: ok {_flag(before['ok'])} -> {_flag(after['ok'])}" + (

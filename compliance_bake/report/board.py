@@ -217,7 +217,7 @@ def _strict_vs_loose(target: Target, inputs: BoardInputs) -> BoardRow:
         {"loose": True, "strict": False, "diverges": True},
         {"loose": loose, "strict": strict, "diverges": loose != strict},
         "{allowed: True} vs {allowed: 1}: equal loosely, unequal strictly"
-        + _in_here(target, "the board's own comparisons"),
+        + _in_here(target, "the self-checks' own comparisons"),
     )
 
 
@@ -232,7 +232,7 @@ def _docs_matrix(target: Target, inputs: BoardInputs) -> BoardRow:
         {"ok": True, "cases": 6},
         {"ok": len(holding) == len(deepequal.DOCS_MATRIX), "cases": len(holding)},
         "strict inequality: undefined properties, sparse arrays, class instance vs plain object"
-        + _in_here(target, "the board's own comparisons"),
+        + _in_here(target, "the self-checks' own comparisons"),
     )
 
 

@@ -67,6 +67,7 @@ ALLOWED: list[tuple[str, str, str]] = [
      'return (resources.files("compliance_bake.targets") / "profiles" / "builtin.toml").read_text(',
      PACKAGE_DATA),
     ("cli/docs_cmd.py", 'with page.open(encoding="utf-8") as text:', PACKAGE_DATA),
+    ("inputs/demo_files.py", "write_whole(target, (root / name).read_bytes())", PACKAGE_DATA),
     ("cli/docs_cmd.py", 'text = visible_lines(found[name].read_text(encoding="utf-8"))',
      PACKAGE_DATA),
     ("cli/docs_cmd.py", "os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())",

@@ -73,7 +73,7 @@ def test_readme_failing_run_is_what_the_cli_prints(tmp_path: Path) -> None:
         block, argv, shown = _block()
     assert shown and printed[-len(shown) :] == shown
     assert len(printed) > len(shown)  # the elision stands for lines the CLI printed
-    assert printed[0] == "Self-check board 8/8"  # as the elision line says
+    assert printed[0] == "Self-checks 8/8"  # as the elision line says
     assert (tmp_path / "out-fail" / "api" / "compliance.json").is_file()
 
 
