@@ -178,7 +178,8 @@ def target_options(command: F) -> F:
             default=3,
             show_default=True,
             help="Retries of a request to --target that failed in passing (connection, "
-            "timeout, cut-short body, 429, 5xx), with backoff and jitter.",
+            "cut-short body, 429, 5xx), with backoff and jitter, inside the request's one "
+            "--timeout deadline (a timeout is not retried).",
         ),
     )
 
