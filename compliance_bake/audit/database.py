@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -274,14 +274,16 @@ class Session:
         return {str(row[0]): str(row[1]) for row in described}
 
     def close(self) -> None:
-        try:
-            for statement in self.statements:
-                statement.close()
-            self.connection.rollback()
-        finally:
-            self.connection.close()
-            self.database.close()
-            self.duck.close()
+        """End the read. Each step is tried whatever the one before did, and none raises: the
+        transaction is read-only, so a rollback only ends it, and on a connection that broke
+        off (a restart, a terminated backend) the server has ended it already. The failure
+        that broke the read, raised as it is, is then the one the operator sees (exit 3), not
+        the driver's error from closing what is gone."""
+        steps = [*(statement.close for statement in self.statements), self.connection.rollback]
+        steps += [self.connection.close, self.database.close, self.duck.close]
+        for step in steps:
+            with suppress(Exception):  # the drivers' own error types
+                step()
 
 
 def _connect(source: DatabaseSource) -> tuple[Any, Any]:

@@ -218,7 +218,8 @@ def target_options(exchanges: str) -> Callable[[F], F]:
             default=3,
             show_default=True,
             help="Retries of a request to --target that failed in passing (connection, "
-            "timeout, cut-short body, 429, 5xx), with backoff and jitter.",
+            "cut-short body, 429, 5xx), with backoff and jitter, inside the request's one "
+            "--timeout deadline (a timeout is not retried).",
         ),
     )
 

@@ -280,7 +280,7 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
     if result.policy is not None and result.policy.shown:
         # Before the shadow's pairs: the last screen ends with the pairs to fix.
         suites = {
-            "board": suites["board"],
+            "self-checks": suites["self-checks"],
             "integrity": suites["integrity"],
             "policy": policy_cases(result.policy),
             "shadow": suites["shadow"],

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from compliance_bake.cli.terminal import count, counted, safe, width
+from compliance_bake.cli.terminal import count, counted, excerpt, safe, width
 from compliance_bake.report.escape import visible
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def _item_lines(case: Case) -> list[str]:
     lines = []
     for text in texts:
         lines += textwrap.wrap(
-            visible(text),
+            visible(excerpt(text)),
             width=width(),
             initial_indent="  - ",
             subsequent_indent="    ",

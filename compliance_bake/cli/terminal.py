@@ -17,10 +17,23 @@ if TYPE_CHECKING:
 
 
 def safe(value: object) -> str:
-    """visible(value), escaped for rich markup."""
+    """visible(excerpt(value)), escaped for rich markup: every value the terminal shows."""
     from rich.markup import escape
 
-    return escape(visible(value))
+    return escape(visible(excerpt(value)))
+
+
+VALUE_CHARS = 1_000  # of one value the terminal shows: a service's reason can be megabytes
+
+
+def excerpt(value: object, limit: int = VALUE_CHARS) -> str:
+    """The value as text, cut after `limit` characters with a mark that says how long it is:
+    what reaches the terminal is bounded, while the snapshot and every report file hold the
+    value whole (they are written from the values, never from this)."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [cut: {len(text):,} characters; the files hold it whole]"
 
 
 CELL_CHARS = 64  # of one value in a table row: a play's field can be megabytes

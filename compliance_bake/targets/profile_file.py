@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import tomllib
 from dataclasses import replace
 from functools import lru_cache
@@ -23,6 +24,7 @@ from jmespath.exceptions import JMESPathError
 
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.files import read_regular_file
+from compliance_bake.inputs.jsonio import INT_MAX, INT_MIN
 from compliance_bake.targets.profile import (
     BUILTIN_CONTRACT,
     OPERATIONS,
@@ -96,6 +98,12 @@ def parse_profile(text: str, source: str, builtin: bool = False) -> Profile:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{source}: not valid TOML ({exc})", "fix the TOML syntax") from None
+    except ValueError:  # int() past the interpreter's digit limit, raised through tomllib
+        limit = sys.get_int_max_str_digits()
+        raise InputError(
+            f"{source}: an integer of more than {limit:,} digits",
+            "give numbers within 64 bits (or the value as a string)",
+        ) from None
     except RecursionError:  # tomllib recurses once per nested array or inline table
         raise InputError(
             f"{source}: the TOML is nested deeper than Python can parse",
@@ -252,6 +260,11 @@ def _wagers(problem: _Problems, value: object) -> dict[str, WagerTable]:
         if not isinstance(table, dict):
             problem.fail(f"{where} must be a table", f"write it as {where} with name = value lines")
         for name, item in table.items():
+            if type(item) is int and not INT_MIN <= item <= INT_MAX:
+                problem.fail(
+                    f"{where} {name}: an integer past 64 bits, which a request's JSON cannot carry",
+                    f"give an integer from {INT_MIN} to {INT_MAX}, or the amount as a string",
+                )
             if _wager_value(item):
                 continue
             problem.fail(

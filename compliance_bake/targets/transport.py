@@ -1,9 +1,13 @@
 """One request, retried when worth it and allowed: the one HTTP client, for a target and a fetch.
 
 A GET, and a POST whose profile operation says `retry = true`, may be retried: a refused or
-reset connection, a timeout, a body cut short, a 429 or a 5xx is retried up to `retries` times by
+reset connection, a body cut short, a 429 or a 5xx is retried up to `retries` times by
 tenacity, with exponential backoff and full jitter (a `Retry-After` replaces the wait, up to
 `retry_after_cap`). Any other POST is sent once: the service may not take it twice.
+A target's request has ONE deadline, `timeout` seconds from its first attempt (`longest_request`):
+every attempt and every wait falls inside it, so a retry gets only the time left, and a service
+that accepts the connection and never answers is named down after `timeout` seconds, never
+asked again at full length (a timeout is the deadline spent, not a failure in passing).
 The first attempt runs outside tenacity, which costs about 50-70 us of client CPU per call even
 when nothing fails (`make bench-retry`, docs/benchmarks.md); tenacity takes over from the first
 failure, which it sees as its own first attempt, so the policy is tenacity's whole. Redirects
@@ -63,6 +67,13 @@ class HttpSettings:
     backoff_base: float = 0.1  # seconds; attempt n waits up to base * 2**n ...
     backoff_cap: float = 2.0  # ... and never more than this
     chunk: int = 2048  # checks per chunk of check_many (progress granularity)
+
+
+def longest_request(settings: HttpSettings) -> float:
+    """The longest one request to a target takes, every attempt and wait included: its one
+    deadline (see above). With the defaults, 30 s: a bake whose service accepts connections and
+    never answers ends at its first request (GET /health), in exit 3, within that."""
+    return settings.timeout
 
 
 class Transient(Exception):
@@ -153,8 +164,12 @@ class Transport:
                 f"is the compliance service running and healthy at {self._url.base}?",
             )
 
+        deadline: list[float] = []  # set when the first attempt has its connection slot
         status, headers, raw = await with_retries(
-            self._policy, lambda: self._fetch(answer, url, request), request.retry, failed
+            self._policy,
+            lambda: self._fetch(answer, url, request, deadline),
+            request.retry,
+            failed,
         )
         if observe is not None:
             observe(status, headers, raw)
@@ -167,14 +182,23 @@ class Transport:
         raise unexpected(answer, status, raw, self._url.base)
 
     async def _fetch(
-        self, answer: Answer, url: URL, request: Request
+        self, answer: Answer, url: URL, request: Request, deadline: list[float]
     ) -> tuple[int, Mapping[str, str], bytes]:
+        """One attempt, within what is left of the request's deadline (started by the first
+        attempt, once it has its slot: waiting behind `concurrency` others is not the
+        service's slowness)."""
         session, slots = self._session, self._slots
         assert session is not None and slots is not None
         headers = request.headers
         if request.body is not None:
             headers = {**_JSON, **headers} if headers else _JSON
         async with slots:
+            now = asyncio.get_running_loop().time()
+            if not deadline:
+                deadline.append(now + longest_request(self._settings))
+            left = deadline[0] - now
+            if left <= 0:  # a wait between attempts used what was left
+                raise answer.fail(timed_out(self._settings))
             return await attempt(
                 session,
                 url,
@@ -183,6 +207,7 @@ class Transport:
                 method=request.method,
                 body=request.body,
                 headers=headers,
+                timeout=left,
             )
 
 
@@ -243,13 +268,17 @@ async def attempt(
     method: str = "GET",
     body: bytes | None = None,
     headers: Mapping[str, str] | None = None,
+    timeout: float | None = None,
 ) -> tuple[int, Mapping[str, str], bytes]:
     """One attempt: (status, headers, body) of a final answer (a redirect's body unread), or
-    Transient (a refused or reset connection, a timeout, a body cut short, a 429 or a 5xx), or
-    what `fail` makes of an answer that is no HTTP answer or is over `settings.max_body`."""
+    Transient (a refused or reset connection, a body cut short, a 429 or a 5xx), or what
+    `fail` makes of an answer that is no HTTP answer, is over `settings.max_body`, or did not
+    come within `timeout` seconds (what is left of the request's deadline; None: the
+    session's, or the caller's own deadline): a timeout is final."""
+    limit = session.timeout if timeout is None else aiohttp.ClientTimeout(total=timeout)
     try:
         async with session.request(
-            method, url, data=body, headers=headers, allow_redirects=False
+            method, url, data=body, headers=headers, allow_redirects=False, timeout=limit
         ) as response:
             status = response.status
             raw = (
@@ -264,7 +293,7 @@ async def attempt(
                 )
             return status, response.headers, raw
     except TimeoutError:
-        raise Transient(f"no complete answer within {settings.timeout:g} s") from None
+        raise fail(timed_out(settings)) from None
     except aiohttp.ClientPayloadError:
         raise Transient("the answer's body was cut short") from None
     except aiohttp.ClientConnectorError as exc:
@@ -279,6 +308,10 @@ async def attempt(
         raise fail(f"not a valid HTTP answer ({shown(exc.message)})") from None
     except aiohttp.ClientError as exc:
         raise fail(f"HTTP client error ({type(exc).__name__})") from None
+
+
+def timed_out(settings: HttpSettings) -> str:
+    return f"no complete answer within {settings.timeout:g} s (a timeout is not retried)"
 
 
 async def _read_capped(

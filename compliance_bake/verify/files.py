@@ -101,6 +101,8 @@ def read_folder_file(out_dir: Path, name: str, report: VerifyReport) -> bytes | 
         return _read(out_dir, name)
     except FileNotFoundError:
         report.add(name, False, "missing")
+    except NotADirectoryError:  # a file stands where one of its folders should be
+        report.add(name, False, "missing: a file of out/ stands where its folder should be")
     except InputError as exc:
         report.add(name, False, f"cannot read: {exc.message}")
     return None

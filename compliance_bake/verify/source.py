@@ -198,7 +198,7 @@ def _read(source: str, timeout: float, max_bytes: int) -> tuple[str, str, Path |
             raw = read_regular_file(
                 layout.API_FILE, max_bytes=max_bytes, what="snapshot", inside=folder
             )
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a file where one of its folders should be
         raise MissingSnapshot(f"{path}: cannot read: no such file", SOURCE_HINT) from None
     return kind, str(path), folder, raw
 

@@ -315,3 +315,50 @@ def test_a_wager_value_that_would_change_the_route_is_refused_before_any_request
     assert '[wagers."basketball.totals"] sport' in line and "path" in line, line
     assert "\r" not in line
     assert server.seen == []
+
+
+@pytest.mark.parametrize(
+    ("amount", "words"),
+    [
+        (str(2**64), "amount: an integer past 64 bits"),
+        (str(-(2**63) - 1), "amount: an integer past 64 bits"),
+        ("9" * 5000, "an integer of more than 4,300 digits"),
+    ],
+    ids=["2**64", "below-int64", "5000-digits"],
+)
+def test_a_wager_amount_past_64_bits_is_bad_input_before_any_request(
+    tmp_path: Path, server: FaultServer, amount: str, words: str
+) -> None:
+    """`amount` of a `[wagers."TYPE"]` table past what a request's JSON carries: exit 2, one
+    line naming the key, for `check` and `bake` alike; never a TypeError (exit 4)."""
+    wagers = (
+        '[wagers."basketball.totals"]\nsport = "basketball"\nmarket = "totals"\n'
+        f"amount = {amount}\n"
+    )
+    text = _with("check", 'body = { amount = "{wager.amount}" }').replace(
+        'method = "GET"\npath = "/api/compliance/check"', 'method = "POST"\npath = "/c"', 1
+    )
+    profile = _profile(tmp_path, text + "\n" + wagers)
+    code, stdout, stderr = _check(server, profile)
+    assert code == EXIT_BAD_INPUT and stdout == "", stderr
+    assert words in _line(stderr) and str(profile) in _line(stderr)
+    baked = invoke(
+        "bake", "snapshot", "--target", server.url, "--target-profile", str(profile), *FAST,
+        "--out", str(tmp_path / "out"), "--now", NOW, env=KEY_ENV,
+    )  # fmt: skip
+    assert baked.exit_code == EXIT_BAD_INPUT and words in _line(baked.stderr), baked.output
+    assert not (tmp_path / "out").exists() and server.seen == []
+
+
+def test_control_a_wager_amount_within_64_bits_loads(tmp_path: Path) -> None:
+    from compliance_bake.targets.profile_file import parse_profile
+
+    wagers = '[wagers."basketball.totals"]\namount = 18446744073709551615\n'
+    text = _with("check", 'body = { amount = "{wager.amount}" }').replace(
+        'method = "GET"\npath = "/api/compliance/check"', 'method = "POST"\npath = "/c"', 1
+    )
+    profile = parse_profile(text + "\n" + wagers, "p.toml")
+    body = profile.check.for_wager("basketball.totals").body_bytes(
+        {"partner": "p", "state": "MA", "wagerType": "basketball.totals"}
+    )
+    assert json.loads(body or b"") == {"amount": 2**64 - 1}

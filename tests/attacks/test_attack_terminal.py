@@ -10,6 +10,7 @@ recolours or clears it, a carriage return that overwrites the line, a bidirectio
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import threading
@@ -228,3 +229,37 @@ def test_diff_json_escapes_a_snapshots_control_characters(baked: Path, tmp_path:
     summary = _assert_escaped_json(result.stdout)
     partners = {change["concerns"].get("partner") for change in summary["changes"]}
     assert f"node-bay-01{HOSTILE}" in partners
+
+
+def test_a_million_character_reason_reaches_the_terminal_as_a_marked_excerpt(
+    tmp_path: Path,
+) -> None:
+    """A service blocks every check with a 1,000,000-character reason: `bake`, `check` and
+    `verify` print a bounded excerpt marked with the reason's length; the snapshot and the
+    JSON report hold it whole."""
+    import os
+
+    from tests.targets.fault_server import AGENT_KEY, FaultServer
+
+    reason = "R" * 999_991 + "-the-end!"  # 1,000,000 characters
+    mark = re.compile(r"… \[cut: [0-9,]{9,} characters; the files hold it whole\]")
+    env = {**os.environ, "COMPLIANCE_AGENT_KEY": AGENT_KEY}
+    out, report = tmp_path / "out", tmp_path / "bake.json"
+    with FaultServer() as server:
+        server.fault("/api/compliance/check", "blocked_because", reason=reason)
+        baked = run_cli("bake", "snapshot", "--target", server.url, "--out", str(out),
+                        "--now", NOW, "--report", f"json:{report}", env=env)  # fmt: skip
+        checked = run_cli(
+            "check", "--target", server.url, "--partner", "node-bay-01", "--state", "MA",
+            "--wager-type", "basketball.totals", env=env,
+        )  # fmt: skip
+    verified = run_cli("verify", str(out), env=env)
+    assert baked.returncode == 1 and verified.returncode == 1, baked.stderr + verified.stderr
+    assert checked.returncode == 0, checked.stderr  # blocked is an answer
+    for done in (baked, checked, verified):
+        shown = done.stdout + done.stderr
+        assert len(shown) < 64_000 and mark.search(shown), len(shown)
+        assert "-the-end!" not in shown
+    snapshot = json.loads((out / "api" / "compliance.json").read_text(encoding="utf-8"))
+    assert {row.get("reason") for row in snapshot["shadow"]["rows"]} == {reason}
+    assert reason in report.read_text(encoding="utf-8")

@@ -370,3 +370,48 @@ def test_spark_reads_the_seed_table_through_jdbc_as_duckdb_does(
     for key in ("zipWindow", "notEnrichedPlays", "violations", "byReason", "firstViolations"):
         assert runs["spark"][key] == runs["duckdb"][key], key
     assert _report(tmp_path / "spark")["violations"] == _report(tmp_path / "duckdb")["violations"]
+
+
+def test_a_connection_killed_mid_read_is_exit_3_not_a_crash(
+    seeded: dict[str, str], pg_cluster: Cluster, tmp_path: Path
+) -> None:
+    """The server ends the backend while the plays stream (pg_terminate_backend, as a restart
+    or an administrator would): the read fails as the source's failure, exit 3, one line; the
+    rollback on the dead connection does not replace it with the driver's OperationalError."""
+    import threading
+    import time
+
+    marker = "kill-me-mid-read"
+    query = (f"SELECT t.* FROM {seeded['pg_table']} t "  # /* marker */ is in every statement
+             f"WHERE (SELECT true FROM pg_sleep(2)) /* {marker} */")  # fmt: skip
+    killed: list[str] = []
+    done = threading.Event()
+
+    def kill_the_stream() -> None:
+        deadline = time.monotonic() + 60
+        while not done.is_set() and time.monotonic() < deadline:
+            found = pg_cluster.psql(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'active' "
+                f"AND query LIKE '%{marker}%' AND query LIKE '%AS TEXT%' "
+                "AND pid <> pg_backend_pid()"
+            ).split()
+            if "t" in found:
+                killed.append("t")
+                return
+            time.sleep(0.1)
+
+    killer = threading.Thread(target=kill_the_stream)
+    killer.start()
+    try:
+        result = invoke(
+            "audit", "deep", "--plays", pg_cluster.url(), "--plays-query", query,
+            "--plays-columns", MAP, "--now", NOW, "--out", str(tmp_path / "out"),
+        )  # fmt: skip
+    finally:
+        done.set()
+        killer.join(timeout=60)
+    assert killed, "the stream's statement was never seen running"
+    assert result.exit_code == 3, result.output
+    lines = result.stderr.strip().splitlines()
+    assert "reading the plays failed" in lines[-1] and "OperationalError" not in result.output
+    assert pg_cluster.password not in result.output

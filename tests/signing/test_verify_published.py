@@ -152,3 +152,54 @@ def test_a_statically_published_bake_with_its_log_proof(
     missing = _auditor(tmp_path, snapshot, key.public, "--log", str(log))
     assert missing.returncode == 1, missing.stdout + missing.stderr
     assert any(line.startswith("log/: missing") for line in _failures(missing))
+
+
+def test_a_signed_attestation_naming_a_folder_fails_as_a_check_not_a_crash(
+    attested: Path, key: KeyPair, tmp_path: Path
+) -> None:
+    """A validly signed attestation whose subjects name `portal/compliance`, the folder that
+    holds the page, beside the page itself, on a server that answers both: the published copy
+    cannot hold both, and the check fails (exit 1) naming it; never a NotADirectoryError
+    (exit 4)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from compliance_bake.inputs.jsonio import loads_strict
+    from compliance_bake.signing.attestation import ATTESTATION_FILE, render_attestation
+    from compliance_bake.signing.signing_key import load_signing_key
+
+    files = {
+        p.relative_to(attested).as_posix(): p.read_bytes()
+        for p in sorted(attested.rglob("*"))
+        if p.is_file() and p.relative_to(attested).as_posix() != ATTESTATION_FILE
+    }
+    files["portal/compliance"] = b"a folder, named as a file\n"
+    snapshot = loads_strict((attested / "api" / "compliance.json").read_bytes())
+    signing = load_signing_key(key.private, "test")
+    envelope = render_attestation(files, snapshot, signing)
+    published = {"/" + name: data for name, data in {**files, ATTESTATION_FILE: envelope}.items()}
+
+    class Hostile(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+            body = published.get(self.path)
+            self.send_response(200 if body is not None else 404)
+            self.send_header("Content-Length", str(len(body or b"")))
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/api/compliance.json"
+        done = _auditor(tmp_path, url, key.public)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "NotADirectoryError" not in done.stderr
+    assert any(line.startswith("portal/compliance") for line in _failures(done)), done.stdout

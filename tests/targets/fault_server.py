@@ -251,6 +251,11 @@ class FaultServer:
             return await self._reply(
                 writer, status, {**body, "allowed": str(body["allowed"]).lower()}
             )
+        if kind == "blocked_because":  # every check blocked, with this reason
+            reason = params["reason"]
+            return await self._reply(
+                writer, 403, {**body, "allowed": False, "status": 403, "reason": reason}
+            )
         if kind == "forbidden_allowed":
             return await self._reply(writer, 403, {**body, "allowed": True, "status": 403})
         if kind == "wrong_decision":  # every check allowed, licensed or not

@@ -294,3 +294,46 @@ def test_a_progress_bar_on_a_terminal_and_none_under_json(
     assert code == 0 and "shadow matrix" in shown
     code, shown = _bake_on_a_terminal(server.url, tmp_path / "b", "--json")
     assert code == 0 and shown == ""
+
+
+def test_a_service_that_accepts_and_never_answers_ends_the_bake_at_the_timeout(
+    tmp_path: Path,
+) -> None:
+    """A listener that accepts every connection and never answers (nor reads): the default
+    --retries (3) does not ask again at full length. The bake ends in exit 3 at the timeout,
+    one line naming /health, well before four attempts' 4 x timeout."""
+    import socket
+    import threading
+    import time
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                accepted.append(listener.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        began = time.monotonic()
+        done = run_cli("bake", "snapshot", "--target", url, "--out", str(tmp_path / "out"),
+                       "--now", NOW, "--timeout", "3", env={**os.environ, **KEY_ENV})  # fmt: skip
+        took = time.monotonic() - began
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for connection in accepted:
+            connection.close()
+        listener.close()
+    assert done.returncode == EXIT_TARGET_FAILED, done.stderr
+    line = _one_line(done.stderr)
+    assert "GET /health: no complete answer within 3 s (a timeout is not retried)" in line
+    assert len(accepted) == 1 and took < 2 * 3 + 5, (len(accepted), took)  # a start-up's slack
+    assert not (tmp_path / "out").exists()

@@ -173,3 +173,40 @@ def test_a_host_name_is_resolved_and_the_resolver_shut_down(server: FaultServer)
     with HttpTarget(f"http://localhost:{server.port}", AGENT_KEY) as target:
         assert target.runtime() == RUNTIME
     assert _loop_threads() == []
+
+
+def test_with_the_defaults_an_unanswering_service_is_named_within_60_s() -> None:
+    """The deadline arithmetic of the defaults: one request takes at most `--timeout` (30 s),
+    every attempt and wait inside it, so a bake whose service never answers its first request
+    (GET /health) ends within 60 s; four attempts at full length took 124 s."""
+    from compliance_bake.targets.routes import DEFAULT_TIMEOUT
+    from compliance_bake.targets.transport import longest_request
+
+    defaults = HttpSettings()
+    assert defaults.timeout == DEFAULT_TIMEOUT == 30.0 and defaults.retries == 3
+    assert longest_request(defaults) == defaults.timeout < 60
+    assert longest_request(HttpSettings(timeout=5, retries=10)) == 5
+
+
+def test_a_service_that_never_answers_is_asked_once_and_named_at_the_timeout(
+    server: FaultServer,
+) -> None:
+    """Accepts the connection, never answers: with --retries 3 still one attempt, the error at
+    the deadline, not four of them."""
+    server.fault(CHECK, "hang")
+    with _target(server, timeout=1.5, retries=3) as target:
+        began = time.monotonic()
+        with pytest.raises(TargetError) as caught:
+            target.check("node-bay-01", "MA", "basketball.totals")
+        took = time.monotonic() - began
+    assert 1.4 < took < 3.0, took
+    assert "no complete answer within 1.5 s (a timeout is not retried)" in caught.value.message
+    assert len(server.requests_to(CHECK)) == 1
+
+
+def test_a_quick_failure_is_retried_within_the_deadline(server: FaultServer) -> None:
+    """The control: a 503 is still retried (and answered), inside the same one deadline."""
+    server.fault(CHECK, "status", times=2, code=503, retry_after="0")
+    with _target(server, timeout=10, retries=3) as target:
+        decision = target.check("node-bay-01", "MA", "basketball.totals")
+    assert decision.allowed is True and len(server.requests_to(CHECK)) == 3

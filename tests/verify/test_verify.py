@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -402,3 +403,21 @@ def test_a_bake_over_leftover_files_warns_and_still_passes(baked: Path) -> None:
     (baked / "api" / "notes.txt").unlink()
     again = invoke("bake", "snapshot", "--out", str(baked), "--now", "2026-11-22T04:06:00Z")
     assert again.exit_code == 0 and "warning" not in again.stderr, again.stderr
+
+
+def test_a_file_where_a_folder_of_out_should_be_is_a_failed_check_not_a_crash(
+    baked: Path, tmp_path: Path
+) -> None:
+    """`api` a file (the snapshot's folder), `portal/compliance` a file (the page's): each is
+    named missing (exit 1); a file path through a file is bad input (exit 2); never exit 4."""
+    shutil.rmtree(baked / "portal" / "compliance")
+    (baked / "portal" / "compliance").write_text("a file\n")
+    result = invoke("verify", str(baked))
+    assert result.exit_code == 1, result.output
+    assert "FAIL portal/compliance/index.html: missing" in result.stdout
+    shutil.rmtree(baked / "api")
+    (baked / "api").write_text("a file\n")
+    result = invoke("verify", str(baked))
+    assert result.exit_code == 1 and "FAIL api/compliance.json: missing" in result.stdout
+    single = invoke("verify", str(baked / "api" / "compliance.json"))
+    assert single.exit_code == 2 and "no such file" in single.stderr, single.output
