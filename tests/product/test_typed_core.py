@@ -45,7 +45,7 @@ UNTYPED: dict[str, Use] = {
     "report/portal.py": Use(
         JSON_IN,
         5,
-        "a snapshot, a --previous record, the policy file and the page's facts as read back by verify",
+        "a snapshot, a --previous record, the policy file, the page's facts, as verify reads them",
     ),
     "report/portal_previous.py": Use(
         JSON_IN, 2, "the --previous record read from an attestation, before its HMAC holds"
