@@ -177,7 +177,7 @@ def test_json_and_junit_and_github_reports(tmp_path: Path, monkeypatch: pytest.M
 
     xml = JUnitXml.fromfile(str(junit))
     suites = {suite.name: suite for suite in xml}
-    assert set(suites) == {"self-checks", "integrity", "shadow", "zip-window"}
+    assert set(suites) == {"self-checks", "integrity", "policy", "shadow", "zip-window"}
     assert suites["self-checks"].tests == 8 and suites["self-checks"].failures == 1
     failed = {
         case.name
