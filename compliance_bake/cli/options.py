@@ -42,8 +42,8 @@ def fixtures_option(command: F) -> F:
             metavar="SOURCE",
             default=None,
             help="Where the registry is read: a fixtures folder with licences.json, geo.json "
-            "and an optional limits.json, sqlite:PATH or a postgresql:// URL (docs/fixtures.md); "
-            "--fixtures DIR is its alias.  [default: the bundled demo fixtures]",
+            "and an optional limits.json, sqlite:PATH or a postgresql:// URL (`compliance-bake "
+            "docs fixtures`); --fixtures DIR is its alias.  [default: the bundled demo fixtures]",
         ),
         click.option(
             "--registry-map",
@@ -52,7 +52,7 @@ def fixtures_option(command: F) -> F:
             expose_value=False,
             callback=_remember_map,
             help="TOML file naming a database registry's tables, columns or queries, and its "
-            "states (docs/fixtures.md).  [default: the four default tables]",
+            "states (`compliance-bake docs fixtures`).  [default: the four default tables]",
         ),
     )
 
