@@ -423,7 +423,7 @@ _POWERS_SQL = (
 )
 _READER_FIX = (
     "log in as a role that can only read, e.g. CREATE ROLE auditor LOGIN; "
-    "GRANT pg_read_all_data TO auditor (docs/plays.md)"
+    "GRANT pg_read_all_data TO auditor (`compliance-bake docs plays`)"
 )
 
 

@@ -134,7 +134,8 @@ def _read(session: Session, database: DatabaseSource, table: TableSource) -> lis
     fix = (
         f"check the query of [{table.name}] in {MAP_OPTION}"
         if table.query is not None
-        else f"create the table {table.name} (docs/fixtures.md) or name yours in {MAP_OPTION}"
+        else f"create the table {table.name} (`compliance-bake docs fixtures`) or name yours in "
+        f"{MAP_OPTION}"
     )
     with failing(database, f"cannot read {table.shown}", fix):
         found = session.columns(f"SELECT * FROM {relation} LIMIT 0")

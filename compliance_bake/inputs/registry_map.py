@@ -42,7 +42,10 @@ TABLES: Mapping[str, tuple[str, ...]] = {
 }
 OPTIONAL: Mapping[str, tuple[str, ...]] = {LIMITS: ("id",)}
 _STATE = re.compile(r"[A-Z]{2}")
-_FIX = f"see docs/fixtures.md (A registry in a database) for the map's keys ({MAP_OPTION})"
+_FIX = (
+    "see `compliance-bake docs fixtures` (A registry in a database) for the map's keys "
+    f"({MAP_OPTION})"
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -194,4 +194,4 @@ def test_demo_init_never_replaces_a_file(session: Session) -> None:
     assert sorted(p.name for p in (session.folder / "fixtures").iterdir()) == ["plays.csv"]
     assert session.run("compliance-bake demo init other > out.txt") == 0
     assert (session.folder / "other" / "drifted" / "licences.json").is_file()
-    assert "Wrote 4 demo files to other" in (session.folder / "out.txt").read_text()
+    assert "Wrote 6 demo files to other" in (session.folder / "out.txt").read_text()

@@ -157,7 +157,7 @@ class PostgresEngine:
         relations = self._parts()[2]
         con = duckdb.connect()
         con.execute("SET TimeZone = 'UTC'")
-        values: dict[str, Any] = {
+        values: dict[str, object] = {
             "since_us": window.since_us,
             "now_us": window.now_us,
             "zips": relations.zips,
