@@ -51,6 +51,7 @@ from compliance_bake.report.models import (
 from compliance_bake.report.row_kinds import Totals, row_kinds, state_totals
 from compliance_bake.resources import templates_dir
 from compliance_bake.signing.attestation import ATTESTATION_FILE
+from compliance_bake.signing.integrity import ITEMIZED_BY, zip_window_words
 
 if TYPE_CHECKING:
     from compliance_bake.report.portal_previous import PreviousRecord
@@ -211,6 +212,13 @@ def command_file_names(command: str) -> str:
     )
 
 
+def _window_words(snapshot: Snapshot) -> str | None:
+    if snapshot.deep_audit is None:
+        return None
+    w = snapshot.deep_audit.zip_window
+    return zip_window_words(w.days, w.in_window_plays, w.total_plays)
+
+
 def _facts_attr(facts: PortalFacts) -> str:
     return json.dumps(facts.to_json(), ensure_ascii=True, separators=(",", ":"))
 
@@ -340,7 +348,15 @@ class Verdict:
 def _verdict(
     snapshot: Snapshot, board: list[BoardView], per_state: Totals, audit: AuditView | None
 ) -> Verdict:
-    failed = snapshot.integrity.failed
+    states = _failing_states(snapshot, per_state)
+    reasons = [] if audit is None else audit.reasons
+    failing_board = [b for b in board if not b.row.match]
+    listed = {"board": failing_board, "shadow": states, "zip-window": reasons}
+    # Each failure once (signing/integrity.py ITEMIZED_BY): a check whose items are listed
+    # is counted by them, as the terminal's short summary counts it.
+    failed = tuple(
+        c for c in snapshot.integrity.failed if not listed.get(ITEMIZED_BY.get(c.id, ""))
+    )
     counts = dict(snapshot.shadow.disagreements or {})
     kinds = [
         (disagreements.KINDS[kind], n, kind in disagreements.FAILING)
@@ -349,12 +365,12 @@ def _verdict(
     ]
     found = disagreements.failing(counts)
     return Verdict(
-        ok=not failed and not found,
+        ok=not snapshot.integrity.failed and not found,
         failed=failed,
         ids=[c.id for c in failed],
-        board=[b for b in board if not b.row.match],
-        states=_failing_states(snapshot, per_state),
-        reasons=[] if audit is None else audit.reasons,
+        board=failing_board,
+        states=states,
+        reasons=reasons,
         disagreements=found,
         kinds=kinds,
     )
@@ -459,6 +475,7 @@ def render_portal(
         audit=audit,
         facts=facts,
         snapshot_url=SNAPSHOT_URL,
+        window_words=_window_words(snapshot),
         check_labels=CHECK_LABELS,
         block_labels=BLOCK_LABELS,
         link_labels=LINK_LABELS,
