@@ -1,23 +1,23 @@
-"""Benchmark: `audit deep` over plays in PostgreSQL against getting the rows out at all.
+"""Benchmark: `audit deep` over plays in PostgreSQL, pushed down and streamed, against getting the
+rows out at all.
 
     python bench/audit_db_bench.py [--rows 1000000,10000000] [--repeat 1]
 
 For each size, bench/gen_plays.py's clean plays (Parquet, generated once into bench/.data/) are
 loaded into a table of a throwaway PostgreSQL cluster (tests/_pg_helpers.py: Debian's server on
-a free loopback port, password authentication), and each round runs, as fresh child processes
-one after the other:
-- `audit`: the real command line, `python -m compliance_bake audit deep --plays postgresql://...
-  --plays-table plays --now ... --json` (start-up, the connection, the row count, the Arrow
-  stream of the five audited columns, the one pass, the report);
+a free loopback port, password authentication, its default settings: two parallel workers per
+query), and each round runs, as fresh child processes one after the other:
+- `pushdown`: the real command line, `python -m compliance_bake audit deep --plays
+  postgresql://... --plays-table plays --now ... --json` (the PostgreSQL engine, the default:
+  the statement runs in the server, the counts come back);
 - `copy-out`: `psql -c "\\copy (SELECT play_id, partner, state, zip, enriched_at FROM plays) TO
   '/dev/null'"`: the cost of getting the same columns out of the server at all;
-- `reader`: the reader alone, in a bare Python process: the same five columns through the ADBC
-  driver as an Arrow stream that DuckDB counts (what the audit's reading costs before any rule);
-- `parquet`: the same audit over the same plays as a Parquet file.
-CPU (user + system of the child and its threads, from `os.wait4` through tests/support/peak.py)
-and wall time of each; the server's own CPU is in neither (it is another process), so the wall
-times say what the server adds. Prints the medians and the ratios audit/copy-out and
-audit/parquet. The audit and the Parquet audit must agree on every count.
+- `streamed`: the same command with `--engine duckdb` (the row count, the Arrow stream of the
+  five columns, the one pass in DuckDB here).
+CPU is user + system of the child and its threads (`os.wait4`, tests/support/peak.py) plus the
+server's: the CPU the postmaster's reaped children (the connection's backend and its parallel
+workers) used during the run, from /proc/PID/stat. Wall is the child's. Prints the medians and
+the ratios pushdown/copy-out and pushdown/streamed. The two audits must agree on every count.
 """
 
 from __future__ import annotations
@@ -28,34 +28,20 @@ import os
 import statistics
 import sys
 import tempfile
+import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests._pg_helpers import Cluster, start_cluster  # noqa: E402
-from tests.support.peak import measure  # noqa: E402
+from tests.support.peak import Measured, measure  # noqa: E402
 
 BENCH_DIR = Path(__file__).resolve().parent
 DATA_DIR = BENCH_DIR / ".data"
 NOW = "2026-11-22T04:06:00Z"
 COLUMNS = "play_id, partner, state, zip, placed_at, enriched_at, wager_type, stake"
-# The reader alone. argv: URL, table.
-READER = """
-import sys
-import adbc_driver_manager as adbc
-import adbc_driver_postgresql as pg
-import duckdb
-
-database = pg.connect(sys.argv[1])
-connection = adbc.AdbcConnection(database)
-statement = adbc.AdbcStatement(connection)
-statement.set_sql_query(f"SELECT play_id, partner, state, zip, enriched_at FROM {sys.argv[2]}")
-stream, _ = statement.execute_query()
-con = duckdb.connect()
-con.execute("SET enable_progress_bar = false")  # it would print on stdout
-con.register("plays", stream)
-print(con.execute("SELECT count(*) FROM plays").fetchone()[0])
-"""
+RUNS = ("pushdown", "copy-out", "streamed")
 
 
 def _plays(rows: int) -> Path:
@@ -90,12 +76,34 @@ def _load(cluster: Cluster, parquet: Path, table: str) -> None:
         cluster.psql(f"VACUUM ANALYZE {table}")
 
 
-def _audit(plays: str, *extra: str, env: dict[str, str]) -> tuple[Any, dict[str, Any]]:
+def _server_cpu(cluster: Cluster) -> float:
+    """CPU seconds the postmaster's reaped children used so far (cutime + cstime)."""
+    pid = (cluster.folder / "data" / "postmaster.pid").read_text().split()[0]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+
+
+def _with_server(cluster: Cluster, argv: list[str], env: dict[str, str]) -> Measured:
+    """The child measured, its server-side CPU added (the backend has exited once the count
+    stops moving)."""
+    before = _server_cpu(cluster)
+    run = measure(argv, env=env)
+    after, settled = _server_cpu(cluster), 0
+    while settled < 3:
+        time.sleep(0.2)
+        now = _server_cpu(cluster)
+        settled, after = (settled + 1, after) if now == after else (0, now)
+    return replace(run, cpu_s=run.cpu_s + after - before)
+
+
+def _audit(cluster: Cluster, table: str, *extra: str, env: dict[str, str]) -> tuple[Measured, Any]:
     with tempfile.TemporaryDirectory() as out:
-        run = measure(
-            [sys.executable, "-m", "compliance_bake", "audit", "deep", "--plays", plays,
-             *extra, "--now", NOW, "--out", out, "--json", "--allow-empty-window"],
-            env=env,
+        run = _with_server(
+            cluster,
+            [sys.executable, "-m", "compliance_bake", "audit", "deep", "--plays",
+             cluster.url(password=False), "--plays-table", table, *extra, "--now", NOW,
+             "--out", out, "--json", "--allow-empty-window"],
+            env,
         )  # fmt: skip
     if run.exit_code not in (0, 1):
         raise SystemExit(f"audit failed ({run.exit_code}): {run.stderr.strip()[-500:]}")
@@ -117,45 +125,40 @@ def main() -> None:
     cluster = start_cluster(password)
     try:
         print(f"PostgreSQL {cluster.psql('SHOW server_version').strip()} on 127.0.0.1:"
-              f"{cluster.port}; {os.cpu_count()} cores")  # fmt: skip
+              f"{cluster.port}; {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f}")  # fmt: skip
         header = f"{'plays':>11} {'run':<9} {'cpu s':>7} {'wall s':>7}  ratios (cpu, wall)"
         for rows in [int(r) for r in args.rows.split(",")]:
             parquet = _plays(rows)
             table = f"plays_{rows}"
             print(f"loading {rows:,} plays into {table} ...", flush=True)
             _load(cluster, parquet, table)
-            times: dict[str, list[tuple[float, float]]] = {
-                "audit": [], "copy-out": [], "reader": [], "parquet": []
-            }  # fmt: skip
-            pairs: dict[str, list[tuple[float, float]]] = {
-                "copy-out": [], "reader": [], "parquet": []
-            }  # fmt: skip
+            times: dict[str, list[tuple[float, float]]] = {name: [] for name in RUNS}
+            pairs: dict[str, list[tuple[float, float]]] = {name: [] for name in RUNS[1:]}
             for _ in range(args.repeat):
-                db, summary = _audit(cluster.url(password=False), "--plays-table", table, env=env)
-                copy = measure(
+                pushed, summary = _audit(cluster, table, env=env)
+                copy = _with_server(
+                    cluster,
                     [str(cluster.bin / "psql"), "-X", "-q", "-h", "127.0.0.1", "-p",
                      str(cluster.port), "-U", "postgres", "-d", "plays", "-c",
                      f"\\copy (SELECT play_id, partner, state, zip, enriched_at FROM {table}) "
                      "TO '/dev/null'"],
-                    env=env,
+                    env,
                 )  # fmt: skip
                 if copy.exit_code:
                     raise SystemExit(f"psql failed: {copy.stderr}")
-                reader = measure([sys.executable, "-c", READER, cluster.url(password=False), table],
-                                 env=env)  # fmt: skip
-                if reader.exit_code or int(reader.stdout) != rows:
-                    raise SystemExit(f"the reader failed: {reader.stderr[-500:]}")
-                pq, pq_summary = _audit(str(parquet), env=env)
+                streamed, streamed_summary = _audit(cluster, table, "--engine", "duckdb", env=env)
+                if (summary["engine"], streamed_summary["engine"]) != ("postgres", "duckdb"):
+                    raise SystemExit(f"engines: {summary['engine']}, {streamed_summary['engine']}")
                 for key in ("zipWindow", "notEnrichedPlays", "violations", "byReason"):
-                    if summary[key] != pq_summary[key]:
-                        raise SystemExit(f"PostgreSQL and Parquet disagree on {key}")
+                    if summary[key] != streamed_summary[key]:
+                        raise SystemExit(f"pushed down and streamed disagree on {key}")
                 if summary["zipWindow"]["totalPlays"] != rows:
                     raise SystemExit(f"audited {summary['zipWindow']['totalPlays']} of {rows}")
-                runs = (("audit", db), ("copy-out", copy), ("reader", reader), ("parquet", pq))
+                runs = (("pushdown", pushed), ("copy-out", copy), ("streamed", streamed))
                 for name, run in runs:
                     times[name].append((run.cpu_s, run.wall_s))
                 for name, run in runs[1:]:
-                    pairs[name].append((db.cpu_s / run.cpu_s, db.wall_s / run.wall_s))
+                    pairs[name].append((pushed.cpu_s / run.cpu_s, pushed.wall_s / run.wall_s))
             print(header)
             for name, values in times.items():
                 cpu = statistics.median(v[0] for v in values)
@@ -164,8 +167,9 @@ def main() -> None:
                 if name in pairs:
                     r_cpu = statistics.median(p[0] for p in pairs[name])
                     r_wall = statistics.median(p[1] for p in pairs[name])
-                    ratio = f"  audit/{name}: {r_cpu:.2f}x cpu, {r_wall:.2f}x wall"
+                    ratio = f"  pushdown/{name}: {r_cpu:.2f}x cpu, {r_wall:.2f}x wall"
                 print(f"{rows:>11,} {name:<9} {cpu:>7.2f} {wall:>7.2f}{ratio}", flush=True)
+            print(f"load {os.getloadavg()[0]:.1f}", flush=True)
             cluster.psql(f"DROP TABLE {table}")
     finally:
         cluster.stop()

@@ -27,13 +27,15 @@ from compliance_bake.errors import (
     InputError,
 )
 from compliance_bake.inputs import schemas
-from compliance_bake.inputs.fixtures import load_fixtures, load_service_licences
+from compliance_bake.inputs.fixtures import load_service_policy
 from compliance_bake.inputs.models import Fixtures
+from compliance_bake.inputs.registry_source import read_registry, recorded_source
 from compliance_bake.log.append import OUT_FILES, LogTarget, log_snapshot, prepare_log
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
 from compliance_bake.report.disagreements import RowKind, failing
 from compliance_bake.report.models import DeepAudit, JsonObject, Snapshot
+from compliance_bake.report.policy import PolicyRecord, run_policy
 from compliance_bake.report.portal import SAMPLE_LIMIT, bake_facts
 from compliance_bake.report.portal_previous import (
     PreviousComparison,
@@ -44,6 +46,7 @@ from compliance_bake.report.publish import publish
 from compliance_bake.report.row_kinds import rows_meet_schema, state_totals
 from compliance_bake.report.snapshot import BakeSettings, build_snapshot
 from compliance_bake.signing.attestation import ATTESTATION_FILE, render_attestation
+from compliance_bake.signing.proofs import seal_policy
 from compliance_bake.signing.secret import require_secret
 from compliance_bake.signing.signing_key import resolve_signing_key
 from compliance_bake.targets.engine import Engine
@@ -92,12 +95,16 @@ class BakeResult:
     deep_audit: ZipWindowResult | None = None
     # With --deep-audit: whether an empty window (no play in it) is accepted as a pass.
     allow_empty_window: bool = False
+    # The policy's questions and their disagreements (report/policy.py).
+    policy: PolicyRecord | None = None
 
     @property
     def ok(self) -> bool:
-        """Every integrity check holds and no shadow row disagrees (report/disagreements.py)."""
+        """Every integrity check holds, no shadow row disagrees (report/disagreements.py) and no
+        policy question fails (report/policy.py)."""
         found = failing(self.snapshot.shadow.disagreements)
-        return self.snapshot.integrity.holds and not found
+        policy_fails = self.policy is not None and bool(self.policy.failing())
+        return self.snapshot.integrity.holds and not found and not policy_fails
 
     @property
     def exit_code(self) -> int:
@@ -166,6 +173,17 @@ def previous_summary(record: PreviousRecord) -> JsonObject:
     }
 
 
+def validate_policy(document: JsonObject) -> None:
+    """The policy record meets its schema, before anything is written."""
+    problem = schemas.first_violation(schemas.POLICY, document)
+    if problem is not None:
+        raise ReportInvalid(
+            f"{layout.POLICY_FILE}: the record fails its schema at {problem.path}: "
+            f"{problem.message}",
+            "this is a bug in compliance-bake; nothing was written",
+        )
+
+
 def validate_documents(
     document: JsonObject, kinds: Counter[RowKind], partners: Iterable[str]
 ) -> None:
@@ -193,7 +211,7 @@ def _deep_audit(
     plays: Path | str,
     fixtures: Fixtures,
     moment: datetime,
-    fixtures_dir: Path,
+    fixtures_dir: Path | str,
     engine: EngineOptions | None,
     plays_options: PlaysOptions | None = None,
 ) -> tuple[DeepAudit, dict[str, int], ZipWindowResult]:
@@ -214,7 +232,7 @@ def _deep_audit(
 
 def run_bake(
     *,
-    fixtures_dir: Path,
+    fixtures_dir: Path | str,
     out_dir: Path,
     now: str | None,
     secret_file: Path | None,
@@ -251,10 +269,10 @@ def run_bake(
         require_attestation(signing_key is not None)
         previous.load()
     origin = None if log is None else prepare_log(log, signing_key)
-    fixtures = load_fixtures(fixtures_dir)
-    engine_licences = fixtures.registry
+    fixtures = read_registry(fixtures_dir)
+    engine_policy = fixtures.policy
     if service_fixtures_dir is not None:
-        engine_licences = load_service_licences(service_fixtures_dir)
+        engine_policy = load_service_policy(service_fixtures_dir, fixtures.policy)
     block = by_reason = audit = None
     sample: list[JsonObject] = []  # the first violating plays, as the page carries them
     if deep_audit is not None:
@@ -263,22 +281,39 @@ def run_bake(
         )
         sample = [play.as_json(audit.line_name) for play in audit.violations[:SAMPLE_LIMIT]]
     settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
-    target = target or InProcessTarget(Engine(engine_licences))
+    target = target or InProcessTarget(Engine(engine_policy, int(moment.timestamp())))
     phases("matrix")
+    stamp = iso_millis(moment)
     try:
         snapshot, document, kinds = build_snapshot(
             fixtures, target, secret, settings, progress, phases
         )
+        policy = run_policy(
+            target,
+            fixtures.policy,
+            int(moment.timestamp()),
+            recorded_source(fixtures.source),
+            stamp,
+            progress,
+        )
     finally:
         target.close()
+    policy_document = policy.to_json(stamp, target.base)
+    seal_policy(policy_document, snapshot.shadow.proof.bun_version, stamp, secret.value)
     phases("validate")
     validate_documents(document, kinds, (partner.node_id for partner in fixtures.registry.partners))
+    validate_policy(policy_document)
     phases("write")
     record = None if previous is None else previous.record(snapshot).sealed(secret.value)
     key_id = None if signing_key is None else signing_key.key_id
     facts = bake_facts(key_id, by_reason, sample)
     files = layout.render_files(
-        snapshot, record, document=document, facts=facts, totals=state_totals(kinds)
+        snapshot,
+        record,
+        document=document,
+        facts=facts,
+        totals=state_totals(kinds),
+        policy=policy_document,
     )
     if signing_key is None:
         written = publish(out_dir, files, stale=[ATTESTATION_FILE, *OUT_FILES])
@@ -291,6 +326,7 @@ def run_bake(
             record,
             deep_audit=audit,
             allow_empty_window=allow_empty_window,
+            policy=policy,
         )
     # Last in the dict, so renamed into place after the files it names.
     record_json = None if record is None else record.to_json()
@@ -311,4 +347,5 @@ def run_bake(
         log=logged,
         deep_audit=audit,
         allow_empty_window=allow_empty_window,
+        policy=policy,
     )

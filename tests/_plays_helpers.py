@@ -71,8 +71,11 @@ def write_plays(folder: Path, rows: list[dict[str, Any]], fmt: str, name: str = 
 
 
 def engine_args(engine: str) -> tuple[str, ...]:
-    """The options that run an audit on the engine (Spark: the run's shared local[1] session)."""
-    return () if engine == "duckdb" else ("--engine", "spark", "--spark-master", "local[1]")
+    """The options that run an audit on the engine (Spark: the run's shared local[1] session).
+    DuckDB is named: a `postgresql://` source's default is the PostgreSQL engine."""
+    if engine == "duckdb":
+        return ("--engine", "duckdb")
+    return ("--engine", "spark", "--spark-master", "local[1]")
 
 
 def audit(

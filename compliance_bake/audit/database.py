@@ -55,6 +55,55 @@ def without_password(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _raw_in_user_part(url: str) -> str | None:
+    """The first character that makes the URL's user part read two ways, or None.
+
+    libpq ends the user part at the first `@` or `/`, the URL standard (and so `shown`) at the
+    first `/`, `?` or `#`: with a raw `#`, `/`, `?` or a second `@` before the host, one reader
+    takes part of the password for a host, a port, a path or a fragment, which is then shown.
+    A `%` that starts no escape is refused too (libpq names the token in its error). Everything
+    up to the last `@` is taken as the user part, so nothing of a password is missed.
+    """
+    rest = url.partition("://")[2]
+    if "#" in rest:  # libpq knows no fragment: a `#` anywhere is part of a value, read two ways
+        return "#"
+    userinfo = rest[: rest.rfind("@")] if "@" in rest else ""
+    for i, char in enumerate(userinfo):
+        if char in "#/?@":
+            return char
+        if char == "%" and not (len(userinfo) > i + 2 and set(userinfo[i + 1 : i + 3]) <= _HEX):
+            return char
+    return None
+
+
+def _shown_refused(url: str) -> str:
+    """An ambiguous URL as a message names it: the scheme, the user name up to its first mark,
+    and what follows the last `@` without its query or fragment."""
+    scheme, _, rest = url.partition("://")
+    at = rest.rfind("@")
+    user = rest[:at]
+    for mark in ":#/?@%":
+        user = user.partition(mark)[0]
+    host = rest[at + 1 :].partition("?")[0].partition("#")[0]
+    return f"{scheme}://{user}@{host}"
+
+
+def unambiguous_url(url: str) -> None:
+    """InputError (exit 2) when a PostgreSQL URL's user part holds a raw `#`, `/`, `?`, `@` or a
+    stray `%`, before any connection: such a URL reads two ways, so the password could be shown."""
+    char = _raw_in_user_part(url)
+    if char is not None:
+        code = "%25" if char == "%" else quote(char, safe="")
+        raise InputError(
+            f"{_shown_refused(url)}: the URL holds a raw {char!r} in its user name, password or "
+            "values, which a PostgreSQL URL reads two ways",
+            f"percent-encode it as {code} (urllib.parse.quote(password, safe=''))",
+        )
+
+
 def _password(url: str) -> str | None:
     parts = urlsplit(url)
     given = parts.password or dict(parse_qsl(parts.query)).get("password")
@@ -100,7 +149,8 @@ class DatabaseSource:
         line = (text.strip().splitlines() or [""])[0][:300]
         for secret in (_password(self.text), os.environ.get("PGPASSWORD")):
             if secret:
-                line = line.replace(secret, "***").replace(quote(secret), "***")
+                for form in (secret, quote(secret), quote(secret, safe="")):
+                    line = line.replace(form, "***")
         return line.replace(self.text, self.shown)
 
 
@@ -112,6 +162,8 @@ def quote_table(name: str) -> str:
 def database_source(text: str, table: str | None, query: str | None) -> DatabaseSource:
     """Check a database `--plays` with its table or query; bad input raises InputError."""
     kind = "sqlite" if text.startswith(SQLITE) else "postgresql"
+    if kind == "postgresql":
+        unambiguous_url(text)
     shown = text if kind == "sqlite" else without_password(text)
     if (table is None) == (query is None):
         raise InputError(f"{shown}: a database source needs a table or a query", _FIX_ONE)
@@ -157,17 +209,17 @@ class DatabaseRead:
     transaction, and the provenance. `close` ends the transaction and the connection."""
 
     stream: Any  # None when `open_read` was asked for no stream (Spark reads through JDBC)
-    rows: int
+    rows: int | None  # None when not counted (the PostgreSQL engine's count is its answer's)
     provenance: Provenance
     row_keys: bool
     select: str  # the SELECT the stream reads (`_select`)
-    _session: Any  # kept open: the stream is its statement's (database._Session)
+    _session: Any  # kept open: the stream is its statement's (database.Session)
 
     def close(self) -> None:
         self._session.close()
 
 
-class _Session:
+class Session:
     """One ADBC connection in one transaction, with a small DuckDB connection that reads the
     answers of the metadata queries (the low-level ADBC API hands each answer over as an Arrow
     stream; its DB-API layer would import pandas and pyarrow, 0.9 s of start-up)."""
@@ -180,13 +232,16 @@ class _Session:
         self.database, self.connection = _connect(source)
         self.duck = duckdb.connect()
 
-    def stream(self, sql: str) -> Any:
-        """The answer of `sql` as an Arrow stream (kept open until `close`)."""
+    def stream(self, sql: str, params: Any = None) -> Any:
+        """The answer of `sql` as an Arrow stream (kept open until `close`); `params`, an Arrow
+        stream of one row, binds `$1`, `$2`, ... in column order."""
         import adbc_driver_manager as adbc
 
         statement = adbc.AdbcStatement(self.connection)
         self.statements.append(statement)
         statement.set_sql_query(sql)
+        if params is not None:
+            statement.bind_stream(params)
         handle, _ = statement.execute_query()
         return handle
 
@@ -201,8 +256,8 @@ class _Session:
         finally:
             statement.close()
 
-    def rows(self, sql: str) -> list[tuple[Any, ...]]:
-        self.duck.register("adbc_answer", self.stream(sql))
+    def rows(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        self.duck.register("adbc_answer", self.stream(sql, params))
         try:
             found: list[tuple[Any, ...]] = self.duck.execute("SELECT * FROM adbc_answer").fetchall()
         finally:
@@ -274,7 +329,7 @@ def _refused(source: DatabaseSource, exc: Exception) -> InputError | SourceError
 
 
 @contextmanager
-def _failing(source: DatabaseSource, what: str, fix: str) -> Iterator[None]:
+def failing(source: DatabaseSource, what: str, fix: str) -> Iterator[None]:
     try:
         yield
     except (InputError, SourceError):
@@ -345,15 +400,67 @@ def plays_sql(view: str, row_keys: bool, spark: bool = False) -> str:
     """
 
 
-def open_read(source: DatabaseSource, columns: ColumnMap, stream: bool = True) -> DatabaseRead:
-    """Connect, check the columns, count the rows and open the stream of the plays (unless
-    `stream` is false), all in one read-only transaction. Bad input raises InputError; a source
-    that fails, SourceError."""
-    session = _Session(source)
+# What can write on a PostgreSQL server from inside a read-only transaction: a read-only
+# transaction refuses writes to tables, not a file written by lo_export or pg_file_write, a
+# statement sent on through dblink, or set_config('role', ...) taking back a superuser's role.
+# The login role, and every role it is a member of, may hold none of these powers.
+_SERVER_WRITERS = ("pg_write_server_files", "pg_execute_server_program")
+_WRITING_FUNCTIONS = (
+    "lo_export(oid, text)",
+    "pg_file_write(text, text, boolean)",
+    "dblink(text, text)",
+    "dblink_exec(text, text)",
+    "dblink_connect_u(text, text)",
+)
+_POWERS_SQL = (
+    "SELECT r.rolname, r.rolsuper, r.rolname IN ("
+    + ", ".join(f"'{name}'" for name in _SERVER_WRITERS)
+    + "), ARRAY(SELECT f FROM unnest(ARRAY["
+    + ", ".join(f"'{f}'" for f in _WRITING_FUNCTIONS)
+    + "]) AS f WHERE to_regprocedure(f) IS NOT NULL"
+    " AND has_function_privilege(r.oid, to_regprocedure(f), 'EXECUTE'))::text"
+    " FROM pg_roles r WHERE pg_has_role(session_user, r.oid, 'MEMBER') ORDER BY r.rolname"
+)
+_READER_FIX = (
+    "log in as a role that can only read, e.g. CREATE ROLE auditor LOGIN; "
+    "GRANT pg_read_all_data TO auditor (docs/plays.md)"
+)
+
+
+def refuse_server_writers(session: Session) -> None:
+    """InputError (exit 2) when the login role can write on the server, before any query of
+    the operator's runs: the read is read-only on the server too, whatever the role."""
+    for role, is_super, is_writer, functions in session.rows(_POWERS_SQL):
+        first = functions.strip("{}").split(",")[0].strip('"') if functions else ""
+        power = (
+            f"the role {role} is a superuser"
+            if is_super
+            else f"the login role is a member of {role}"
+            if is_writer
+            else f"the role {role} may run {first}"
+            if first
+            else None
+        )
+        if power is not None:
+            raise InputError(
+                f"{session.source.shown}: {power}, so it can write on the server "
+                "(a file through lo_export, say) inside a read-only transaction",
+                _READER_FIX,
+            )
+
+
+def open_read(
+    source: DatabaseSource, columns: ColumnMap, stream: bool = True, count: bool = True
+) -> DatabaseRead:
+    """Connect, check the columns, count the rows (unless `count` is false) and open the stream
+    of the plays (unless `stream` is false), all in one read-only transaction. Bad input raises
+    InputError; a source that fails, SourceError."""
+    session = Session(source)
     try:
-        with _failing(source, "cannot start a read-only transaction", "check the server"):
+        with failing(source, "cannot start a read-only transaction", "check the server"):
             if source.kind == "postgresql":
                 session.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                refuse_server_writers(session)
                 version = session.rows("SELECT current_setting('server_version')")[0][0]
                 server = f"PostgreSQL {version}"
             else:
@@ -364,12 +471,16 @@ def open_read(source: DatabaseSource, columns: ColumnMap, stream: bool = True) -
             if source.table
             else "give one read-only SELECT that runs on its own (--plays-query)"
         )
-        with _failing(source, what, fix):
+        with failing(source, what, fix):
             types = session.columns(f"SELECT * FROM {source.relation} LIMIT 0")
         columns.missing(f"{source.shown} ({source.selected})", list(types))
         key = source.kind == "sqlite" and source.table is not None and _has_rowid(session)
-        with _failing(source, what, fix):
-            rows = int(session.rows(f"SELECT count(*) FROM {source.relation}")[0][0])
+        with failing(source, what, fix):
+            rows = (
+                int(session.rows(f"SELECT count(*) FROM {source.relation}")[0][0])
+                if count
+                else None
+            )
             select = _select(source, columns, types, key)
             plays = session.stream(select) if stream else None
         provenance = Provenance(source.shown, source.selected, server)
@@ -379,7 +490,7 @@ def open_read(source: DatabaseSource, columns: ColumnMap, stream: bool = True) -
         raise
 
 
-def _has_rowid(session: _Session) -> bool:
+def _has_rowid(session: Session) -> bool:
     """Whether the SQLite table has a rowid (not a view, not WITHOUT ROWID)."""
     try:
         session.columns(f"SELECT rowid FROM {session.source.relation} LIMIT 0")

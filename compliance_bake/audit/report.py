@@ -21,6 +21,8 @@ from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, ZipWindowResult
 from compliance_bake.clock import iso_millis
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_NOTHING_CHECKED, EXIT_OK
 from compliance_bake.inputs.jsonio import dumps_pretty
+from compliance_bake.inputs.registry_source import RegistryForm, registry_form
+from compliance_bake.inputs.registry_source import shown_source as shown_registry
 from compliance_bake.report import models
 from compliance_bake.report.escape import not_an_option
 from compliance_bake.resources import is_demo_fixtures
@@ -32,7 +34,7 @@ def audit_command(
     plays: str,
     days: int = DEFAULT_DAYS,
     now: str | None = None,
-    fixtures: Path | None = None,
+    fixtures: Path | str | None = None,
     plays_format: PlaysFormat | None = None,
     options: PlaysOptions | None = None,
 ) -> str:
@@ -52,7 +54,9 @@ def audit_command(
     words += ["--days", str(days)]
     if now is not None:
         words += ["--now", now]
-    if fixtures is not None and not is_demo_fixtures(fixtures):
+    if isinstance(fixtures, str) and registry_form(fixtures) is not RegistryForm.FOLDER:
+        words += ["--registry", shown_registry(fixtures)]
+    elif fixtures is not None and not is_demo_fixtures(Path(fixtures)):
         words += ["--fixtures", not_an_option(str(fixtures))]
     return shlex.join(words)
 

@@ -18,7 +18,7 @@ from compliance_bake.audit.plays_source import PlaysFormat
 from compliance_bake.audit.zip_window import DEFAULT_DAYS, ZipWindowResult, run_zip_window
 from compliance_bake.clock import iso_millis, resolve_now
 from compliance_bake.errors import EXIT_NOTHING_CHECKED
-from compliance_bake.inputs.fixtures import load_fixtures
+from compliance_bake.inputs.registry_source import read_registry
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report.layout import AUDIT_FILE
 from compliance_bake.report.publish import publish
@@ -53,7 +53,7 @@ class AuditResult:
 def run_audit(
     *,
     plays: Path | str,
-    fixtures_dir: Path,
+    fixtures_dir: Path | str,
     out_dir: Path,
     now: str | None,
     days: int = DEFAULT_DAYS,
@@ -68,7 +68,7 @@ def run_audit(
     """Phases: load (clock, licences), audit (the query over the plays), write."""
     phases("load")
     moment = resolve_now(now)
-    registry = load_fixtures(fixtures_dir).registry
+    registry = read_registry(fixtures_dir).registry
     fmt = None if plays_format is None else PlaysFormat(plays_format)
     phases("audit")
     audit = run_zip_window(

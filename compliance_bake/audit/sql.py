@@ -39,6 +39,12 @@ class Dialect:
     param: Callable[[str], str]  # a named query parameter
     instant: str  # the type of an instant (sqlglot reads both as TIMESTAMPTZ)
     hex_to_int: Callable[[str], str]  # a string of hex digits as a BIGINT (the digest)
+    # The slow path's parse of a text INSTANT matched (None: `try_cast(x AS instant)`).
+    parse_slow: Callable[[str], str] | None = None
+    instr: Callable[[str, str], str] = lambda text, part: f"instr({text}, {part})"
+    to_text: Callable[[str], str] = lambda x: f"try_cast({x} AS STRING)"
+    collate: str = ""  # after a text the violations are ordered by: code point order
+    fence: Callable[[str], str] = lambda step: ""  # after a step's columns (POSTGRES)
 
 
 def _spark_literal(text: str) -> str:
@@ -76,6 +82,110 @@ SPARK = Dialect(
     param=lambda name: f":{name}",
     instant="TIMESTAMP",
     hex_to_int=lambda x: f"CAST(conv({x}, 16, 10) AS BIGINT)",
+)
+
+
+def _pg_int(x: str, start: int, size: int) -> str:
+    return f"CAST(substr({x}, {start}, {size}) AS INTEGER)"
+
+
+def _pg_epoch_us(x: str, fraction_us: str, offset_s: str) -> str:
+    """Microseconds since the epoch of a text whose first 19 characters are
+    `YYYY-MM-DDTHH:MM:SS` in digits, NULL when the date or the time is not one (30 February,
+    hour 24, second 60), computed in integers: PostgreSQL's own parse raises an error (no
+    try_cast) and knows no year 0, which DuckDB and Spark read as 1 BC (proleptic Gregorian).
+    The day number is the Julian day's (Fliegel and Van Flandern), positive from year 0 on."""
+    y, m, d = _pg_int(x, 1, 4), _pg_int(x, 6, 2), _pg_int(x, 9, 2)
+    h, mi, s = _pg_int(x, 12, 2), _pg_int(x, 15, 2), _pg_int(x, 18, 2)
+    a = f"((14 - {m}) / 12)"
+    yy, mm = f"({y} + 4800 - {a})", f"({m} + 12 * {a} - 3)"
+    days = (
+        f"({d} + (153 * {mm} + 2) / 5 + 365 * {yy} + {yy} / 4 - {yy} / 100 + {yy} / 400 - 2472633)"
+    )
+    leap = f"CASE WHEN {_pg_leap(y)} THEN 1 ELSE 0 END"
+    month_days = f"CASE WHEN {m} = 2 THEN 28 + {leap} ELSE 30 + ({m} + {m} / 8) % 2 END"
+    return (
+        f"CASE WHEN {m} BETWEEN 1 AND 12 AND {d} >= 1 AND ({d} <= 28 OR {d} <= {month_days}) "
+        f"AND {h} < 24 AND {mi} < 60 AND {s} < 60 THEN "
+        f"(CAST({days} AS BIGINT) * 86400 + {h} * 3600 + {mi} * 60 + {s} - {offset_s}) "
+        f"* 1000000 + {fraction_us} END"
+    )
+
+
+def _pg_instant(us: str) -> str:
+    """A TIMESTAMPTZ from microseconds since the epoch, exactly (each factor below 2**53)."""
+    return (
+        f"(TIMESTAMPTZ 'epoch' + ({us}) / 1000000 * INTERVAL '1 second' "
+        f"+ ({us}) % 1000000 * INTERVAL '1 microsecond')"
+    )
+
+
+def _pg_fast(x: str) -> str:
+    """The exact form `2026-11-20T10:00:01.250Z`, its digits checked by `fast_shape`: the
+    server's own cast, once the text comparisons below say it cannot fail (a real month and
+    day, hour, minute and second in range; year 0, which the server refuses, takes the slow
+    path). Text comparisons and the one cast cost a third of the integer parse."""
+
+    def part(start: int, size: int) -> str:
+        return f'substr({x}, {start}, {size}) COLLATE "C"'
+
+    month, day = part(6, 2), part(9, 2)
+    leap = _pg_leap(_pg_int(x, 1, 4))
+    last = (
+        f"CASE WHEN {month} IN ('04', '06', '09', '11') THEN '30' WHEN {month} <> '02' THEN '31' "
+        f"WHEN {leap} THEN '29' ELSE '28' END"
+    )
+    return (
+        f"CASE WHEN {month} BETWEEN '01' AND '12' AND {day} >= '01' "
+        f"AND ({day} <= '28' OR {day} <= {last}) AND {part(12, 2)} < '24' "
+        f"AND {part(15, 2)} < '60' AND {part(18, 2)} < '60' AND {part(1, 4)} <> '0000' "
+        f"THEN CAST({x} AS TIMESTAMPTZ) END"
+    )
+
+
+def _pg_leap(y: str) -> str:
+    return f"({y} % 4 = 0 AND ({y} % 100 <> 0 OR {y} % 400 = 0))"
+
+
+def _pg_slow(x: str) -> str:
+    """Any text INSTANT matched: the fraction's first six digits (DuckDB and Spark cut the
+    rest), and the offset, read from the end (`Z` or `+HH:MM`)."""
+    fraction = f"regexp_replace({x}, '^.{{19}}(?:[.]([0-9]{{1,9}}))?.*$', '\\1')"
+    us = f"CAST(rpad(left({fraction}, 6), 6, '0') AS INTEGER)"
+    sign = f"CASE WHEN substr({x}, length({x}) - 5, 1) = '-' THEN -1 ELSE 1 END"
+    minutes = f"{_pg_int(f'right({x}, 5)', 1, 2)} * 60 + {_pg_int(f'right({x}, 5)', 4, 2)}"
+    offset = f"CASE WHEN right({x}, 1) = 'Z' THEN 0 ELSE {sign} * ({minutes}) * 60 END"
+    return _pg_instant(_pg_epoch_us(x, us, offset))
+
+
+_PG_PARAMS = {"since_us": 1, "now_us": 2}
+# The audit inside a PostgreSQL server (engines/postgres.py), which has no try_cast: no value may
+# raise an error, so the server's cast reads only a text checked first to be a real instant
+# (`_pg_fast`), and any other text INSTANT matched is read in integer arithmetic (`_pg_slow`);
+# the instants are TIMESTAMPTZ, and so are the window's edges, bound as parameters. Each step
+# ends in a one-row set-returning column (`fence`): the planner would otherwise inline a step into
+# the next and compute it again at each mention (`enriched_us` inside every branch of `timing`'s
+# CASE); a step so kept is still run by parallel workers (OFFSET 0 would keep it in the leader,
+# and a volatile column, though cheaper, makes the server materialise the step, in the leader).
+POSTGRES = Dialect(
+    name="postgres",
+    materialized="AS NOT MATERIALIZED",
+    epoch_us=lambda x: x,  # the parses below give TIMESTAMPTZ
+    parse_fast=_pg_fast,
+    # Exactly 24 bytes, digits where the form has digits (LIKE first: it costs nothing).
+    fast_shape=lambda x: (
+        f"{x} LIKE '____-__-__T__:__:__.___Z' AND octet_length({x}) = 24 "
+        f"AND translate({x}, '0123456789', '') = '--T::.Z'"
+    ),
+    full_match=lambda x, regex: f"{x} ~ '^(?:{regex})$'",
+    param=lambda name: f"CAST(${_PG_PARAMS[name]} AS TIMESTAMPTZ)",
+    instant="TIMESTAMPTZ",
+    hex_to_int=lambda x: f"CAST(CAST('x' || {x} AS BIT(32)) AS BIGINT)",
+    parse_slow=_pg_slow,
+    instr=lambda text, part: f"strpos({text}, {part})",
+    to_text=lambda x: f"CAST({x} AS TEXT)",
+    collate=' COLLATE "C"',
+    fence=lambda step: f", generate_series(1, 1) AS {step}_once",
 )
 
 # ISO 8601 date-time with seconds and an offset within +-18:00; an engine's own cast is lenient
@@ -127,7 +237,8 @@ def _zip_check(d: Dialect, prefix: bool = False) -> str:
     (relations.py): a prefix is real in a state when that state is in the list."""
     k = ZIP_CHECK
     digits = "[0-9]{3}" if prefix else "[0-9]{5}"
-    other = "instr(z.state, '|' || p.state || '|') = 0" if prefix else "z.state <> p.state"
+    listed = d.instr("z.state", "'|' || p.state || '|'")
+    other = f"{listed} = 0" if prefix else "z.state <> p.state"
     return f"""CASE
         WHEN z.zip IS NULL AND NOT {d.full_match("coalesce(p.zip, '')", digits)}
           THEN {k["malformed"]}
@@ -180,7 +291,8 @@ _JOINS = """
 # Anything else, or what the parse refuses (hour 24, second 60, 30 February), goes to the regex
 # and the cast.
 def _audit_sql(d: Dialect, prefix: bool = False) -> str:
-    m = d.materialized
+    m, f = d.materialized, d.fence
+    slow = (d.parse_slow or (lambda x: f"try_cast({x} AS {d.instant})"))("enriched_at")
     return f"""
 parsed {m} (
   SELECT *,
@@ -188,20 +300,20 @@ parsed {m} (
       CASE WHEN {d.fast_shape("enriched_at")}
            THEN {d.epoch_us(d.parse_fast("enriched_at"))} END,
       CASE WHEN {d.full_match("enriched_at", INSTANT)}
-           THEN {d.epoch_us(f"try_cast(enriched_at AS {d.instant})")} END
-    ) AS enriched_us
+           THEN {d.epoch_us(slow)} END
+    ) AS enriched_us{f("parsed")}
   FROM plays
 ), timed {m} (
-  SELECT *, {_timing(d)} AS timing
+  SELECT *, {_timing(d)} AS timing{f("timed")}
   FROM parsed
 ), zoned {m} (
-  SELECT p.*, {_zip_check(d, prefix)} AS zip_check
+  SELECT p.*, {_zip_check(d, prefix)} AS zip_check{f("zoned")}
   FROM timed p LEFT JOIN zips z ON z.zip = p.zip
 ), classified {m} (
   SELECT p.line, p.play_id, p.partner, p.state, p.zip, p.enriched_at, p.raw,
          p.timing = {TIMING["window"]} AS in_window,
          p.timing = {TIMING["not-enriched"]} AS not_enriched,
-         {_reason_case()} AS reason
+         {_reason_case()} AS reason{f("classified")}
   FROM zoned p{_JOINS}
 )"""
 
@@ -229,11 +341,15 @@ FROM (
 GROUP BY in_window, not_enriched, reason, {", ".join(_FIELDS)}
 """
 # The counts from the groups: one row (total, in window, not enriched, then one per reason).
-TOTALS_SQL = f"""
-SELECT coalesce(sum(n), 0) AS total,
+_BY_REASON = ", ".join(
+    f"coalesce(sum(n) FILTER (WHERE reason = {code(m.name)}), 0)" for m in Violation
+)
+_TOTALS = f"""coalesce(sum(n), 0) AS total,
        coalesce(sum(n) FILTER (WHERE in_window), 0) AS in_window,
        coalesce(sum(n) FILTER (WHERE not_enriched), 0) AS not_enriched,
-       {", ".join(f"coalesce(sum(n) FILTER (WHERE reason = {code(m.name)}), 0)" for m in Violation)}
+       {_BY_REASON}"""
+TOTALS_SQL = f"""
+SELECT {_TOTALS}
 FROM {GROUPS}
 """
 # Every violating play, as a group and its number of plays.
@@ -247,9 +363,19 @@ _ORDER_KEYS = (
     "coalesce(line, 0)",
     *(f"coalesce({c}, '')" for c in ("partner", "state", "zip", "enriched_at", "raw")),
 )
-# The same order as ViolatingPlay.sort_key (both engines compare text by code point; the engines'
-# defaults for NULLs differ, so it is spelled out, though no key can be NULL).
-VIOLATION_ORDER = "\nORDER BY " + ", ".join(f"{k} ASC NULLS LAST" for k in _ORDER_KEYS) + "\n"
+
+
+def violation_order(dialect: Dialect) -> str:
+    """The same order as ViolatingPlay.sort_key: text by code point (DuckDB and Spark do; a
+    PostgreSQL database's collation may not, so its dialect names "C"); the engines' defaults
+    for NULLs differ, so it is spelled out, though no key can be NULL."""
+    keys = (
+        k if k.startswith(("reason", "coalesce(line")) else k + dialect.collate for k in _ORDER_KEYS
+    )
+    return "\nORDER BY " + ", ".join(f"{k} ASC NULLS LAST" for k in keys) + "\n"
+
+
+VIOLATION_ORDER = violation_order(DUCKDB)  # DuckDB's and Spark's spelling
 
 # Every violating play with its reason named, one row per play: what --violations-out writes.
 VIOLATIONS_OUT_SQL = f"""
@@ -260,11 +386,19 @@ WHERE reason IS NOT NULL
 """
 # The largest number of plays in one group: the size `COPIES` needs.
 LARGEST_GROUP_SQL = f"SELECT coalesce(max(n), 0) FROM {GROUPS} WHERE reason IS NOT NULL"
-# The fields of a violating play that every engine reads alike (not `line`, not `raw`).
-_ROW_TEXT = " || chr(31) || ".join(
-    ["try_cast(reason AS STRING)"]
-    + [f"coalesce({c}, '')" for c in ("play_id", "partner", "state", "zip", "enriched_at")]
-)
+
+
+def _row_text(dialect: Dialect) -> str:
+    """The fields of a violating play that every engine reads alike (not `line`, not `raw`)."""
+    return " || chr(31) || ".join(
+        [dialect.to_text("reason")]
+        + [f"coalesce({c}, '')" for c in ("play_id", "partner", "state", "zip", "enriched_at")]
+    )
+
+
+def _hashed(dialect: Dialect) -> str:
+    """A violating play's part of the digest: the first 32 bits of its fields' MD5."""
+    return dialect.hex_to_int(f"substr(md5({_row_text(dialect)}), 1, 8)")
 
 
 def digest_sql(dialect: Dialect) -> str:
@@ -272,14 +406,39 @@ def digest_sql(dialect: Dialect) -> str:
 
     Order-free, so the engine computes it where the groups are, without sorting or collecting.
     """
-    part = dialect.hex_to_int(f"substr(md5({_ROW_TEXT}), 1, 8)")
     return (
-        f"SELECT coalesce(sum(n), 0), coalesce(sum({part} * n), 0) FROM {GROUPS} "
+        f"SELECT coalesce(sum(n), 0), coalesce(sum({_hashed(dialect)} * n), 0) FROM {GROUPS} "
         "WHERE reason IS NOT NULL"
     )
 
 
-def audit_query(dialect: Dialect, plays: str, final: str = COUNTS_SQL, prefix: bool = False) -> str:
+def totals_and_digest_sql(dialect: Dialect) -> str:
+    """TOTALS_SQL's counts and digest_sql's two sums in one row, from the plays grouped by
+    their flags and reason alone (a few groups, each with its violating plays' sum of hashes):
+    what an engine that cannot keep the groups asks first (engines/postgres.py)."""
+    hashed = f"sum({_hashed(dialect)}) FILTER (WHERE reason IS NOT NULL)"
+    return f"""
+SELECT {_TOTALS},
+       coalesce(sum(n) FILTER (WHERE reason IS NOT NULL), 0), coalesce(sum(hashes), 0)
+FROM (
+  SELECT in_window, not_enriched, reason, count(*) AS n, {hashed} AS hashes
+  FROM classified GROUP BY in_window, not_enriched, reason
+) {GROUPS}
+"""
+
+
+def audit_query(
+    dialect: Dialect,
+    plays: str,
+    final: str = COUNTS_SQL,
+    prefix: bool = False,
+    relations: str = "",
+) -> str:
     """The audit in one dialect, `plays` bound to a SELECT (inlined, so it is scanned once);
-    with `prefix`, the `zip` column holds 3-digit ZIP prefixes (`_zip_check`)."""
-    return f"WITH plays {dialect.materialized} ({plays}),\n{_audit_sql(dialect, prefix)}\n{final}"
+    with `prefix`, the `zip` column holds 3-digit ZIP prefixes (`_zip_check`). `relations`,
+    when given, defines `zips`, `states` and `licences` in the statement itself (`name AS
+    (...), ` each), for an engine that cannot create them (PostgreSQL's read-only transaction)."""
+    return (
+        f"WITH {relations}plays {dialect.materialized} ({plays}),\n"
+        f"{_audit_sql(dialect, prefix)}\n{final}"
+    )

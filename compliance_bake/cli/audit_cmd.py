@@ -108,7 +108,7 @@ def deep(
     plays_format: str | None,
     days: int,
     now: str | None,
-    fixtures_dir: Path | None,
+    fixtures_dir: str | None,
     out_dir: Path,
     engine: str,
     spark_master: str,
@@ -124,8 +124,9 @@ def deep(
 ) -> None:
     """The ZIP window: every recent play from a real ZIP of a state where its partner is licensed.
 
-    Runs one SQL query over the plays and the ZIP database, on embedded DuckDB (the default) or
-    on Apache Spark (--engine spark: local[N] here, or a cluster through Spark Connect). A play
+    Runs one SQL query over the plays and the ZIP database, on embedded DuckDB (the default),
+    inside the PostgreSQL server that holds the plays (--engine postgres), or on
+    Apache Spark (--engine spark: local[N] here, or a cluster through Spark Connect). A play
     is in the window when now - days <= enriched_at <= now (both edges included, offsets
     honoured; placed_at plays no part). Each in-window play must come from a real ZIP of its
     own state, a regulated state, and a partner with an active licence there (licences.json of

@@ -132,13 +132,13 @@ def bake() -> None:
 )
 @audit_engine_options
 @plays_source_options
-@target_options
+@target_options("--target (each request) and a --previous URL")
 @concurrency_option
 @json_option
 @quiet_option
 @report_option
 def snapshot(
-    fixtures_dir: Path | None,
+    fixtures_dir: str | None,
     service_fixtures_dir: Path | None,
     out_dir: Path,
     now: str | None,
@@ -169,7 +169,7 @@ def snapshot(
     quiet: bool,
     reports: tuple[tuple[str, str], ...],
 ) -> None:
-    """Run the self-check board and the shadow matrix, sign, validate and write OUT.
+    """Run the self-checks and the shadow matrix, sign, validate and write OUT.
 
     Loads the licence and geo fixtures, runs the eight self-checks and the state x partner
     shadow matrix against the in-process engine, or with --target URL against a live compliance
@@ -274,8 +274,10 @@ def snapshot(
     finally:
         if target is not None:
             target.close()
+    from compliance_bake.inputs.registry_source import folder_of
+
     # A mismatch points at the licence to fix: in a rehearsal, the service's own file.
-    found = outcome.of_bake(result, service_fixtures_dir or fixtures_path(fixtures_dir))
+    found = outcome.of_bake(result, service_fixtures_dir or folder_of(fixtures_path(fixtures_dir)))
     if as_json:
         click.echo(terminal_json(result.summary()))
     else:

@@ -25,13 +25,13 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
 @click.option("--state", required=True, help="Two-letter US state code, e.g. MA.")
 @click.option("--wager-type", required=True, help="Wager type, e.g. basketball.totals.")
 @fixtures_option
-@target_options
+@target_options("--target (each request)")
 @json_option
 def check(
     partner: str,
     state: str,
     wager_type: str,
-    fixtures_dir: Path | None,
+    fixtures_dir: str | None,
     target_url: str | None,
     agent_key_file: Path | None,
     target_profile: Path | None,
@@ -65,7 +65,7 @@ def check(
     """
     from compliance_bake.cli import render
     from compliance_bake.errors import InputError
-    from compliance_bake.inputs.fixtures import load_fixtures
+    from compliance_bake.inputs.registry_source import read_registry
     from compliance_bake.inputs.zipindex import zip_index
     from compliance_bake.report.escape import terminal_json
     from compliance_bake.targets.engine import Engine
@@ -76,11 +76,12 @@ def check(
         raise InputError(
             f"--state: unknown state {state!r}", "use a two-letter US state code such as MA"
         )
-    registry = load_fixtures(fixtures_path(fixtures_dir)).registry
+    policy = read_registry(fixtures_path(fixtures_dir)).policy
+    registry = policy.licences
     known = registry.partner(partner) is not None
     target = open_target(target_url, agent_key_file, timeout, 1, retries, target_profile, explain)
     if target is None:
-        target = InProcessTarget(Engine(registry))
+        target = InProcessTarget(Engine(policy))
     try:
         target.wager_types_missing([wager_type])  # exit 2 before any request
         question = target.question(partner, code, wager_type)

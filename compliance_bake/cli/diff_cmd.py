@@ -76,7 +76,7 @@ def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[ob
     show_default=True,
     help="Changes shown per class in the terminal and Markdown reports (the rest are counted).",
 )
-@timeout_option
+@timeout_option("a URL side (fetched as `verify` fetches one)")
 @report_option
 @json_option
 @click.option("--markdown", "as_markdown", is_flag=True, help="A short Markdown report.")
@@ -100,9 +100,9 @@ def diff(
     Both sides are authenticated first: with the report signing secret (as `verify` finds it),
     or with a trusted public key (--public-key) for an out/ folder's attestation. A side that
     is not authentic is refused (exit 2) unless --unauthenticated. Changes are
-    matched by meaning (state and partner, feature, check, node), not by position, and
+    matched by meaning (state and partner, self-check, check, node), not by position, and
     classified: decision (what a wager would get), coverage (states, partners, licences, geo
-    profiles, audited plays), self-check (board rows, integrity checks, shadow agreement) and
+    profiles, audited plays), self-check (the self-checks, integrity checks, shadow agreement) and
     cosmetic (timestamps, runtime string, wording).
 
     \b

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from compliance_bake.log.audit import LogAudit
 
+_LOG_EXCHANGES = "a log at a URL (its checkpoint, tiles and entries)"
 _LOG_KEY_HELP = (
     "The log's Ed25519 public key (the signing key's .pub.pem); repeatable for rotation.  "
     "[default: $COMPLIANCE_PUBLIC_KEY_FILE]"
@@ -51,12 +52,12 @@ def log() -> None:
 @log.command(
     "verify",
     context_settings=CONTEXT,
-    epilog=exit_codes(0, 1, 2, 3, one="done, and the log does not verify"),
+    epilog=exit_codes(0, 1, 2, 3, 4, one="done, and the log does not verify"),
     short_help="Recompute the whole log and check its checkpoint.",
 )
 @click.argument("location", metavar="DIR|URL")
 @public_key_option("--public-key", "public_keys", help=_LOG_KEY_HELP)
-@timeout_option
+@timeout_option(_LOG_EXCHANGES)
 @json_option
 @report_option
 def verify_log(
@@ -111,7 +112,7 @@ def _entry_lines(result: LogAudit) -> None:
         click.echo(
             f"{entry['index']:>6}  {visible(entry.get('generatedAt', '?'))}  "
             f"{'ok    ' if verdict.get('ok') is True else 'FAILED'}  "
-            f"board {visible(board.get('passed', '?'))}/{visible(board.get('total', '?'))}  "
+            f"self-checks {visible(board.get('passed', '?'))}/{visible(board.get('total', '?'))}  "
             f"mismatches {visible(verdict.get('shadowMismatches', '?'))}  "
             f"{visible(entry.get('target', '?'))}"
         )
@@ -130,13 +131,13 @@ def _entry_lines(result: LogAudit) -> None:
 @log.command(
     "show",
     context_settings=CONTEXT,
-    epilog=exit_codes(0, 1, 2, 3),
+    epilog=exit_codes(0, 1, 2, 3, 4),
     short_help="Print one entry, after proving its inclusion.",
 )
 @click.argument("location", metavar="DIR|URL")
 @click.argument("index", type=click.IntRange(min=0))
 @public_key_option("--public-key", "public_keys", help=_LOG_KEY_HELP)
-@timeout_option
+@timeout_option(_LOG_EXCHANGES)
 def show(location: str, index: int, public_keys: tuple[Path, ...], timeout: float) -> None:
     """Print entry INDEX of the log as JSON, after checking that the signed checkpoint
     includes it.

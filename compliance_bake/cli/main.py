@@ -84,11 +84,13 @@ def cli(verbose: bool) -> None:
 
     \b
     Examples:
+      compliance-bake demo init
       compliance-bake secret mint
       compliance-bake signing-key mint
-      compliance-bake bake snapshot --now 2026-11-22T04:06:00Z
+      compliance-bake bake snapshot --now 2026-11-22T04:06:00Z --out yesterday
+      compliance-bake bake snapshot --now 2026-11-23T04:06:00Z
       compliance-bake verify out --report junit:verify-junit.xml
-      compliance-bake diff yesterday/out out
+      compliance-bake diff yesterday out
       compliance-bake audit deep --plays fixtures/plays.csv \\
         --now 2026-11-22T04:06:00Z
       compliance-bake check --partner node-bay-01 --state MA \\
@@ -104,6 +106,7 @@ def _register() -> None:
         audit_cmd,
         bake_cmd,
         check_cmd,
+        demo_cmd,
         diff_cmd,
         docs_cmd,
         keys_cmd,
@@ -130,6 +133,7 @@ def _register() -> None:
     cli.add_command(witness_cmd.witness)
     cli.add_command(witness_cmd.witness_key)
     cli.add_command(docs_cmd.docs)
+    cli.add_command(demo_cmd.demo)
 
 
 _register()

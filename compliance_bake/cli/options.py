@@ -21,13 +21,40 @@ def _with_options(command: F, *options: Callable[[F], F]) -> F:
     return command
 
 
-fixtures_option = click.option(
-    "--fixtures",
-    "fixtures_dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Folder with licences.json and geo.json.  [default: the bundled demo fixtures]",
-)
+_REGISTRY_MAP = "compliance_bake.registry_map"
+
+
+def _remember_map(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
+    """--registry-map travels with --registry's source (`fixtures_path`), not as a parameter."""
+    if value is not None:
+        ctx.meta[_REGISTRY_MAP] = value
+
+
+def fixtures_option(command: F) -> F:
+    """--registry SOURCE (alias --fixtures) and --registry-map FILE, on every command that
+    reads the registry."""
+    return _with_options(
+        command,
+        click.option(
+            "--registry",
+            "--fixtures",
+            "fixtures_dir",
+            metavar="SOURCE",
+            default=None,
+            help="Where the registry is read: a fixtures folder with licences.json, geo.json "
+            "and an optional limits.json, sqlite:PATH or a postgresql:// URL (docs/fixtures.md); "
+            "--fixtures DIR is its alias.  [default: the bundled demo fixtures]",
+        ),
+        click.option(
+            "--registry-map",
+            type=click.Path(path_type=Path, dir_okay=False),
+            default=None,
+            expose_value=False,
+            callback=_remember_map,
+            help="TOML file naming a database registry's tables, columns or queries, and its "
+            "states (docs/fixtures.md).  [default: the four default tables]",
+        ),
+    )
 
 
 def out_option(help: str) -> Callable[[F], F]:
@@ -54,15 +81,20 @@ def now_option(clock: str) -> Callable[[F], F]:
     )
 
 
-timeout_option = click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=DEFAULT_TIMEOUT,
-    show_default=True,
-    metavar="SECONDS",
-    help="Seconds for each exchange with a URL (a --target request, a published snapshot or log "
-    "file, an OpenAPI document): connecting to the last byte, one deadline.",
-)
+def timeout_option(exchanges: str) -> Callable[[F], F]:
+    """--timeout SECONDS, one deadline per exchange with a URL, declared once; `exchanges` says
+    what this command fetches, so its --help names nothing the command never asks."""
+    return click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=DEFAULT_TIMEOUT,
+        show_default=True,
+        metavar="SECONDS",
+        help=f"Seconds for each exchange with {exchanges}: connecting to the last byte, one "
+        "deadline.",
+    )
+
+
 secret_file_option = click.option(
     "--secret-file",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -95,9 +127,16 @@ quiet_option = click.option(
 )
 
 
-def fixtures_path(value: Path | None) -> Path:
+def fixtures_path(value: str | None) -> str | Path:
+    """The registry source of --registry (--fixtures), else the bundled demo fixtures; with
+    --registry-map, the source carrying its map (`inputs.registry_map.with_map`)."""
+    from compliance_bake.inputs.registry_map import with_map
     from compliance_bake.resources import demo_fixtures_dir
 
+    context = click.get_current_context(silent=True)
+    map_file = None if context is None else context.meta.get(_REGISTRY_MAP)
+    if map_file is not None:
+        return with_map(value, map_file)
     return value if value is not None else demo_fixtures_dir()
 
 
@@ -134,9 +173,10 @@ concurrency_option = click.option(
 )
 
 
-def target_options(command: F) -> F:
-    """--target URL and how to talk to it: the key, the profile, the timeout, the retries."""
-    return _with_options(
+def target_options(exchanges: str) -> Callable[[F], F]:
+    """--target URL and how to talk to it: the key, the profile, the timeout, the retries;
+    `exchanges` says what the command's --timeout bounds (a bake also fetches --previous)."""
+    return lambda command: _with_options(
         command,
         click.option(
             "--target",
@@ -152,8 +192,8 @@ def target_options(command: F) -> F:
             type=click.Path(path_type=Path, dir_okay=False),
             default=None,
             help="File holding the agent key sent to --target, as `Authorization: Bearer` "
-            "or as the target profile's [auth] says (mode 0600).  "
-            "[default: $COMPLIANCE_AGENT_KEY]",
+            "or as the target profile's [auth] says (mode 0600). Without it, "
+            "$COMPLIANCE_AGENT_KEY, which holds the key itself.",
         ),
         click.option(
             "--target-profile",
@@ -171,7 +211,7 @@ def target_options(command: F) -> F:
             help="Print to stderr the first request to --target of each operation, its raw "
             "answer and each profile field's value (the agent key masked).",
         ),
-        timeout_option,
+        timeout_option(exchanges),
         click.option(
             "--retries",
             type=click.IntRange(0, 10),
@@ -228,11 +268,13 @@ def audit_engine_options(command: F) -> F:
         command,
         click.option(
             "--engine",
-            type=click.Choice(["duckdb", "spark"]),
+            type=click.Choice(["duckdb", "postgres", "spark"]),
             default="duckdb",
             show_default=True,
-            help="Where the ZIP-window audit runs: embedded DuckDB, or Apache Spark "
-            "(pip install 'compliance-bake[spark]'; Java 17+ for local[N]).",
+            help="Where the ZIP-window audit runs: embedded DuckDB, inside the PostgreSQL server "
+            "that holds the plays (postgresql:// sources; `compliance-bake docs engines` says "
+            "when it pays), or Apache Spark (pip install 'compliance-bake[spark]'; Java 17+ for "
+            "local[N]).",
         ),
         click.option(
             "--spark-master",

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compliance_bake.cli.terminal import count, json_text
+from compliance_bake.cli.terminal import count, counted, json_text
 from compliance_bake.errors import EXIT_NOTHING_CHECKED, EXIT_OK
 from compliance_bake.report import disagreements
 from compliance_bake.signing.integrity import ITEMIZED_BY, zip_window_words
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from compliance_bake.log.audit import LogAudit
     from compliance_bake.log.witness import WitnessRun
     from compliance_bake.report.models import BoardRow, JsonObject, ShadowRow
+    from compliance_bake.report.policy import AskedQuestion, PolicyRecord
     from compliance_bake.verify.findings import VerifyReport
 
 ITEMS_KEPT = 1000  # per case: enough for any report; a 500,000-row matrix counts the rest
@@ -125,8 +126,8 @@ def _differences(expected: Any, actual: Any, path: str = "$") -> list[str]:
 
 
 def _board_case(row: BoardRow) -> Case:
-    """A board row; failed, its items are the differing fields by JSON path and its detail the
-    expected and actual states in full."""
+    """A self-check (a board row); failed, its items are the differing fields by JSON path and
+    its detail the expected and actual states in full."""
     if row.match:
         return Case(row.feature, True, "holds")
     found = _differences(row.expected_state, row.actual_state) or [
@@ -281,10 +282,18 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
     """The bake's outcome; `fixtures` (the --fixtures folder) lets mismatches name their line."""
     snap = result.snapshot
     suites = {
-        "board": [_board_case(r) for r in snap.board.rows],
+        "self-checks": [_board_case(r) for r in snap.board.rows],
         "integrity": [Case(c.id, c.ok, c.label) for c in snap.integrity.checks],
         "shadow": _shadow_cases(snap.shadow.rows, fixtures, snap.shadow.shadow_from_target),
     }
+    if result.policy is not None and result.policy.shown:
+        # Before the shadow's pairs: the last screen ends with the pairs to fix.
+        suites = {
+            "self-checks": suites["self-checks"],
+            "integrity": suites["integrity"],
+            "policy": policy_cases(result.policy),
+            "shadow": suites["shadow"],
+        }
     if result.violations_by_reason is not None:
         audit = result.deep_audit
         violations = audit.violations if audit is not None else []
@@ -298,12 +307,40 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
     ]
     failed = [c.name for c in suites["integrity"] if not c.ok]
     failed += disagreements.failing(snap.shadow.disagreements)
+    failed += [] if result.policy is None else result.policy.failing()
     verdict = "PASS: every check holds" if result.ok else "FAIL: " + ", ".join(failed)
     if result.nothing_audited is not None and result.deep_audit is not None:
         label = result.deep_audit.label
         verdict = f"NOTHING AUDITED (exit {EXIT_NOTHING_CHECKED}): {label}"
     passed = result.exit_code == EXIT_OK
     return Outcome("bake snapshot", passed, result.exit_code, verdict, suites, result.summary())
+
+
+def question_text(question: AskedQuestion) -> str:
+    """One failing question, as every output names it (report/policy.question_words)."""
+    from compliance_bake.report.policy import question_words
+
+    return question_words(question.to_json())
+
+
+def policy_cases(record: PolicyRecord) -> list[Case]:
+    """One case per disagreement kind with failing questions (named by rule, its questions the
+    items), else one passing case; a target not asked the questions is a skipped case, never a
+    pass."""
+    from compliance_bake.report.policy import FAILING, KINDS
+
+    if not record.asked:
+        return [Case("policy questions", True, record.summary_line(), skipped=True)]
+    cases: list[Case] = []
+    for kind in FAILING:
+        found = [q for q in record.questions if kind in q.kinds]
+        if not found:
+            continue
+        items = tuple(Item(question_text(q)) for q in found[:ITEMS_KEPT])
+        noun = "question" if len(found) == 1 else "questions"
+        message = f"{count(len(found))} {noun}"
+        cases.append(Case(KINDS[kind], False, message, items, max(0, len(found) - ITEMS_KEPT)))
+    return cases or [Case("policy questions", True, record.summary_line())]
 
 
 def _empty_window_case(nothing_audited: str | None) -> list[Case]:
@@ -322,7 +359,7 @@ def of_audit(result: AuditResult) -> Outcome:
     elif audit.ok:
         verdict = f"PASS: {zip_window_words(audit.days, audit.in_window_plays, audit.total_plays)}"
     else:
-        verdict = f"FAIL: zip-window, {count(audit.violation_count)} violations"
+        verdict = f"FAIL: zip-window, {counted(audit.violation_count, 'violation')}"
     cases = _reason_cases(by_reason, audit.violations, audit.plays)
     suites = {"zip-window": cases + _empty_window_case(result.nothing_audited)}
     passed = result.exit_code == EXIT_OK

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from compliance_bake.cli.outcome import Outcome
     from compliance_bake.inputs.models import Decision
     from compliance_bake.report.models import Snapshot
+    from compliance_bake.report.policy import PolicyRecord
     from compliance_bake.verify.findings import VerifyReport
 
 MISMATCH_ROWS_SHOWN = 20
@@ -61,12 +62,12 @@ def _board(snap: Snapshot, depth: int) -> Any:
 
     board = snap.board
     table = Table(
-        title=f"Self-check board {board.passed}/{board.total}",
+        title=f"Self-checks {board.passed}/{board.total}",
         title_justify="left",
         expand=False,
     )
     table.add_column("", no_wrap=True)
-    table.add_column("feature", no_wrap=True, overflow="ellipsis")
+    table.add_column("self-check", no_wrap=True, overflow="ellipsis")
     table.add_column("state (expected = actual, else both)", overflow="fold")
     for row in board.rows:
         expected = to_depth(row.expected_state, depth)
@@ -77,6 +78,36 @@ def _board(snap: Snapshot, depth: int) -> Any:
             state = f"expected {safe(expected)}\n[red]actual[/red]   {safe(actual)}"
         table.add_row(_mark(row.match), safe(row.feature), state)
     return table
+
+
+def _policy(console: Any, record: PolicyRecord) -> None:
+    """The policy's one line, then the failing questions as a table grouped by rule (how many,
+    and the first question of each), never a wall of rows."""
+    from rich.table import Table
+
+    from compliance_bake.cli.outcome import question_text
+    from compliance_bake.report.policy import FAILING, KINDS, OTHER_REASON
+
+    if not record.asked:
+        console.print(f"Policy: [yellow]{safe(record.summary_line())}[/yellow]", soft_wrap=False)
+        return
+    failing = record.failing()
+    mark = _mark(not failing)
+    console.print(f"Policy: {mark} {safe(record.summary_line())}", soft_wrap=False)
+    counts = record.disagreements
+    if counts[OTHER_REASON]:
+        console.print(f"  reported: {count(counts[OTHER_REASON])} {safe(KINDS[OTHER_REASON])}")
+    if not failing:
+        return
+    table = Table(title="Failing policy questions by rule", title_justify="left")
+    table.add_column("rule")
+    table.add_column("questions", justify="right", no_wrap=True)
+    table.add_column("first question")
+    for kind in FAILING:
+        found = [q for q in record.questions if kind in q.kinds]
+        if found:
+            table.add_row(safe(KINDS[kind]), count(len(found)), safe(question_text(found[0])))
+    console.print(table)
 
 
 def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) -> None:
@@ -125,6 +156,8 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
         if not row.real_allowed and kinds:
             console.print(f"    reason: {safe(reason_words(row.reason))}")
         shown += 1
+    if result.policy is not None and result.policy.shown:
+        _policy(console, result.policy)
     if snap.deep_audit is not None:
         window = snap.deep_audit.zip_window
         violations = ""

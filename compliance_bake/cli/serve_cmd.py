@@ -51,7 +51,7 @@ from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
 def serve(
     host: str,
     port: int,
-    fixtures_dir: Path | None,
+    fixtures_dir: str | None,
     out_dir: Path,
     keys_file: Path,
     log_dir: Path | None,

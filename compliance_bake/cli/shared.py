@@ -92,6 +92,6 @@ EXIT_CODES = exit_codes(
     3,
     4,
     5,
-    one="done, and a check failed (board, shadow, integrity, ZIP window, verify)",
+    one="a check failed (self-checks, shadow, integrity, ZIP window, verify)",
     two="bad usage or bad input (option, fixture, secret): nothing written",
 )

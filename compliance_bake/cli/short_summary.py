@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from compliance_bake.cli.terminal import count, excerpt, safe, width
+from compliance_bake.cli.terminal import count, counted, excerpt, safe, width
 from compliance_bake.report.escape import visible
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def failure_summary(outcome: Outcome, console: Any) -> None:
                 console.print(escape(line), soft_wrap=True)
         for suite, n in shown.items():
             if n > SUMMARY_SHOWN:
-                console.print(f"… and {count(n - SUMMARY_SHOWN)} more {safe(suite)} failures")
+                console.print(f"… and {counted(n - SUMMARY_SHOWN, f'more {safe(suite)} failure')}")
     style = "green" if outcome.ok else "bold red"
     # Wrapped at the terminal's width: a verdict naming several disagreement kinds is long.
     console.print(f"[{style}]{safe(outcome.verdict)}[/{style}]", soft_wrap=False)

@@ -65,7 +65,7 @@ def show() -> None:
     metavar="URL|FILE",
     help="The service's OpenAPI document (JSON), as a URL or a file.",
 )
-@timeout_option
+@timeout_option("the OpenAPI document at a --from-openapi URL")
 def init(source: str, timeout: float) -> None:
     """Draft a profile from the service's OpenAPI document and print it.
 

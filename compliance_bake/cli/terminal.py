@@ -58,6 +58,11 @@ def count(n: int) -> str:
     return f"{n:,}"
 
 
+def counted(n: int, noun: str) -> str:
+    """A count with its noun, singular for one: `1 violation`, `2 violations`."""
+    return f"{count(n)} {noun}" if n == 1 else f"{count(n)} {noun}s"
+
+
 def json_text(value: Any) -> str:
     """A value as JSON text (true, null, "x"), never a Python repr."""
     import json  # here, as shutil below: every command's --help imports this module

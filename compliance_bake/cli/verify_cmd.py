@@ -53,7 +53,7 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
     help="Accept an authentic snapshot that records failed checks (to inspect a failed bake); "
     "a broken rule still fails.",
 )
-@timeout_option
+@timeout_option("a URL SOURCE (the snapshot and the files checked beside it) and a --log URL")
 @click.option(
     "--log",
     "log_location",
@@ -97,7 +97,7 @@ def verify(
     Gives two verdicts. AUTHENTIC: every digest is recomputed and a key says who signed it
     (HMAC-SHA3-256 with REPORT_SIGNING_SECRET, or the Ed25519 attestation with --public-key).
     COMPLIANT: every rule of the specification that follows from the content holds (coverage
-    of the shadow matrix, licence rules, the 8 features and their expected values, geo
+    of the shadow matrix, licence rules, the 8 self-checks and their expected values, geo
     profiles, the 90-day window, timestamps, runtime, the secret nowhere in a file) and every
     check the snapshot records holds. Exit 0 only when both hold. An attestation that is
     there but not checked (no --public-key) is named, never called verified.

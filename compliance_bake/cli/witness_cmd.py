@@ -16,7 +16,7 @@ WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
 
 @click.command(
     context_settings=CONTEXT,
-    epilog=exit_codes(0, 1, 2, 3, one="done, and the log's history does not hold: not cosigned"),
+    epilog=exit_codes(0, 1, 2, 3, 4, one="done, and the log's history does not hold: not cosigned"),
     short_help="Check a log grew honestly since last seen, and cosign it.",
 )
 @click.argument("location", metavar="DIR|URL")
@@ -52,7 +52,7 @@ WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
     metavar="NAME",
     help="The witness's name in its cosignatures.  [default: compliance-bake-witness/<key id>]",
 )
-@timeout_option
+@timeout_option("a log at a URL (its checkpoint and tiles)")
 @now_option("The witness's clock, the time in its cosignature")
 @report_option
 def witness(

@@ -71,6 +71,11 @@ def _pair_text(
 
 def describe(change: Change) -> str:
     """One line (before truncation) saying what changed."""
+    from compliance_bake.diff.policy import describe_policy
+
+    policy = describe_policy(change)
+    if policy is not None:
+        return policy
     c, kind = change.concerns, change.kind
     # Read by kind: each kind's values have the shape compare.py and pairs.py give them.
     before: Any = change.before
@@ -85,8 +90,8 @@ def describe(change: Change) -> str:
     if kind.startswith("board-row"):
         if kind == "board-row-changed":
             moved = "; ".join(f"{k} {_flag(before[k])} -> {_flag(after[k])}" for k in before)
-            return f"board {c['feature']}: {moved}"
-        return f"board {c['feature']} {kind.rsplit('-', 1)[1]}"
+            return f"self-check {c['feature']}: {moved}"
+        return f"self-check {c['feature']} {kind.rsplit('-', 1)[1]}"
     if kind.startswith("check-"):
         if kind == "check-changed":
             return f"check {c['check']}: ok {_flag(before['ok'])} -> {_flag(after['ok'])}" + (

@@ -1,4 +1,5 @@
-"""Load and check the fixture folder: `licences.json` and `geo.json` (formats in docs/fixtures.md).
+"""Load and check the fixture folder: `licences.json`, `geo.json` and the optional `limits.json`
+(formats in docs/fixtures.md).
 
 Each file is read as a regular file of at most FIXTURE_MAX_BYTES (64 MiB), checked before a byte
 is read (`inputs/files.py`). Every problem becomes one FixtureError naming the file, the place
@@ -25,9 +26,12 @@ from compliance_bake.inputs.models import (
     StateRules,
 )
 from compliance_bake.inputs.zipindex import is_jurisdiction, zip_index
+from compliance_bake.policy.model import LimitRow, PartnerFacts, PolicyRegistry, PolicyValueError
+from compliance_bake.policy.rows import limit_row_from_columns
 
 LICENCES_FILE = "licences.json"
 GEO_FILE = "geo.json"
+LIMITS_FILE = "limits.json"  # optional: a folder without it has no limit rows
 SERVICE_OPTION = "--service-fixtures"
 
 _HINTS = {
@@ -45,7 +49,7 @@ _HINTS = {
 }
 
 
-def _read(folder: Path, name: str, option: str = "--fixtures") -> Any:
+def _read(folder: Path, name: str, option: str = "--fixtures", *, fractions: bool = False) -> Any:
     path = folder / name
     try:
         raw = read_regular_file(
@@ -62,7 +66,7 @@ def _read(folder: Path, name: str, option: str = "--fixtures") -> Any:
             f"write the {name} document (`compliance-bake docs fixtures`)",
         )
     try:
-        return loads_strict(raw)
+        return loads_strict(raw, fractions=fractions)
     except StrictJSONError as exc:
         raise FixtureError(f"{path}: {exc.where}: {exc}", "write strict JSON (RFC 8259)") from None
 
@@ -133,6 +137,52 @@ def _refuse_licence(where: str, state: str, licences: dict[str, str]) -> NoRetur
     )
 
 
+def _facts(doc: dict[str, Any], geo: tuple[GeoProfile, ...]) -> tuple[PartnerFacts, ...]:
+    """What the rules read of each partner: its profile's age and ZIP, and `identityVerified`
+    (absent: not verified)."""
+    return tuple(
+        PartnerFacts(p.node_id, p.age, p.zip_code, raw.get("identityVerified", False))
+        for p, raw in zip(geo, doc["partners"], strict=True)
+    )
+
+
+def _limits(folder: Path, registry: LicenceRegistry) -> tuple[LimitRow, ...]:
+    """The rows of `limits.json`, none when the folder has no such file. Each row is read by
+    the policy's one reader (policy/rows.py); here it is also held to the folder: its partner is
+    one of licences.json's and its wager type one its state lists."""
+    path = folder / LIMITS_FILE
+    if not path.exists() and not path.is_symlink():
+        return ()
+    doc = _read(folder, LIMITS_FILE, fractions=True)
+    _validate(path, schemas.LIMITS, doc)
+    rows: list[LimitRow] = []
+    for index, raw in enumerate(doc["limits"]):
+        try:
+            row = limit_row_from_columns(index, raw)
+        except PolicyValueError as exc:
+            raise _row_error(path, exc) from None
+        where = f"{path}: $.limits[{index}]"
+        if row.partner is not None and registry.partner(row.partner) is None:
+            raise FixtureError(
+                f"{where}.node_id: {row.partner!r} is not a partner in {LICENCES_FILE}",
+                "use a nodeId from licences.json, or null for the state-wide row",
+            )
+        rules = registry.state(row.state)
+        if rules is not None and row.wager_type not in rules.wager_types:
+            raise FixtureError(
+                f"{where}.market_id: {row.wager_type} is not a wager type of {row.state} in "
+                f"{LICENCES_FILE}",
+                f"add {row.wager_type} to the state's wagerTypes or fix sport_id and market_id",
+            )
+        rows.append(row)
+    return tuple(rows)
+
+
+def _row_error(path: Path, exc: PolicyValueError) -> FixtureError:
+    place = "$.limits" if exc.row is None else f"$.limits[{exc.row}]"
+    return FixtureError(f"{path}: {place}.{exc.field}: {exc.problem}", exc.hint)
+
+
 def _geo(path: Path, doc: dict[str, Any], registry: LicenceRegistry) -> tuple[GeoProfile, ...]:
     profiles: list[GeoProfile] = []
     seen: set[str] = set()
@@ -201,17 +251,26 @@ def _licences(folder: Path, option: str) -> LicenceRegistry:
     return _registry(path, doc)
 
 
-def load_service_licences(folder: Path) -> LicenceRegistry:
-    """The licences a service under test believes, from `folder/licences.json` alone.
+def load_service_policy(folder: Path, registry: PolicyRegistry) -> PolicyRegistry:
+    """The policy a service under test believes: `folder/licences.json`, and its own
+    `limits.json` (without one, the registry's limit rows), with the registry's partner facts.
 
-    The in-process engine answers from them while the shadow keeps reading the registry of
-    `--fixtures`, so a licence that differs between the two sets shows as mismatches, as drift
-    between a live service's database and the regulator's registry would. The file meets every
-    check a fixture folder's licences.json meets, with the same messages.
+    The in-process engine answers from it while the shadow keeps reading the registry of
+    `--fixtures`, so a licence or a limit that differs between the two shows as a disagreement,
+    as drift between a live service's database and the regulator's registry would. The files
+    meet every check a fixture folder's meet, with the same messages.
     """
     _require_folder(folder, SERVICE_OPTION)
     with gc_paused(keep=True):
-        return _licences(folder, SERVICE_OPTION)
+        licences = _licences(folder, SERVICE_OPTION)
+        own = (folder / LIMITS_FILE).exists() or (folder / LIMITS_FILE).is_symlink()
+        limits = _limits(folder, licences) if own else registry.limits
+        known = {partner.node_id for partner in licences.partners}
+        facts = tuple(f for f in registry.facts if f.node_id in known)
+        try:
+            return PolicyRegistry(licences, limits, facts)
+        except PolicyValueError as exc:
+            raise _row_error(folder / LIMITS_FILE, exc) from None
 
 
 def load_fixtures(folder: Path) -> Fixtures:
@@ -222,4 +281,9 @@ def load_fixtures(folder: Path) -> Fixtures:
         geo_doc = _read(folder, GEO_FILE)
         _validate(geo_path, schemas.GEO, geo_doc)
         geo = _geo(geo_path, geo_doc, registry)
-    return Fixtures(registry=registry, geo=geo, source=str(folder))
+        limits = _limits(folder, registry)
+        try:
+            policy = PolicyRegistry(registry, limits, _facts(geo_doc, geo))
+        except PolicyValueError as exc:
+            raise _row_error(folder / LIMITS_FILE, exc) from None
+    return Fixtures(policy=policy, geo=geo, source=str(folder))

@@ -25,6 +25,7 @@ import math
 import re
 import sys
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -102,9 +103,11 @@ def _check_tree(value: Any, path: str, *, values: bool = True) -> None:
             stack.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(item))
 
 
-def loads_strict(text: str | bytes) -> Any:
-    """Parse strictly; raise StrictJSONError with a place on anything doubtful."""
-    value = _parse(text, parse_constant=_constant, parse_float=_fraction)
+def loads_strict(text: str | bytes, *, fractions: bool = False) -> Any:
+    """Parse strictly; raise StrictJSONError with a place on anything doubtful. With
+    `fractions`, a number with a fraction or an exponent is read as the exact Decimal it spells
+    (the amounts of limits.json, 0.5), never as a binary float."""
+    value = _parse(text, parse_constant=_constant, parse_float=Decimal if fractions else _fraction)
     if not _plainly_clean(value):
         _check_tree(value, "$")
     return value

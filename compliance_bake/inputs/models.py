@@ -3,58 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
-LICENCE_ACTIVE = "active"
+# The licence registry is the policy's (compliance_bake/policy/model.py); named here too, where
+# the fixtures' readers and the report have always found it.
+from compliance_bake.policy.model import LICENCE_ACTIVE as LICENCE_ACTIVE
+from compliance_bake.policy.model import LicenceRegistry as LicenceRegistry
+from compliance_bake.policy.model import Partner as Partner
+from compliance_bake.policy.model import PolicyRegistry
+from compliance_bake.policy.model import StateRules as StateRules
+
 STATUS_ALLOWED = 200
 STATUS_BLOCKED = 403
-
-
-@dataclass(frozen=True, slots=True)
-class StateRules:
-    code: str
-    name: str
-    wager_types: tuple[str, ...]
-    limits: Mapping[str, int]
-
-
-@dataclass(frozen=True, slots=True)
-class Partner:
-    node_id: str
-    licences: Mapping[str, str]  # state code -> licence status
-
-
-@dataclass(frozen=True, slots=True)
-class LicenceRegistry:
-    """The licence fixture as the engine and the shadow check both read it."""
-
-    states: tuple[StateRules, ...]
-    partners: tuple[Partner, ...]
-    _by_state: Mapping[str, StateRules] = field(init=False, repr=False, compare=False)
-    _by_partner: Mapping[str, Partner] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_by_state", {s.code: s for s in self.states})
-        object.__setattr__(self, "_by_partner", {p.node_id: p for p in self.partners})
-        if len(self._by_state) != len(self.states) or len(self._by_partner) != len(self.partners):
-            raise ValueError("state codes and partner node ids must be unique")
-
-    @property
-    def regulated_states(self) -> tuple[str, ...]:
-        return tuple(s.code for s in self.states)
-
-    def state(self, code: str) -> StateRules | None:
-        return self._by_state.get(code)
-
-    def partner(self, node_id: str) -> Partner | None:
-        return self._by_partner.get(node_id)
-
-    def licence_status(self, node_id: str, state: str) -> str | None:
-        partner = self._by_partner.get(node_id)
-        return None if partner is None else partner.licences.get(state)
 
 
 class GeoProfile(msgspec.Struct, frozen=True, gc=False, rename="camel"):
@@ -86,9 +49,17 @@ class GeoProfile(msgspec.Struct, frozen=True, gc=False, rename="camel"):
 
 @dataclass(frozen=True, slots=True)
 class Fixtures:
-    registry: LicenceRegistry
+    """The registry as a source gave it (`inputs/registry_source.read_registry`): the whole
+    policy, the partners' geo profiles (spec 2.4), and where it was read."""
+
+    policy: PolicyRegistry
     geo: tuple[GeoProfile, ...]
-    source: str  # the folder they came from, for messages and provenance
+    source: str  # the folder, or the database URL without its password: messages, provenance
+
+    @property
+    def registry(self) -> LicenceRegistry:
+        """The licences and states, as the shadow matrix and the audit read them."""
+        return self.policy.licences
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,8 @@ REGISTRY_BOARD = "compliance-enhancements.schema.json"
 REGISTRY_SHADOW = "compliance-shadow.schema.json"
 LICENCES = "licences.schema.json"
 GEO = "geo.schema.json"
+LIMITS = "limits.schema.json"
+POLICY = "compliance-policy.schema.json"
 
 
 @dataclass(frozen=True, slots=True)

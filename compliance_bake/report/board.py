@@ -23,6 +23,7 @@ from compliance_bake.inputs.models import (
     STATUS_BLOCKED,
     LicenceRegistry,
 )
+from compliance_bake.inputs.registry_source import folder_of
 from compliance_bake.report import deepequal, escape, key_probe
 from compliance_bake.report.models import UNSIGNED, Board, BoardRow, JsonObject
 from compliance_bake.targets.inprocess import IN_PROCESS_BASE
@@ -107,9 +108,14 @@ def filed_states(licences_file: str) -> list[str]:
 
 def _health(target: Target, inputs: BoardInputs) -> BoardRow:
     health = target.health()
+    # A database registry's states were read once, in its one read-only transaction.
+    from_file = folder_of(inputs.licences_file) is not None
+    states = (
+        filed_states(inputs.licences_file) if from_file else list(inputs.registry.regulated_states)
+    )
     return _row(
         "health.states",
-        {"ok": True, "states": filed_states(inputs.licences_file)},
+        {"ok": True, "states": states},
         {"ok": health.ok, "states": list(health.states)},
         "health route lists the regulated states" + _on_target(target),
     )
@@ -211,7 +217,7 @@ def _strict_vs_loose(target: Target, inputs: BoardInputs) -> BoardRow:
         {"loose": True, "strict": False, "diverges": True},
         {"loose": loose, "strict": strict, "diverges": loose != strict},
         "{allowed: True} vs {allowed: 1}: equal loosely, unequal strictly"
-        + _in_here(target, "the board's own comparisons"),
+        + _in_here(target, "the self-checks' own comparisons"),
     )
 
 
@@ -226,7 +232,7 @@ def _docs_matrix(target: Target, inputs: BoardInputs) -> BoardRow:
         {"ok": True, "cases": 6},
         {"ok": len(holding) == len(deepequal.DOCS_MATRIX), "cases": len(holding)},
         "strict inequality: undefined properties, sparse arrays, class instance vs plain object"
-        + _in_here(target, "the board's own comparisons"),
+        + _in_here(target, "the self-checks' own comparisons"),
     )
 
 

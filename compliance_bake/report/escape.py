@@ -21,7 +21,8 @@ control character is `INVISIBLE`, shared with the JSON writer `terminal_json`.
 `markdown` is the one escape for Markdown (the `--report markdown` step summary and
 `diff --markdown`, read as a pull-request comment): `visible` first, so the text stays on its
 line, then every punctuation mark that could start markup, a link or HTML backslash-escaped, so
-a service's runtime reads as the literal text it is, never as a heading, an image or a link.
+a service's runtime reads as the literal text it is, never as a heading, an image or a link; a
+`-`, `.` or `:` between two digits starts nothing and stays, so a date reads as one.
 """
 
 from __future__ import annotations
@@ -49,12 +50,20 @@ def visible(value: object) -> str:
     return INVISIBLE.sub(_shown, text)
 
 
-MARKDOWN_SPECIAL = frozenset("\\`*_{}[]<>()#+-.!|~&:")
+MARKDOWN_SPECIAL = frozenset("\\`*_{}[]<>()#+-.!|~&:@")
+# Marks that start nothing between two digits (a date, a time, a version): `2026-11-22T04:06`
+# and `3.11.7` stay as written. Each starts markup only at a line's start (`-`, `1.`) or in a
+# link (`http:`, `www.`), where a letter or a space is beside it.
+_BETWEEN_DIGITS = re.compile(r"(?<=[0-9])[-.:](?=[0-9])")
 
 
 def markdown(value: object) -> str:
     """The text of value as literal Markdown on one line (see the module's docstring)."""
-    return "".join(f"\\{ch}" if ch in MARKDOWN_SPECIAL else ch for ch in visible(value))
+    text = visible(value)
+    kept = {m.start() for m in _BETWEEN_DIGITS.finditer(text)}
+    return "".join(
+        f"\\{ch}" if ch in MARKDOWN_SPECIAL and i not in kept else ch for i, ch in enumerate(text)
+    )
 
 
 def visible_lines(text: str) -> str:

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 API_FILE = "api/compliance.json"
 BOARD_FILE = "registry/compliance-enhancements.json"
 SHADOW_FILE = "registry/compliance-shadow.json"
+# The policy's questions (report/policy.py): not a copy of a snapshot block, so it is sealed with
+# its own proof, and `verify` reads it beside the snapshot.
+POLICY_FILE = "registry/compliance-policy.json"
 PORTAL_FILE = "portal/compliance/index.html"
 # `audit deep --out`'s report, the one other file out/ may hold; and the empty file a checkout
 # keeps an empty out/ with.
@@ -50,6 +53,7 @@ def render_files(
     document: Mapping[str, JsonValue] | None = None,
     facts: PortalFacts | None = None,
     totals: Totals | None = None,
+    policy: Mapping[str, JsonValue] | None = None,
 ) -> dict[str, bytes]:
     """Every file of `out/`: the JSON files from the snapshot's JSON, the portal page from the
     snapshot. `snapshot` may be a JSON document that has passed the schema (as read from a
@@ -57,6 +61,8 @@ def render_files(
     validates it first); `previous`: the record of `bake --previous` (report/portal_previous.py);
     `facts`: what the page states beyond the snapshot (the signer, the audit's detail);
     `totals`: the portal's totals per state, when the caller has counted the rows' kinds.
+    `policy`: the sealed policy record (report/policy.py), written as POLICY_FILE and shown on
+    the page.
     """
     from compliance_bake.report.portal import render_portal
 
@@ -66,5 +72,7 @@ def render_files(
     else:
         model, document = Snapshot.from_json(snapshot), snapshot
     files = {name: dumps_pretty(value) for name, value in json_documents(document).items()}
-    files[PORTAL_FILE] = render_portal(model, previous, totals, facts=facts)
+    if policy is not None:
+        files[POLICY_FILE] = dumps_pretty(policy)
+    files[PORTAL_FILE] = render_portal(model, previous, totals, facts=facts, policy=policy)
     return files

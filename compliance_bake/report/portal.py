@@ -339,19 +339,59 @@ class Verdict:
     disagreements: list[str]
     # Every kind with rows, failing or reported: (label, rows, fails)
     kinds: list[tuple[str, int, bool]]
+    # The policy's failing questions by kind: (words, questions, the first one's words)
+    policy: list[tuple[str, int, str]]
 
     @property
     def count(self) -> int:
-        return len(self.board) + len(self.failed) + len(self.states) + len(self.reasons)
+        return (
+            len(self.board)
+            + len(self.failed)
+            + len(self.states)
+            + len(self.reasons)
+            + len(self.policy)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyView:
+    """The policy section (report/policy.py's record, as the file holds it): whether the
+    questions were asked, their one line, the failing ones by kind, how many were reported."""
+
+    asked: bool
+    label: str
+    questions: int
+    failing: list[tuple[str, int, str]]
+    reported: int
+
+
+def policy_view(doc: Mapping[str, Any] | None) -> PolicyView | None:
+    """The section of a policy record, None when there is nothing to show: no question was
+    asked and the registry has no limit row the target could not be asked."""
+    from compliance_bake.report import policy
+
+    if doc is None:
+        return None
+    questions = doc["questions"]
+    if not questions and (doc["asked"] or not doc["registry"]["limits"]):
+        return None
+    reported = sum(1 for q in questions if policy.OTHER_REASON in q["disagreements"])
+    return PolicyView(
+        doc["asked"], doc["summary"]["label"], len(questions), policy.failing_groups(doc), reported
+    )
 
 
 def _verdict(
-    snapshot: Snapshot, board: list[BoardView], per_state: Totals, audit: AuditView | None
+    snapshot: Snapshot,
+    board: list[BoardView],
+    per_state: Totals,
+    audit: AuditView | None,
+    policy: PolicyView | None = None,
 ) -> Verdict:
     states = _failing_states(snapshot, per_state)
     reasons = [] if audit is None else audit.reasons
     failing_board = [b for b in board if not b.row.match]
-    listed = {"board": failing_board, "shadow": states, "zip-window": reasons}
+    listed = {"self-checks": failing_board, "shadow": states, "zip-window": reasons}
     # Each failure once (signing/integrity.py ITEMIZED_BY): a check whose items are listed
     # is counted by them, as the terminal's short summary counts it.
     failed = tuple(
@@ -364,8 +404,9 @@ def _verdict(
         if n and kind in disagreements.KINDS
     ]
     found = disagreements.failing(counts)
+    failing_policy = [] if policy is None else policy.failing
     return Verdict(
-        ok=not snapshot.integrity.failed and not found,
+        ok=not snapshot.integrity.failed and not found and not failing_policy,
         failed=failed,
         ids=[c.id for c in failed],
         board=failing_board,
@@ -373,6 +414,7 @@ def _verdict(
         reasons=reasons,
         disagreements=found,
         kinds=kinds,
+        policy=failing_policy,
     )
 
 
@@ -449,13 +491,15 @@ def render_portal(
     previous: PreviousRecord | Mapping[str, Any] | None = None,
     totals: Totals | None = None,
     facts: PortalFacts | None = None,
+    policy: Mapping[str, Any] | None = None,
 ) -> bytes:
     """The page; with `previous` (a record of report/portal_previous.py) it also shows the
     "since the previous snapshot" section rendered from that record alone. `snapshot` may be a
     JSON document that has passed the schema (as read from a file), and `previous` the record's
     JSON as an attestation carries it (checked by `portal_previous.view`). `totals`:
     `state_totals` of the rows' kinds, when the caller has counted them (report/row_kinds.py).
-    `facts`: the signer and the audit's detail (none: an unsigned page without them)."""
+    `facts`: the signer and the audit's detail (none: an unsigned page without them).
+    `policy`: the policy record as registry/compliance-policy.json holds it (None: no section)."""
     from compliance_bake.report import portal_previous
 
     if not isinstance(snapshot, Snapshot):
@@ -466,10 +510,12 @@ def render_portal(
     board = [_board_row(row) for row in snapshot.board.rows]
     grid = _grid(snapshot, totals)
     audit = _audit(snapshot, facts)
+    shown_policy = policy_view(policy)
     page: str = template.render(
         s=snapshot,
         grid=grid,
-        verdict=_verdict(snapshot, board, grid.per_state, audit),
+        verdict=_verdict(snapshot, board, grid.per_state, audit, shown_policy),
+        policy=shown_policy,
         board=board,
         failed_board=[b for b in board if not b.row.match],
         audit=audit,

@@ -3,8 +3,9 @@
 The real decision and its reason are whatever the target answers: a blocked row carries the
 target's own reason, as given (none when it gave none), never one written here. The shadow
 decision is the target's own shadow answer when it has one (a profile's `[shadow]`, asked as a
-second pass over the same questions); otherwise it is computed here, straight from the licence
-registry, without the engine: the control of a control-vs-candidate experiment. The registry's
+second pass over the same questions); otherwise it is computed here, straight from the
+registry's policy (`policy.decide`), without the engine: the control of a control-vs-candidate
+experiment. The registry's
 decision is every row's `licenseStatus` either way, and `shadow.disagreements` counts where the
 target departs from it or from itself (report/disagreements.py). Each pair is checked with the
 state's first permitted wager type (docs/fixtures.md). A target that answers fewer or more
@@ -25,6 +26,8 @@ from operator import attrgetter, is_not
 
 from compliance_bake.errors import TargetError
 from compliance_bake.inputs.models import LICENCE_ACTIVE, Decision, LicenceRegistry
+from compliance_bake.policy.decide import predict_column
+from compliance_bake.policy.model import PolicyRegistry
 from compliance_bake.progress import NoProgress, ProgressSink
 from compliance_bake.report import disagreements
 from compliance_bake.report.disagreements import RowKind
@@ -57,12 +60,17 @@ class ShadowMatrix:
 
 
 def run_shadow(
-    target: Target, registry: LicenceRegistry, progress: ProgressSink | None = None
+    target: Target,
+    registry: LicenceRegistry | PolicyRegistry,
+    progress: ProgressSink | None = None,
+    now: int = 0,
 ) -> ShadowMatrix:
     """The rows (states outer, partners inner) and the summary; the caller adds timestamps,
-    base and proof. The registry's decision of a pair is: the partner's licence in the state is
-    `active` (the wager type, the state's first, is permitted by construction)."""
+    base and proof. The registry's decision of a pair is the policy's of its headline question
+    at `now` (`policy.decide.predict_column`); `licenseStatus` is the partner's licence."""
     sink = progress or NoProgress()
+    policy = registry if isinstance(registry, PolicyRegistry) else PolicyRegistry(registry)
+    registry = policy.licences
     states, partners = registry.states, registry.partners
     node_ids = tuple(partner.node_id for partner in partners)
     width = len(node_ids)
@@ -72,7 +80,6 @@ def run_shadow(
     sink.begin("shadow matrix", total * (2 if from_target else 1))
     rows: list[ShadowRow] = []
     allow = mismatches = 0
-    active = _active_licences(registry)
     real = _answered(target, list(target.check_many(requests, sink.advance)), total)
     target_shadow: list[bool] | None = None
     if from_target:
@@ -82,11 +89,16 @@ def run_shadow(
         state = rules.code
         # spec 2.3 and 3: `active`, else null (a suspended, revoked or expired licence is
         # no active licence; the documented set has no other value).
-        licensed = list(map(active[state].__contains__, node_ids))
+        licensed = list(map(policy.active_partners(state).__contains__, node_ids))
         column = slice(index * width, (index + 1) * width)
         decisions = real[column]
         reals = list(map(_ALLOWED, decisions))
-        shadows = licensed if target_shadow is None else target_shadow[column]
+        if target_shadow is not None:
+            shadows = target_shadow[column]
+        elif policy.has_rows(state, rules.wager_types[0]):
+            shadows = predict_column(policy, state, rules.wager_types[0], node_ids, now)
+        else:  # predict_column's answer without rows: the licence
+            shadows = licensed
         allow += sum(reals)
         mismatches += sum(map(is_not, reals, shadows))
         rows.extend(_column(state, node_ids, licensed, reals, shadows, decisions))
@@ -108,16 +120,6 @@ def _answered(target: Target, decisions: list[Decision], total: int) -> list[Dec
             "check the target's health and retry",
         )
     return decisions
-
-
-def _active_licences(registry: LicenceRegistry) -> dict[str, set[str]]:
-    """For each state, the partners holding an `active` licence there, from the registry."""
-    active: dict[str, set[str]] = {rules.code: set() for rules in registry.states}
-    for partner in registry.partners:
-        for state, status in partner.licences.items():
-            if status == LICENCE_ACTIVE and state in active:
-                active[state].add(partner.node_id)
-    return active
 
 
 def _column(

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import Path
 from typing import NamedTuple, cast
 
 import msgspec
@@ -23,6 +22,7 @@ import msgspec
 from compliance_bake.clock import iso_millis
 from compliance_bake.inputs.fixtures import LICENCES_FILE
 from compliance_bake.inputs.models import Fixtures
+from compliance_bake.inputs.registry_source import folder_of
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report.board import BOARD_WAGER_TYPES, run_board
 from compliance_bake.report.disagreements import RowKind
@@ -102,9 +102,10 @@ def build_snapshot(
     runtime = target.runtime()
 
     # Build.
-    licences_file = str(Path(fixtures.source) / LICENCES_FILE)
+    folder = folder_of(fixtures.source)  # a database registry has no file: its source
+    licences_file = fixtures.source if folder is None else str(folder / LICENCES_FILE)
     board = run_board(target, registry, licences_file, stamp, settings.console_depth)
-    matrix = run_shadow(target, registry, progress)
+    matrix = run_shadow(target, fixtures.policy, progress, int(settings.now.timestamp()))
     phases("sign")
     shadow = Shadow(
         stamp,

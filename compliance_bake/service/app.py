@@ -222,6 +222,12 @@ _SNAPSHOT_ROUTES: list[tuple[str, str, str, str]] = [
         JSON,
         "The registry copy of the shadow block.",
     ),
+    (
+        "/registry/compliance-policy.json",
+        layout.POLICY_FILE,
+        JSON,
+        "The policy's questions, their predictions and the registry rows they came from.",
+    ),
     ("/portal/compliance/", layout.PORTAL_FILE, "text/html; charset=utf-8", "The portal page."),
     # The names of the files in out/, which the portal links to: its links then resolve both
     # here and on a static server publishing out/ (where /api/compliance has no file).
@@ -249,7 +255,7 @@ def _add_snapshot_routes(app: FastAPI, out_dir: Path) -> None:
         app.add_api_route(
             path,
             _file_handler(out_dir, relative, media_type),
-            methods=["GET", "HEAD"],
+            methods=["GET"],  # HEAD too: `HeadAsGet` answers it on every GET route
             tags=["snapshot"],
             summary=summary,
             response_class=Response,

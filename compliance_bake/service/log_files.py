@@ -34,7 +34,7 @@ def add_log_route(app: FastAPI, log_dir: Path, not_found: Callable[[], Response]
     app.add_api_route(
         "/log/{path:path}",
         log_file,
-        methods=["GET", "HEAD"],
+        methods=["GET"],  # HEAD too: `HeadAsGet` answers it on every GET route
         tags=["log"],
         summary="The transparency log's files (C2SP tlog-tiles)",
         response_class=Response,

@@ -14,7 +14,7 @@ from typing import Any
 
 from compliance_bake.errors import InputError
 from compliance_bake.identity.keyfile import KeyFile
-from compliance_bake.inputs.fixtures import load_fixtures
+from compliance_bake.inputs.registry_source import read_registry
 from compliance_bake.service.protocol import CLIENT_TIMEOUT
 from compliance_bake.targets.engine import Engine
 from compliance_bake.targets.inprocess import python_runtime
@@ -24,7 +24,7 @@ from compliance_bake.targets.inprocess import python_runtime
 class ServeSettings:
     host: str
     port: int
-    fixtures_dir: Path
+    fixtures_dir: Path | str  # the registry source (inputs/registry_source.py)
     out_dir: Path
     keys_file: Path
     access_log: bool = False
@@ -97,9 +97,9 @@ def serve(settings: ServeSettings, on_listening: Callable[[Listening], None]) ->
     from compliance_bake.service.app import create_app
     from compliance_bake.service.protocol import GuardedHttp
 
-    fixtures = load_fixtures(settings.fixtures_dir)
+    fixtures = read_registry(settings.fixtures_dir)
     keys = KeyFile(settings.keys_file, _key_file_problem)
-    engine = Engine(fixtures.registry)
+    engine = Engine(fixtures.policy)  # decides at each request's time
     app = create_app(engine, keys, settings.out_dir, python_runtime(), settings.log_dir)
     sock = bind(settings.host, settings.port)
     config = uvicorn.Config(

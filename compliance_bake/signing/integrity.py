@@ -21,10 +21,10 @@ from compliance_bake.signing.canon import same_mac
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 # Integrity checks that sum up failures listed one by one elsewhere, by what lists them: the
-# board's rows, the states whose decisions differ, the reasons plays break the window. A
+# self-checks' rows, the states whose decisions differ, the reasons plays break the window. A
 # failure is counted once (terminal, reports and portal alike): by its items when they are
 # listed, by the check only when nothing lists them.
-ITEMIZED_BY = {"enhancements": "board", "shadow": "shadow", "zip-window": "zip-window"}
+ITEMIZED_BY = {"enhancements": "self-checks", "shadow": "shadow", "zip-window": "zip-window"}
 _STATE = re.compile(r"^[A-Z]{2}$")
 _ZIP = re.compile(r"^[0-9]{5}$")
 _PROFILE_FIELDS = ("stateCode", "age", "location", "zipCode")

@@ -4,6 +4,8 @@
 - shadow: s = shadow without "signature" and "proof"; proof.digest = H(canon(s)); signature = digest
 - integrity: t = the whole snapshot without integrity.proof; integrity.proof.digest = H(canon(t))
 - every proof: proof.hmac = M(canon(proof without "hmac"))
+- the policy record (registry/compliance-policy.json): proof.digest = H(canon(record without
+  "proof")); the attestation names the file among its subjects
 
 This is the one module that computes them: the bake seals its shadow block with `seal_shadow`
 (the rows canonicalised once, their bytes spliced into the integrity digest) and its other
@@ -80,6 +82,17 @@ def make_proof(content_digest: str, runtime: str, generated_at: str, secret: str
     }
     proof["hmac"] = proof_hmac(proof, secret)
     return proof
+
+
+def policy_digest(record: dict[str, Any]) -> str:
+    """The policy record's digest: H(canon(the record without "proof"))."""
+    return digest(canon(without(record, "proof")))
+
+
+def seal_policy(record: dict[str, Any], runtime: str, generated_at: str, secret: str) -> None:
+    """Add `proof` to the policy record (`/registry/compliance-policy.json`): its digest, and the
+    HMAC of the proof, as every proof of the snapshot."""
+    record["proof"] = make_proof(policy_digest(record), runtime, generated_at, secret)
 
 
 class SealedShadow(NamedTuple):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import AbstractContextManager
 from itertools import islice
@@ -29,6 +29,9 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from compliance_bake import __version__
 from compliance_bake.errors import TargetError
 from compliance_bake.inputs.models import Decision, Health, StatusPanel
+from compliance_bake.policy.amounts import amount_json
+from compliance_bake.policy.model import Question
+from compliance_bake.policy.questions import FIELDS
 from compliance_bake.targets import answers, explain, routes
 from compliance_bake.targets.interface import CheckRequest, Progress
 from compliance_bake.targets.profile import Operation, Profile, refuse_unsafe
@@ -135,6 +138,54 @@ class HttpTarget:
             raise RuntimeError("shadow_many without [shadow]: ask has_shadow first")
         return self._many(self._shadow_answer, requests, progress)
 
+    @property
+    def question_fields(self) -> frozenset[str] | None:
+        """The fields the profile's `[questions]` maps besides sport and market; None without
+        the table (the headline questions alone are asked)."""
+        mapped = self._profile.questions
+        if mapped is None:
+            return None
+        return frozenset(field for field, _ in mapped) & frozenset(FIELDS)
+
+    def ask_many(
+        self, questions: Sequence[Question], progress: Progress | None = None
+    ) -> Iterator[Decision]:
+        """The service's decisions of whole questions, each filled in as `[questions]` says."""
+        if self._profile.questions is None:
+            raise RuntimeError("ask_many without [questions]: ask question_fields first")
+        return self._many(self._check_answer, questions, progress)
+
+    def shadow_ask_many(
+        self, questions: Sequence[Question], progress: Progress | None = None
+    ) -> Iterator[Decision]:
+        if self._profile.questions is None or self._shadow_answer is None:
+            raise RuntimeError("shadow_ask_many without [questions] and [shadow]")
+        return self._many(self._shadow_answer, questions, progress)
+
+    def _question_operation(self, operation: Operation, question: Question) -> Operation:
+        """The operation that asks `question`: its wager type's `[wagers]` values, then the
+        question's own fields as `[questions]` maps them; a field the question leaves empty
+        is left out of the request."""
+        if operation.for_values is None:
+            return operation
+        wagers = self._profile.wagers or {}
+        values: dict[str, object] = dict(wagers.get(question.wager_type, {}))
+        carried: dict[str, object | None] = {
+            "sport": question.sport,
+            "market": question.market,
+            "amount": None if question.amount is None else amount_json(question.amount),
+            "betType": question.bet_type,
+            "age": question.age,
+            "zipCode": question.zip_code,
+        }
+        for field, name in self._profile.questions or ():
+            value = carried[field]
+            if value is None:
+                values.pop(name, None)
+            else:
+                values[name] = value
+        return operation.for_values(tuple(sorted(values.items())))
+
     def wager_types_missing(self, wager_types: Iterable[str]) -> None:
         """InputError (exit 2) when a wager type to be asked has no `[wagers."TYPE"]` table
         that the profile's questions need; called before any request."""
@@ -150,7 +201,7 @@ class HttpTarget:
     def _many(
         self,
         answer: answers.Answer,
-        requests: Iterable[CheckRequest],
+        requests: Iterable[CheckRequest | Question],
         progress: Progress | None,
     ) -> Iterator[Decision]:
         portal = self._open()  # now: a closed target fails here, not in a chunk
@@ -256,8 +307,9 @@ class HttpTarget:
         answer: answers.Answer,
         values: Mapping[str, str],
         decode: Callable[[int, Mapping[str, str], bytes], T],
+        operation: Operation | None = None,
     ) -> T:
-        operation = answer.operation
+        operation = operation or answer.operation
         request = _request(operation, values)
         observe = self._observer(answer, request) if self._explain is not None else None
         try:
@@ -271,7 +323,7 @@ class HttpTarget:
             raise
 
     async def _check_chunk(
-        self, answer: answers.Answer, chunk: list[CheckRequest]
+        self, answer: answers.Answer, chunk: list[CheckRequest | Question]
     ) -> list[Decision]:
         results: list[Decision | None] = [None] * len(chunk)
         work = iter(enumerate(chunk))
@@ -295,15 +347,21 @@ class HttpTarget:
                 raise error
         return results  # type: ignore[return-value]  # every slot is filled when none failed
 
-    async def _check(self, request: CheckRequest, answer: answers.Answer | None = None) -> Decision:
+    async def _check(
+        self, request: CheckRequest | Question, answer: answers.Answer | None = None
+    ) -> Decision:
         answer = answer or self._check_answer
+        operation = None
+        if isinstance(request, Question):
+            operation = self._question_operation(answer.operation, request)
+            request = CheckRequest(request.partner, request.state, request.wager_type)
         partner, state, wager_type = request
+        asked = request
         return await self._send(
             answer,
             {"partner": partner, "state": state, "wagerType": wager_type},
-            lambda status, headers, raw: answers.decode_check(
-                answer, status, headers, raw, request
-            ),
+            lambda status, headers, raw: answers.decode_check(answer, status, headers, raw, asked),
+            operation,
         )
 
 

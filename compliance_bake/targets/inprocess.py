@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import platform
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, islice, repeat, starmap
 
 from compliance_bake.inputs.models import Decision, Health, StatusPanel
+from compliance_bake.policy.model import Question
+from compliance_bake.policy.questions import FIELDS
 from compliance_bake.targets.engine import Engine
 from compliance_bake.targets.interface import CheckMatrix, CheckRequest, Progress
 
@@ -75,6 +77,23 @@ class InProcessTarget:
 
     def shadow_many(
         self, requests: Iterable[CheckRequest], progress: Progress | None = None
+    ) -> Iterator[Decision]:
+        raise RuntimeError("the in-process engine has no shadow decision")
+
+    @property
+    def question_fields(self) -> frozenset[str]:
+        return frozenset(FIELDS)  # the engine is asked every question whole
+
+    def ask_many(
+        self, questions: Sequence[Question], progress: Progress | None = None
+    ) -> Iterator[Decision]:
+        decisions = list(map(self._engine.ask, questions))
+        if progress is not None:
+            progress(len(decisions))
+        return iter(decisions)
+
+    def shadow_ask_many(
+        self, questions: Sequence[Question], progress: Progress | None = None
     ) -> Iterator[Decision]:
         raise RuntimeError("the in-process engine has no shadow decision")
 

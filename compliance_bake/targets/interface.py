@@ -6,11 +6,12 @@ problems are turned into `TargetError` at the edge, never leaked as library exce
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from compliance_bake.inputs.models import Decision, Health, StatusPanel
+from compliance_bake.policy.model import Question
 
 Progress = Callable[[int], None]
 
@@ -70,6 +71,22 @@ class Target(Protocol):
         self, requests: Iterable[CheckRequest], progress: Progress | None = None
     ) -> Iterator[Decision]:
         """The target's own shadow decisions, in request order; only when `has_shadow`."""
+
+    @property
+    def question_fields(self) -> frozenset[str] | None:
+        """The question fields (`policy.questions.FIELDS`) the target's requests carry besides
+        sport and market; None when it cannot be asked the policy's questions (a profile
+        without `[questions]`): then only the headline questions are asked."""
+
+    def ask_many(
+        self, questions: Sequence[Question], progress: Progress | None = None
+    ) -> Iterator[Decision]:
+        """The decisions of whole questions, in order; only when `question_fields` is set."""
+
+    def shadow_ask_many(
+        self, questions: Sequence[Question], progress: Progress | None = None
+    ) -> Iterator[Decision]:
+        """The target's own shadow decisions of the questions; only with `has_shadow`."""
 
     def wager_types_missing(self, wager_types: Iterable[str]) -> None:
         """InputError (exit 2) when the target cannot ask about one of these wager types (a

@@ -15,7 +15,7 @@ the fields of an answer); `profile_file.py` reads and checks the TOML.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -152,6 +152,9 @@ class Operation:
     # With `{wager.NAME}` in the question: this operation with each wager type's table values
     # put in (keyed by wager type); the operation itself is then never sent.
     by_wager: Mapping[str, Operation] | None = None
+    # With a profile's `[questions]`: this operation with a question's own wager values put in
+    # ((NAME, value) pairs; a NAME absent is left out of the request), compiled once per set.
+    for_values: Callable[[tuple[tuple[str, object], ...]], Operation] | None = None
 
     @property
     def label(self) -> str:
@@ -217,6 +220,11 @@ class Profile:
     check: Operation
     status: Operation
     shadow: Operation | None = None  # `[shadow]`, when the service has a shadow decision
+    # `[questions]`: each question field (sport, market, amount, betType, age, zipCode) and the
+    # `{wager.NAME}` it fills; None: the profile asks the headline questions alone.
+    questions: tuple[tuple[str, str], ...] | None = None
+    # `[wagers."TYPE"]` as written: a question starts from its wager type's values.
+    wagers: Mapping[str, Mapping[str, object]] | None = None
 
     def missing_wagers(self, wager_types: Iterable[str]) -> None:
         """Raise InputError (exit 2) naming the first wager type the bake will ask that the

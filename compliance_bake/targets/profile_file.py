@@ -17,6 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn
+from urllib.parse import quote
 
 import orjson
 from jmespath.exceptions import JMESPathError
@@ -43,9 +44,12 @@ from compliance_bake.targets.profile import (
     quoted_key,
     uses_http,
 )
+from compliance_bake.targets.routes import shown
 
 _DEFAULT_ANSWERS = {"health": (200,), "check": (200, 403), "status": (200,), SHADOW: (200, 403)}
-_TABLES = (*OPERATIONS, SHADOW, "auth", "wagers")
+_TABLES = (*OPERATIONS, SHADOW, "auth", "wagers", "questions")
+# `[questions]`: the question fields a profile maps to `{wager.NAME}`; sport and market always.
+QUESTION_FIELDS = ("sport", "market", "amount", "betType", "age", "zipCode")
 _QUESTION = ("path", "query", "headers", "body")  # the keys that say what is asked
 WagerTable = dict[str, object]
 _REQUEST_KEYS = ("method", "path", "query", "body", "headers", "answers", "retry")
@@ -115,16 +119,27 @@ def parse_profile(text: str, source: str, builtin: bool = False) -> Profile:
         if table not in _TABLES:
             problem.fail(
                 f"unknown table [{table}]",
-                'the tables are [auth], [health], [check], [shadow], [status], [wagers."TYPE"]',
+                "the tables are [auth], [health], [check], [shadow], [status], "
+                '[wagers."TYPE"], [questions]',
             )
     auth = _auth(problem, document.get("auth", {}))
     wagers = _wagers(problem, document.get("wagers", {}))
+    questions = None
+    if "questions" in document:
+        questions = _questions(problem, document["questions"], document)
+    # The names [questions] fills may be absent from a [wagers] table: the headline question
+    # leaves them empty, and they are left out of its request.
+    optional = frozenset(name for _, name in questions or ())
     operations = {
-        name: _operation(problem, name, document.get(name), wagers) for name in OPERATIONS
+        name: _operation(problem, name, document.get(name), wagers, optional) for name in OPERATIONS
     }
     shadow = None
     if SHADOW in document:
-        shadow = _operation(problem, SHADOW, document[SHADOW], wagers)
+        shadow = _operation(problem, SHADOW, document[SHADOW], wagers, optional)
+    if questions is not None:
+        operations["check"] = _asking(problem, "check", document["check"], operations["check"])
+        if shadow is not None:
+            shadow = _asking(problem, SHADOW, document[SHADOW], shadow)
     return Profile(
         source,
         builtin,
@@ -133,7 +148,90 @@ def parse_profile(text: str, source: str, builtin: bool = False) -> Profile:
         operations["check"],
         operations["status"],
         shadow,
+        questions,
+        wagers,
     )
+
+
+def _questions(
+    problem: _Problems, value: object, document: dict[str, Any]
+) -> tuple[tuple[str, str], ...]:
+    """`[questions]`: field = "NAME", each NAME a `{wager.NAME}` that [check] (and [shadow])
+    uses; sport and market are required (a question sends the registry's own keys)."""
+    table = _table(problem, "questions", value)
+    for name, text in table.items():
+        if name not in QUESTION_FIELDS:
+            problem.fail(
+                f"[questions] {name}: not a question field",
+                f"map some of {', '.join(QUESTION_FIELDS)}",
+            )
+        _string(problem, f"[questions] {name}", text)
+    for required in ("sport", "market"):
+        if required not in table:
+            problem.fail(
+                f"[questions] has no `{required}`",
+                f'map it to the wager name the question sends, e.g. {required} = "{required}"',
+            )
+    for operation in ("check", SHADOW):
+        if operation not in document:
+            continue
+        used = _wager_names(_table(problem, operation, document[operation]))
+        for name, text in table.items():
+            if text not in used:
+                problem.fail(
+                    f"[questions] {name} = {quoted_key(text)}: [{operation}] has no "
+                    f"{{wager.{text}}}",
+                    f"put {{wager.{text}}} where [{operation}] sends the {name}",
+                )
+    return tuple((name, text) for name, text in table.items())
+
+
+_OMIT = object()  # a whole `{wager.NAME}` a question leaves empty: the value is left out
+
+
+def _asking(problem: _Problems, name: str, value: object, operation: Operation) -> Operation:
+    """`operation` with `for_values`: the question as written, a question's wager values put
+    in, compiled once per set of values (the boundary questions share a few per limit row)."""
+    table = _table(problem, name, value)
+
+    @lru_cache(maxsize=4096)
+    def compiled(values: tuple[tuple[str, object], ...]) -> Operation:
+        given = dict(values)
+        return _compiled(
+            problem,
+            name,
+            {
+                key: _put_question(item, given, key == "body") if key in _QUESTION else item
+                for key, item in table.items()
+            },
+        )
+
+    return replace(operation, for_values=compiled)
+
+
+def _put_question(item: Any, values: dict[str, object], typed: bool, segment: bool = False) -> Any:
+    """`_put_wager` for a question: a value that is one `{wager.NAME}` the question leaves
+    empty is left out (its key of a table, its entry of an array); within a longer string an
+    empty one is written as nothing; in the path (`segment`) a value is one segment."""
+    if isinstance(item, str):
+        whole = PLACEHOLDER.fullmatch(item)
+        if whole is not None and whole.group(1).startswith(WAGER_PREFIX):
+            name = whole.group(1)[len(WAGER_PREFIX) :]
+            if name not in values:
+                return _OMIT
+        present = {
+            found[len(WAGER_PREFIX) :]: values.get(found[len(WAGER_PREFIX) :], "")
+            for found in PLACEHOLDER.findall(item)
+            if found.startswith(WAGER_PREFIX)
+        }
+        return _put_wager(item, present, typed, segment)
+    if isinstance(item, dict):
+        kept = {key: _put_question(inner, values, typed) for key, inner in item.items()}
+        return {key: inner for key, inner in kept.items() if inner is not _OMIT}
+    if isinstance(item, list):
+        kept_items = [_put_question(inner, values, typed) for inner in item]
+        return [inner for inner in kept_items if inner is not _OMIT]
+    return item
 
 
 def _depth(document: object) -> int:
@@ -306,10 +404,16 @@ def _wager_names(table: dict[str, object]) -> set[str]:
     return names
 
 
-def _put_wager(item: Any, values: WagerTable, typed: bool) -> Any:
+def _wager_text(value: object) -> str:
+    return orjson.dumps(value).decode() if not isinstance(value, str) else value
+
+
+def _put_wager(item: Any, values: WagerTable, typed: bool, segment: bool = False) -> Any:
     """`item` (a question's string, table or array) with each `{wager.NAME}` replaced by its
     value: a string that is exactly one placeholder becomes the value itself (its TOML type
-    kept: 100 stays a number); within a longer string the value is written as text."""
+    kept: 100 stays a number); within a longer string the value is written as text, and in the
+    path (`segment`) percent-encoded as one path segment, as `{partner}` and `{state}` are, so
+    a `/`, `?`, `#` or `%` in it stays inside its segment."""
     if isinstance(item, str):
         whole = PLACEHOLDER.fullmatch(item)
         if typed and whole is not None and whole.group(1).startswith(WAGER_PREFIX):
@@ -319,8 +423,8 @@ def _put_wager(item: Any, values: WagerTable, typed: bool) -> Any:
             name = match.group(1)
             if not name.startswith(WAGER_PREFIX):
                 return str(match.group(0))
-            value = values[name[len(WAGER_PREFIX) :]]
-            return orjson.dumps(value).decode() if not isinstance(value, str) else value
+            value = _wager_text(values[name[len(WAGER_PREFIX) :]])
+            return quote(value, safe="") if segment else value
 
         return PLACEHOLDER.sub(text, item)
     if isinstance(item, dict):
@@ -330,8 +434,33 @@ def _put_wager(item: Any, values: WagerTable, typed: bool) -> Any:
     return item
 
 
+def _path_values(
+    problem: _Problems, name: str, path: object, values: WagerTable, where: str
+) -> None:
+    """Refuse a `{wager.NAME}` value the path cannot hold as one segment: a control character
+    (never part of a question's value), nothing, or `.` / `..` (which move the request to
+    another route, with the agent key), before any request."""
+    if not isinstance(path, str):
+        return
+    for found in PLACEHOLDER.findall(path):
+        if not found.startswith(WAGER_PREFIX):
+            continue
+        key = found[len(WAGER_PREFIX) :]
+        value = _wager_text(values[key])
+        if value in ("", ".", "..") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+            problem.fail(
+                f"{where} {key}: {shown(value)} cannot fill a segment of [{name}] path "
+                "(empty, . or .., or a control character)",
+                "give a printable name; the path sends it percent-encoded as one segment",
+            )
+
+
 def _operation(
-    problem: _Problems, name: str, value: object, wagers: dict[str, WagerTable]
+    problem: _Problems,
+    name: str,
+    value: object,
+    wagers: dict[str, WagerTable],
+    optional: frozenset[str] = frozenset(),
 ) -> Operation:
     if value is None:
         problem.fail(f"no [{name}] table", f"add [{name}] with its method, path and fields")
@@ -340,7 +469,7 @@ def _operation(
     if not used:
         return _compiled(problem, name, table)
     for wager_type, values in wagers.items():
-        for wanted in sorted(used):
+        for wanted in sorted(used - optional):
             if wanted not in values:
                 problem.fail(
                     f"[{name}] uses {{wager.{wanted}}} and [wagers.{quoted_key(wager_type)}] "
@@ -350,12 +479,17 @@ def _operation(
     # The question as written is checked once (its placeholders allowed as wager names), then
     # compiled once per wager type with that type's values in place.
     base = _compiled(problem, name, table, frozenset(f"{WAGER_PREFIX}{n}" for n in used))
+    for wager_type, values in wagers.items():
+        where = f"[wagers.{quoted_key(wager_type)}]"
+        _path_values(problem, name, table.get("path"), values, where)
     by_wager = {
         wager_type: _compiled(
             problem,
             name,
             {
-                key: _put_wager(item, values, key == "body") if key in _QUESTION else item
+                key: _put_question(item, dict(values), key == "body", key == "path")
+                if key in _QUESTION
+                else item
                 for key, item in table.items()
             },
         )

@@ -46,7 +46,9 @@ from compliance_bake.verify.source import (
 BAKED_FILES = (*layout.JSON_FILES, layout.PORTAL_FILE)
 # ... or by `audit deep` into the same out/ (allowed, but no signature of the snapshot covers it).
 # ... or by `bake --log`: the log's inclusion proof and checkpoint (they verify on their own).
-EXPECTED_FILES = frozenset((*BAKED_FILES, ATTESTATION_FILE, layout.AUDIT_FILE, *OUT_FILES))
+EXPECTED_FILES = frozenset(
+    (*BAKED_FILES, layout.POLICY_FILE, ATTESTATION_FILE, layout.AUDIT_FILE, *OUT_FILES)
+)
 RawFile = tuple[str, bytes]  # a file's name in out/ and the bytes read
 
 
@@ -242,6 +244,7 @@ def portal_page(
     report: VerifyReport,
     previous: Any = None,
     totals: Totals | None = None,
+    policy: dict[str, Any] | None = None,
 ) -> bytes:
     """The page is the rendering of the snapshot (and, after `bake --previous`, of the record
     report/portal_previous.py found and checked: the "since the previous snapshot" section),
@@ -253,7 +256,7 @@ def portal_page(
         return b""
     facts = read_facts(raw)
     try:
-        same = raw == render_portal(snap, previous, totals, facts)
+        same = raw == render_portal(snap, previous, totals, facts, policy)
     except (KeyError, TypeError, ValueError, AttributeError, RecursionError, TemplateError):
         same = False  # an edited snapshot the page cannot even render from
     what = "the snapshot" + ("" if previous is None else " and its previous-snapshot record")

@@ -38,6 +38,7 @@ from compliance_bake.verify.attestation import (
 )
 from compliance_bake.verify.columns import shadow_columns
 from compliance_bake.verify.findings import CHECKED, UNCHECKED, VerifyReport
+from compliance_bake.verify.policy_file import check_policy_file
 from compliance_bake.verify.published import published, published_copy
 from compliance_bake.verify.snapshot_checks import verify_snapshot
 from compliance_bake.verify.source import (
@@ -59,7 +60,13 @@ URL_NOT_SNAPSHOT_HINT = (
     "check that the URL is that of a published snapshot (out/api/compliance.json, or serve's "
     "/api/compliance)"
 )
-FOLDER_ONLY = ["byte layout", "registry copies", "portal page", files.UNEXPECTED_FILES]
+FOLDER_ONLY = [
+    "byte layout",
+    "registry copies",
+    "policy questions re-decided",
+    "portal page",
+    files.UNEXPECTED_FILES,
+]
 ANY_SOURCE = ["schema", "digests", "HMACs", "rules of the specification", "recorded checks"]
 
 
@@ -267,8 +274,11 @@ def _verify_folder(
     rows = None if typed is None else typed.shadow.rows
     columns = shadow_columns(snap, rows, reading.kinds if rows is reading.rows else None)
     totals = None if columns is None else state_totals(columns.kinds)
-    portal = files.portal_page(out_dir, snap if typed is None else typed, report, record, totals)
+    policy_raw, policy = check_policy_file(out_dir, keys.secret, report)
+    page = snap if typed is None else typed
+    portal = files.portal_page(out_dir, page, report, record, totals, policy)
     raws.append((layout.PORTAL_FILE, portal))
+    raws.append((layout.POLICY_FILE, policy_raw))
     present = [x for x in (ATTESTATION_FILE, layout.AUDIT_FILE) if (out_dir / x).exists()]
     raws.extend((x, files.read_folder_file(out_dir, x, report) or b"") for x in present)
     renderings = folder.renderings

@@ -31,4 +31,4 @@ def test_log_verify_prints_an_entrys_fields_escaped(tmp_path: Path) -> None:
     assert "\\x1b]0;PWNED\\x07" in result.output  # shown, not dropped
     assert "\\x1b]8;;https://evil.example/\\x07https://prod.example" in result.output
     assert "\\x9b2J \\u202etxt" in result.output
-    assert "board \\x1b[31m9/9" in result.output
+    assert "self-checks \\x1b[31m9/9" in result.output

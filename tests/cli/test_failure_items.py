@@ -151,7 +151,8 @@ def test_markdown_step_summary_and_json_summary(failing: tuple[Path, Path], tmp_
     assert "FAIL: enhancements, shadow, zip-window, allowed without" in text
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", html)
     assert [cells[i : i + 3] for i in range(0, len(cells), 3)] == [
-        ["board", "8", "1"], ["integrity", "6", "3"], ["shadow", "2", "2"], ["zip-window", "9", "2"]
+        ["self-checks", "8", "1"], ["integrity", "6", "3"], ["policy", "1", "0"],
+        ["shadow", "2", "2"], ["zip-window", "9", "2"],
     ]  # fmt: skip
     assert "MA node-shore-02: real allow, shadow block (licence none) at fx/licences.json:" in text
     assert "play u4 (partner node-offshore-04, state MA, zip 02108) at plays.csv:6" in text
@@ -167,13 +168,13 @@ def test_markdown_step_summary_and_json_summary(failing: tuple[Path, Path], tmp_
     assert [(i["file"], i["line"]) for i in unlicensed["items"]] == [
         ("plays.csv", n) for n in range(2, 7)
     ]
-    assert "items" not in cases[("board", "health.states")]
+    assert "items" not in cases[("self-checks", "health.states")]
 
 
 def test_markdown_keeps_hostile_text_literal() -> None:
     hostile = "<img src=x onerror=alert(1)> | **bold** [link](http://x) `code`\x1b[31m"
     case = Case("partner-not-licensed", False, "1 play", (Item(hostile, "p|x.csv", 2),))
-    verdict = "FAIL: zip-window, 1 violations"
+    verdict = "FAIL: zip-window, 1 violation"
     outcome = Outcome("audit deep", False, 1, verdict, {"zip-window": [case]})
     html = MarkdownIt("commonmark").enable("table").render(markdown_bytes(outcome).decode())
     assert "<img" not in html and "<strong>bold" not in html and "<a " not in html

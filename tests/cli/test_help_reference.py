@@ -32,7 +32,7 @@ def test_the_help_reference_in_commands_md_is_what_the_cli_prints() -> None:
 
 def test_a_stale_reference_is_found(tmp_path: Path) -> None:
     text = PAGE.read_text("utf-8")
-    line = "  --allow-empty-window           With --deep-audit: exit 0 when no play falls"
+    line = "  --allow-empty-window            With --deep-audit: exit 0 when no play falls"
     assert line in text
     stale = tmp_path / "commands.md"
     stale.write_text(text.replace(line, line.replace("exit 0", "exit 1"), 1), encoding="utf-8")

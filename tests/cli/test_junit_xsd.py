@@ -67,7 +67,8 @@ def test_passing_bake_audit_and_verify_validate(tmp_path: Path) -> None:
                    "--report", f"junit:{reports / 'bake.xml'}")  # fmt: skip
     assert baked.exit_code == 0, baked.output
     root = assert_valid(reports / "bake.xml")
-    assert {s.get("name") for s in _suites(root)} == {"board", "integrity", "shadow"}
+    suites = {s.get("name") for s in _suites(root)}
+    assert suites == {"self-checks", "integrity", "policy", "shadow"}
     assert_run_attributes(root, before)
     assert_unique_cases(root)
 
@@ -104,7 +105,7 @@ def test_a_failing_bake_with_a_hostile_plays_name_validates(
         for case in root.iter("testcase")
         if case.find("failure") is not None
     }
-    board = bodies["compliance-bake.board check.nj_unlicensed_block"]
+    board = bodies["compliance-bake.self-checks check.nj_unlicensed_block"]
     assert 'expected: {"allowed": false, "status": 403}' in board  # the full evidence
     assert 'actual:   {"allowed": true, "status": 200}' in board
     assert "- $.status: expected 403, actual 200" in board  # every differing field

@@ -96,7 +96,7 @@ def test_a_failing_bake_ends_with_a_short_summary(
     result = invoke("bake", "snapshot", "--out", str(tmp_path / "out"), "--now", NOW)
     assert result.exit_code == 1
     summary = " ".join(result.output.split("short summary")[1].split())
-    assert "FAILED board check.nj_unlicensed_block: 2 fields differ" in summary
+    assert "FAILED self-checks check.nj_unlicensed_block: 2 fields differ" in summary
     assert "- $.allowed: expected false, actual true - $.status: expected 403" in summary
     assert "FAILED shadow MA: 2 disagreeing" in summary
     assert (
@@ -127,7 +127,7 @@ def test_a_failing_deep_audit_lists_violations_by_reason(tmp_path: Path) -> None
     audited = invoke("audit", "deep", "--plays", str(plays), "--now", NOW, "--out", out)
     assert audited.exit_code == 1
     assert "FAILED zip-window zip-in-other-state: 1 play" in audited.output
-    assert audited.output.rstrip().splitlines()[-1] == "FAIL: zip-window, 1 violations"
+    assert audited.output.rstrip().splitlines()[-1] == "FAIL: zip-window, 1 violation"
 
 
 def test_a_failing_verify_ends_with_a_short_summary(baked: Path) -> None:
@@ -179,10 +179,12 @@ def test_json_and_junit_and_github_reports(tmp_path: Path, monkeypatch: pytest.M
 
     xml = JUnitXml.fromfile(str(junit))
     suites = {suite.name: suite for suite in xml}
-    assert set(suites) == {"board", "integrity", "shadow", "zip-window"}
-    assert suites["board"].tests == 8 and suites["board"].failures == 1
+    assert set(suites) == {"self-checks", "integrity", "policy", "shadow", "zip-window"}
+    assert suites["self-checks"].tests == 8 and suites["self-checks"].failures == 1
     failed = {
-        case.name for case in suites["board"] if any(isinstance(r, Failure) for r in case.result)
+        case.name
+        for case in suites["self-checks"]
+        if any(isinstance(r, Failure) for r in case.result)
     }
     assert failed == {"check.nj_unlicensed_block"}
     assert {case.name for case in suites["shadow"]} == {"MA", "NJ"}
@@ -190,11 +192,11 @@ def test_json_and_junit_and_github_reports(tmp_path: Path, monkeypatch: pytest.M
     assert suites["zip-window"].tests == 9 and suites["zip-window"].failures == 0
     assert suites["integrity"].failures == 2
 
-    board = "::error title=board%3A check.nj_unlicensed_block::2 fields differ%0A- $.allowed"
+    board = "::error title=self-checks%3A check.nj_unlicensed_block::2 fields differ%0A- $.allowed"
     assert board in result.stdout
     assert "::error title=compliance-bake bake snapshot::FAIL" in result.stdout
     # github:- holds stdout: the tables went to stderr, and stdout is workflow commands only.
-    assert "Self-check board" in result.stderr
+    assert "Self-checks " in result.stderr
     assert all(line.startswith("::") for line in result.stdout.splitlines())
 
 

@@ -51,7 +51,7 @@ SHARED = {
             "witness",
             "diff",
         },
-        options.timeout_option,
+        options.timeout_option(""),
     ),
     "--out": ({"bake snapshot", "audit deep", "serve"}, options.out_option("")),
     "--now": ({"bake snapshot", "audit deep", "witness"}, options.now_option("")),

@@ -73,6 +73,16 @@ REQUIRED_BAD = {
     "truncated-json",
     "not-utf8",
     "empty-file",
+    "limits-max-below-min",
+    "limits-bet-types-not-array",
+    "limits-overlapping-windows",
+    "limits-special-rules-malformed",
+    "limits-special-rules-unknown-rule",
+    "limits-min-not-whole-cents",
+    "limits-unknown-partner",
+    "limits-wager-type-not-listed",
+    "limits-nan-amount",
+    "identity-as-string",
 }
 
 # (case, aspect) -> why it fails today; aspect is "refusal", "fragments" or "place". Empty: the
@@ -87,6 +97,7 @@ BAKED = {
     "api/compliance.json",
     "registry/compliance-enhancements.json",
     "registry/compliance-shadow.json",
+    "registry/compliance-policy.json",
     "portal/compliance/index.html",
 }
 

@@ -32,3 +32,13 @@ def test_the_on_disk_layout_round_trips(value: Any) -> None:
 def test_strict_json_refuses(text: str) -> None:
     with pytest.raises(StrictJSONError):
         loads_strict(text)
+
+
+def test_fractions_are_read_as_the_decimals_they_spell_only_when_asked() -> None:
+    from decimal import Decimal
+
+    assert loads_strict('{"min": 0.49}', fractions=True) == {"min": Decimal("0.49")}
+    with pytest.raises(StrictJSONError):
+        loads_strict('{"min": 0.49}')
+    with pytest.raises(StrictJSONError):
+        loads_strict('{"min": NaN}', fractions=True)

@@ -204,7 +204,9 @@ def test_log_checks_without_a_public_key_are_refused(tmp_path: Path) -> None:
 
 
 def test_two_bakes_at_once_append_one_after_the_other(tmp_path: Path) -> None:
-    """The lock on DIR: both entries land, in some order, and the log holds together."""
+    """The lock on DIR: both entries land, in some order, and the log holds together. Both bake
+    the same instant: one dated earlier than the other would be refused when it appends second
+    (an entry never goes back in time, test below)."""
     import os
     import subprocess
     import sys
@@ -215,7 +217,7 @@ def test_two_bakes_at_once_append_one_after_the_other(tmp_path: Path) -> None:
             [sys.executable, "-m", "compliance_bake", "bake", "snapshot", "--out",
              str(tmp_path / f"out{day}"), "--signing-key", str(private), "--log",
              str(tmp_path / "log"), "--log-origin", ORIGIN, "--now",
-             f"2026-11-0{day}T04:06:00Z", "-q"],
+             "2026-11-01T04:06:00Z", "-q"],
             env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         for day in (1, 2)

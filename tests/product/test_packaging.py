@@ -12,6 +12,8 @@ import tarfile
 import zipfile
 from pathlib import Path
 
+from tests.support.wheel import build_wheel
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 README_MAX_LINES = 400
@@ -25,28 +27,15 @@ DIARY_STAMP = re.compile(
 ABSENT_FILE = re.compile(r"\b(?:DESIGN|STYLE)\.md\b")
 # The audit's code and tests are being rewritten elsewhere; they join the sweep when they land.
 NOT_YET_SWEPT: tuple[str, ...] = ()
+DOCS = "compliance_bake/_data/docs/"
+# The pages for developers of compliance-bake, which stay in the repository (hatch_build.py).
+DEVELOPER_PAGES = {"development.md", "benchmarks.md", "design.md", "report-models.md"}
+# Where a Markdown link or image points: `[text](target)`.
+LOCAL_TARGET = re.compile(r"\]\(([^)\s]+)\)")
 
 
 def test_wheel_ships_schemas_and_fixtures_and_bakes_from_elsewhere(tmp_path: Path) -> None:
-    wheels = tmp_path / "wheels"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(wheels),
-            str(ROOT),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=300,
-    )
-    (wheel,) = wheels.glob("compliance_bake-*.whl")
+    wheel = build_wheel(tmp_path / "wheels")
     names = set(zipfile.ZipFile(wheel).namelist())
     for schema in (ROOT / "schemas").glob("*.json"):
         assert f"compliance_bake/_data/schemas/{schema.name}" in names
@@ -54,8 +43,14 @@ def test_wheel_ships_schemas_and_fixtures_and_bakes_from_elsewhere(tmp_path: Pat
     for fixture in (f for f in fixtures.rglob("*") if f.is_file()):
         assert f"compliance_bake/_data/fixtures/{fixture.relative_to(fixtures)}" in names
     assert "compliance_bake/templates/portal.html.j2" in names
-    for page in (ROOT / "docs").glob("*.md"):  # the manual, for `compliance-bake docs`
-        assert f"compliance_bake/_data/docs/{page.name}" in names
+    manual = {p.name for p in (ROOT / "docs").glob("*.md")} - DEVELOPER_PAGES
+    shipped = {n.removeprefix(DOCS) for n in names if n.startswith(DOCS)}
+    assert shipped == manual  # the manual for users, for `compliance-bake docs`
+    for name in sorted(shipped):
+        text = zipfile.ZipFile(wheel).read(DOCS + name).decode("utf-8")
+        assert not re.findall(r"!\[", text), name  # no picture: none ships, a terminal shows none
+        beside = [t for t in LOCAL_TARGET.findall(text) if not t.startswith(("http", "#"))]
+        assert {t.split("#")[0] for t in beside} <= shipped, (name, beside)
     assert not [name for name in names if name.endswith(".png")]  # pages only, no screenshots
     assert "compliance_bake-0.1.0.dist-info/licenses/LICENSE" in names
     assert "compliance_bake/audit/engines/spark-log4j2.properties" in names
@@ -115,7 +110,14 @@ def test_wheel_ships_schemas_and_fixtures_and_bakes_from_elsewhere(tmp_path: Pat
     assert "target-profiles    Target profiles: baking against your own service" in listed.stdout
     page = docs("target-profiles")
     assert page.returncode == 0, page.stderr
-    assert page.stdout == (ROOT / "docs" / "target-profiles.md").read_text("utf-8")
+    # The page as written, its link to the benchmarks (a developer page) pointed at the repository.
+    written = (ROOT / "docs" / "target-profiles.md").read_text("utf-8")
+    repository = "https://github.com/compliance-bake/compliance-bake/tree/main/docs/"
+    assert page.stdout == written.replace("(benchmarks.md)", f"({repository}benchmarks.md)")
+    portal = docs("portal")
+    assert portal.returncode == 0 and "(picture)](https://github.com/" in portal.stdout
+    for developers in sorted(DEVELOPER_PAGES):  # make targets, tests/, scripts/: the repository's
+        assert docs(developers.removesuffix(".md")).returncode == 2, developers
     missing = docs("no-such-page")
     assert missing.returncode == 2 and missing.stdout == ""
     assert "run `compliance-bake docs` for the list of pages" in missing.stderr

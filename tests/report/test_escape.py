@@ -72,3 +72,16 @@ def test_terminal_json_escapes_controls_and_keeps_the_value() -> None:
     text = terminal_json({"partner": HOSTILE})
     assert not any(c in text for c in CONTROLS)
     assert json.loads(text) == {"partner": HOSTILE}
+
+
+def test_markdown_keeps_a_date_and_a_version_as_written_and_still_breaks_links() -> None:
+    from markdown_it import MarkdownIt
+
+    assert markdown("2026-11-22T04:06:00.000Z") == "2026-11-22T04:06:00.000Z"
+    assert markdown("CPython 3.11.7") == "CPython 3.11.7"
+    # Beside a letter or a space the marks are escaped as before: no link, no list, no heading.
+    assert markdown("http://1.2.3.4") == "http\\://1.2.3.4"
+    assert markdown("www.x.org a@b.c") == "www\\.x\\.org a\\@b\\.c"
+    assert markdown("1. - x") == "1\\. \\- x"
+    shown = MarkdownIt("commonmark").render("- " + markdown("1-2:3.4 [a](b)"))
+    assert shown == "<ul>\n<li>1-2:3.4 [a](b)</li>\n</ul>\n"

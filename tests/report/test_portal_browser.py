@@ -199,7 +199,9 @@ def test_the_drifted_bake_counts_as_the_terminal_gives_its_url_and_hints_at_scro
         page = _page(browser, _portal(Path("out-fail")), width)
         banner = page.locator("#verdict").inner_text()
         assert banner.startswith(f"FAIL {counted.group(1)} checks failed:\n"), banner
-        assert page.locator("#verdict-failed li").count() == int(counted.group(1)) == 2
+        assert (
+            page.locator("#verdict-failed li").count() == int(counted.group(1)) == 4
+        )  # MA, NJ and the two policy kinds, each once
         assert page.locator("#signer ~ code.cmd").first.inner_text() == (
             "compliance-bake verify https://HOST/api/compliance.json "
             "--public-key signing-key.pub.pem"
@@ -218,4 +220,52 @@ def test_the_drifted_bake_counts_as_the_terminal_gives_its_url_and_hints_at_scro
         assert not CAMEL_CASE.findall(shown), CAMEL_CASE.findall(shown)
         assert all(scrolls == hinted for scrolls, hinted in _scroll_hints(page)), width
         fits_and_shot(page, width, "portal-drifted")
+        page.context.close()
+
+
+def _boxes(page: Any, selector: str) -> list[list[Any]]:
+    """Each cell of the table's rows: [column, its label, left, right, width, height]; the
+    label is the column's header at full width and the cell's own caption as cards."""
+    return page.evaluate(
+        """(selector) => {
+          const table = document.querySelector(selector);
+          const heads = [...table.querySelectorAll('thead th')].map(th => th.innerText);
+          return [...table.querySelectorAll('tbody tr')].flatMap(tr =>
+            [...tr.children].map((td, i) => {
+              const box = td.getBoundingClientRect();
+              const caption = getComputedStyle(td, '::before').content;
+              const label = caption && caption !== 'none' ? caption : heads[i];
+              return [i, label, box.left, box.right, box.width, box.height];
+            }));
+        }""",
+        selector,
+    )
+
+
+def test_the_decisions_that_differ_keep_every_column_on_screen_at_390(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The drifted bake's most important table, the decisions that differ from the registry:
+    at 390 px each row is a card, and every column of every row (the registry's decision and
+    the reason included) is inside the viewport, named by its column; at 1280 px it is a
+    table whose columns all fit."""
+    drifted = Path(__file__).resolve().parents[2] / "fixtures" / "drifted"
+    out = tmp_path / "out-fail"
+    args = ("bake", "snapshot", "--now", NOW, "--service-fixtures", str(drifted), "--out", str(out))
+    assert invoke(*args).exit_code == 1
+    heads = [
+        "State", "Partner", "Licence", "The service's decision", "The registry's decision",
+        "Reason",
+    ]  # fmt: skip
+    for width in (1280, 390):
+        page = _page(browser, _portal(out), width)
+        boxes = _boxes(page, "#mismatched")
+        assert len(boxes) == 2 * len(heads)  # the two drifted pairs
+        for column, label, left, right, box_width, height in boxes:
+            assert box_width > 0 and height > 0, (width, column)
+            assert left >= 0 and right <= width, (width, label, left, right)
+            expected = heads[column] if width == 1280 else f'"{heads[column]}: "'
+            assert label == expected, (width, column, label)
+        reasons = page.locator("#mismatched td[data-label='Reason']").all_inner_texts()
+        assert any("Partner not licensed in MA" in reason for reason in reasons), reasons
         page.context.close()

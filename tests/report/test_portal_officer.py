@@ -134,3 +134,32 @@ def test_a_sample_without_lines_has_no_line_column(machine: dict[str, Path]) -> 
     assert re.findall(r"<tr><td><code>(p\d)</code></td><td>([^<]*)</td>", again) == [
         ("p1", "zip-in-other-state"), ("p2", "state-not-regulated")
     ]  # fmt: skip
+
+
+def test_the_proofs_speak_an_officers_words(tmp_path: Path) -> None:
+    """The proofs section says what each check means and what a seal is, in words: no label
+    recorded for machines ("Enhancements 8/8", "Geo profiles discrete (state/age/location/zip)"),
+    no "Block" or "Algorithm" column."""
+    from tests.conftest import bake_deep_demo
+
+    out = bake_deep_demo(tmp_path / "out")
+    page = _page(out)
+    proofs = page[page.index('id="proofs"') : page.index('id="geo"')]
+    snapshot = json.loads((out / "api" / "compliance.json").read_text(encoding="utf-8"))
+    checks = snapshot["integrity"]["checks"]
+    ids = {"enhancements", "shadow", "sha3", "hmac", "geo", "zip-window"}
+    assert {c["id"] for c in checks} == ids
+    for check in checks:
+        assert check["label"] not in proofs, check["label"]
+        assert f"(check <code>{check['id']}</code>)" in proofs
+    for jargon in ("Enhancements", "discrete", "state/age/location/zip", ">Block<", ">Algorithm<"):
+        assert jargon not in proofs, jargon
+    for words in (
+        "Each self-check of the running service holds (8 of 8 hold)",
+        "The service decides each of the 8 partner-state pairs as the licence registry does "
+        "(0 pairs differ)",
+        "Each partner's geo profile names one state, one age, one location and one ZIP code",
+        "No play in the 90-day ZIP window breaks it (16 of 20 plays fall in the window)",
+        "<th>Part of the snapshot</th><th>Sealed with</th>",
+    ):
+        assert words in proofs, words

@@ -43,5 +43,9 @@ def test_totals_by_state_count_every_row(baked: Any) -> None:
         mismatches = sum(1 for row in mine if not row["match"])
         expected.append((state, f"{allow:,}", f"{len(mine) - allow:,}", f"{mismatches:,}"))
     assert found == expected
-    listed = re.findall(r'<tr class="cell-mismatch"><td>[A-Z]{2}</td><td><code>(p\d+)</code>', page)
+    listed = re.findall(
+        r'<tr class="cell-mismatch"><td data-label="State">[A-Z]{2}</td>'
+        r'<td data-label="Partner"><code>(p\d+)</code>',
+        page,
+    )
     assert listed == [row["partner"] for row in rows if not row["match"]][:MISMATCH_LIMIT]

@@ -270,3 +270,34 @@ def test_serve_warns_when_out_holds_no_bake(service: Service) -> None:
         time.sleep(0.05)
     (line,) = [line for line in service.live.log if "holds no bake" in line]
     assert "warning" in line and "bake snapshot --out" in line
+
+
+def test_fetching_the_openapi_document_prints_nothing(tmp_path: Path) -> None:
+    """`target profile init` fetches /openapi.json, so every newcomer's `serve` would print
+    whatever building it warns: the document is built with no warning, every route included
+    (the log route too), and every operation has an id of its own."""
+    keys_file = tmp_path / "agent-keys.json"
+    mint_key(keys_file, "test")
+    (tmp_path / "log").mkdir()
+    live = LiveService(
+        keys_file=keys_file,
+        out_dir=tmp_path / "out",
+        cwd=tmp_path,
+        extra_args=("--log", str(tmp_path / "log")),
+    )
+    with live:
+        parts = urlsplit(live.url)
+        conn = http.client.HTTPConnection(parts.hostname or "", parts.port or 0, timeout=10)
+        try:
+            conn.request("GET", "/openapi.json")
+            answer = conn.getresponse()
+            status, body = answer.status, answer.read()
+        finally:
+            conn.close()
+    assert status == 200
+    # stop() has read stderr to its end; the two start-up lines are all it holds.
+    said = [line for line in live.log if "listening on" not in line]
+    assert len(said) == 1 and "holds no bake" in said[0], said
+    doc = json.loads(body)
+    ids = [op["operationId"] for ops in doc["paths"].values() for op in ops.values()]
+    assert len(ids) == len(set(ids)) and "/log/{path}" in doc["paths"]

@@ -38,6 +38,7 @@ SUBJECTS = [
     "api/compliance.json",
     "portal/compliance/index.html",
     "registry/compliance-enhancements.json",
+    "registry/compliance-policy.json",
     "registry/compliance-shadow.json",
 ]
 
@@ -113,7 +114,8 @@ def test_the_key_adds_a_file_and_changes_no_other_byte(tmp_path: Path, key: KeyP
     facts = read_facts(page)
     assert facts is not None and facts.key_id == key.key_id
     snapshot = json.loads((keyed_out / "api/compliance.json").read_bytes())
-    as_unsigned = render_portal(snapshot, facts=replace(facts, key_id=None))
+    policy = json.loads((keyed_out / "registry/compliance-policy.json").read_bytes())
+    as_unsigned = render_portal(snapshot, facts=replace(facts, key_id=None), policy=policy)
     assert as_unsigned == (tmp_path / "plain" / PORTAL_FILE).read_bytes()
 
 

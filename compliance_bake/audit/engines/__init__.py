@@ -1,8 +1,9 @@
-"""Audit engines: the ZIP window's SQL run by embedded DuckDB (the default) or Apache Spark.
+"""Audit engines: the ZIP window's SQL run by embedded DuckDB, inside PostgreSQL, or on Spark.
 
 Each engine sits behind `interface.AuditEngine`: it loads the reference relations, makes the
 `plays` relation from a source and runs the shared query (audit/sql.py) with parameters.
-`open_engine` picks one by name; Spark is imported only when asked for.
+`open_engine` picks one by name (DuckDB unless the operator names another: docs/engines.md says
+when each pays); Spark is imported only when asked for.
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ def open_engine(options: EngineOptions) -> AuditEngine:
         from compliance_bake.audit.engines.spark import SparkEngine
 
         return SparkEngine.open(options)
+    if options.engine == "postgres":
+        from compliance_bake.audit.engines.postgres import PostgresEngine
+
+        return PostgresEngine()
     from compliance_bake.audit.engines.duckdb import DuckDBEngine
 
     return DuckDBEngine()

@@ -66,7 +66,7 @@ def _runtime(snap: dict[str, Any], _: RuleContext) -> list[str]:
     ]
 
 
-@rule("board-features", "the board has exactly the 8 features of spec 2.2, once each")
+@rule("board-features", "the self-checks are exactly the 8 of spec 2.2, once each")
 def _board_features(snap: dict[str, Any], _: RuleContext) -> list[str]:
     counts = Counter(r["feature"] for r in snap["enhancements"]["rows"])
     bad = [f"{f} missing" for f in SPEC_EXPECTED if counts[f] == 0]
@@ -77,7 +77,7 @@ def _board_features(snap: dict[str, Any], _: RuleContext) -> list[str]:
     return bad
 
 
-@rule("board-expected", "each row's expectedState is the value spec 2.2 expects")
+@rule("board-expected", "each self-check's expectedState is the value spec 2.2 expects")
 def _board_expected(snap: dict[str, Any], _: RuleContext) -> list[str]:
     bad = []
     for i, row in enumerate(snap["enhancements"]["rows"]):
@@ -97,7 +97,7 @@ def _board_expected(snap: dict[str, Any], _: RuleContext) -> list[str]:
     return bad
 
 
-@rule("board-match", "each board row's match is strict equality of expected and actual (2.2)")
+@rule("board-match", "each self-check's match is strict equality of expected and actual (2.2)")
 def _board_match(snap: dict[str, Any], _: RuleContext) -> list[str]:
     return [
         f"$.enhancements.rows[{i}].match"
@@ -106,7 +106,7 @@ def _board_match(snap: dict[str, Any], _: RuleContext) -> list[str]:
     ]
 
 
-@rule("board-count", "enhancements passed/total count the rows (spec 2.2)")
+@rule("board-count", "the self-checks' passed/total count the rows (spec 2.2)")
 def _board_count(snap: dict[str, Any], _: RuleContext) -> list[str]:
     board = snap["enhancements"]
     rows = board["rows"]

@@ -17,7 +17,18 @@
 // - POST /test/identity {nodeId, verified}: how a test tells it that a partner's identity is
 //   (not) verified; GET /test/stakes: the daily totals, for a test to see the side effects.
 //
-//   bun run tests/targets/services/bun_regulatory.ts     env: FIXTURES (a licences.json)
+// - with LIMITS (a limits.json: the operator's regulatory_limits rows), the whole policy instead,
+//   in its order: licence, the state's wager types, the limit row (a partner's own active row
+//   before the state-wide one, effective_from <= now < effective_to, now from NOW (Unix
+//   seconds) or the clock), max wager, min wager, bet type, identity (GEO's identityVerified),
+//   age (default 21), ZIP prefix; a field the request does not carry is not held to its rule.
+//   BROKEN (comma-separated) breaks rules, one switch each: licence (any partner allowed),
+//   suspended (a suspended licence counts as active), max (no maximum), max-exclusive (exactly
+//   the maximum blocked), min (no minimum), min-exclusive (exactly the minimum blocked),
+//   bet-type (any bet type), age (any age), identity (identity never required).
+//
+//   bun run tests/targets/services/bun_regulatory.ts     env: FIXTURES (a licences.json),
+//   LIMITS, GEO (a geo.json), NOW, BROKEN
 // Listens on 127.0.0.1 on a free port and prints `listening on http://127.0.0.1:PORT`.
 
 type Licence = { state: string; status: string };
@@ -80,6 +91,92 @@ function decide(asked: Record<string, unknown>, shadow: boolean): Decision {
   return { allowed: true, status: 200 };
 }
 
+type Row = {
+  policy_key: string; status: string; state_code: string; sport_id: string; market_id: string;
+  node_id?: string | null; max_wager?: number | null; min_wager?: number | null;
+  allowed_bet_types?: string[] | null; effective_from: number; effective_to?: number | null;
+  special_rules?: { min_age?: number; require_identity_verification?: boolean;
+    allowed_zip_prefixes?: string[] } | null;
+};
+const limits: Row[] | null = process.env.LIMITS
+  ? (await Bun.file(process.env.LIMITS).json()).limits
+  : null;
+const verified = new Set<string>(
+  process.env.GEO
+    ? (await Bun.file(process.env.GEO).json()).partners
+        .filter((p: { identityVerified?: boolean }) => p.identityVerified === true)
+        .map((p: { nodeId: string }) => p.nodeId)
+    : [],
+);
+const broken = new Set((process.env.BROKEN ?? "").split(",").filter((s) => s !== ""));
+const NOW = process.env.NOW ? Number(process.env.NOW) : null;
+
+function cents(value: number): number {
+  return Math.round(value * 100);
+}
+
+function policy(asked: Record<string, unknown>): Decision {
+  const nodeId = String(asked.nodeId ?? "");
+  const state = String(asked.stateCode ?? "");
+  const sport = String(asked.sportId ?? "");
+  const market = String(asked.marketId ?? "");
+  const rules = states.get(state);
+  const held = licence(nodeId, state);
+  const active = held === "active" || (broken.has("suspended") && held === "suspended");
+  if (!broken.has("licence") && (!rules || !active)) {
+    return { allowed: false, status: 403, reason: `Partner not licensed in ${state}` };
+  }
+  if (rules && !rules.wagerTypes.includes(`${sport}.${market}`)) {
+    const reason = `Wager type ${sport}.${market} not permitted in ${state}`;
+    return { allowed: false, status: 403, reason };
+  }
+  const now = NOW ?? Math.floor(Date.now() / 1000);
+  const holding = (limits ?? []).filter(
+    (r) => r.state_code === state && r.sport_id === sport && r.market_id === market &&
+      r.status === "active" && r.effective_from <= now &&
+      (r.effective_to == null || now < r.effective_to),
+  );
+  const row = holding.find((r) => r.node_id === nodeId) ?? holding.find((r) => r.node_id == null);
+  const age = typeof asked.age === "number" ? asked.age : null;
+  const minAge = row?.special_rules?.min_age ?? 21;
+  const ageBlock: Decision = {
+    allowed: false, status: 403, reason: `Minimum age ${minAge} required in ${state} (got ${age})`,
+  };
+  if (!row) {
+    return age !== null && age < minAge && !broken.has("age") ? ageBlock : { allowed: true, status: 200 };
+  }
+  const amount = typeof asked.wagerAmount === "number" ? cents(asked.wagerAmount) : null;
+  if (amount !== null && row.max_wager != null && !broken.has("max")) {
+    const max = cents(row.max_wager);
+    if (amount > max || (broken.has("max-exclusive") && amount === max)) {
+      return { allowed: false, status: 403, reason: `Exceeds max wager $${row.max_wager}` };
+    }
+  }
+  if (amount !== null && row.min_wager != null && !broken.has("min")) {
+    const min = cents(row.min_wager);
+    if (amount < min || (broken.has("min-exclusive") && amount === min)) {
+      return { allowed: false, status: 403, reason: `Below min wager $${row.min_wager}` };
+    }
+  }
+  const betType = typeof asked.betType === "string" ? asked.betType : null;
+  if (betType !== null && row.allowed_bet_types && !broken.has("bet-type") &&
+      !row.allowed_bet_types.includes(betType)) {
+    return { allowed: false, status: 403, reason: `Bet type '${betType}' not allowed in ${state}` };
+  }
+  const special = row.special_rules ?? {};
+  if (special.require_identity_verification && !broken.has("identity") &&
+      (!verified.has(nodeId) || unverified.has(nodeId))) {
+    return { allowed: false, status: 403, reason: `Identity verification required in ${state}` };
+  }
+  if (age !== null && age < minAge && !broken.has("age")) return ageBlock;
+  const zip = typeof asked.zipCode === "string" ? asked.zipCode : null;
+  const prefixes = special.allowed_zip_prefixes;
+  if (zip !== null && prefixes && !prefixes.some((p) => zip.startsWith(p))) {
+    return { allowed: false, status: 403, reason: `ZIP ${zip} not in allowed prefixes for ${state}` };
+  }
+  return { allowed: true, status: 200 };
+}
+
 function json(status: number, body: unknown): Response {
   return new Response(JSON.stringify(body), {
     status,
@@ -98,7 +195,7 @@ const server = Bun.serve({
     if (url.pathname === "/v1/regulatory/check" && request.method === "POST") {
       const asked = await request.json();
       const shadow = url.searchParams.get("shadow") === "true";
-      const decision = decide(asked, shadow);
+      const decision = limits ? policy(asked) : decide(asked, shadow);
       const stake = { amount: asked.wagerAmount, currency: "USD" };
       const body = { ok: true, regulatory: { ...decision, stake, mode: shadow ? "shadow" : "live" } };
       return json(shadow ? 200 : decision.status, body);
