@@ -14,13 +14,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compliance_bake.cli.terminal import count, counted, json_text
 from compliance_bake.errors import EXIT_NOTHING_CHECKED, EXIT_OK
 from compliance_bake.report import disagreements
+from compliance_bake.signing.integrity import ITEMIZED_BY, zip_window_words
 
 if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
@@ -62,6 +63,7 @@ class Case:
     detail: str = ""  # the full evidence (expected and actual in full), for the JUnit body
     classname: str = ""  # the JUnit classname when the suite's name is not enough
     skipped: bool = False  # present and not checked: no failure, and never a pass either
+    counted: bool = True  # False: a failed summary of items another suite lists and counts
 
     @property
     def item_count(self) -> int:
@@ -91,7 +93,14 @@ class Outcome:
     details: JsonObject = field(default_factory=dict)  # the command's --json summary
 
     def failed(self) -> list[tuple[str, Case]]:
-        return [(suite, c) for suite, cases in self.suites.items() for c in cases if not c.ok]
+        """Every failure once: a case that sums up another suite's failed cases is left out
+        (`Case.counted`), so the count is the terminal's, the step summary's and the portal's."""
+        return [
+            (suite, c)
+            for suite, cases in self.suites.items()
+            for c in cases
+            if not c.ok and c.counted
+        ]
 
 
 def _differences(expected: Any, actual: Any, path: str = "$") -> list[str]:
@@ -291,6 +300,11 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
         plays = audit.plays if audit is not None else None
         cases = _reason_cases(result.violations_by_reason, violations, plays)
         suites["zip-window"] = cases + _empty_window_case(result.nothing_audited)
+    listed = {name for name, cases in suites.items() if any(not c.ok for c in cases)}
+    suites["integrity"] = [
+        replace(c, counted=ITEMIZED_BY.get(c.name) not in listed) if not c.ok else c
+        for c in suites["integrity"]
+    ]
     failed = [c.name for c in suites["integrity"] if not c.ok]
     failed += disagreements.failing(snap.shadow.disagreements)
     failed += [] if result.policy is None else result.policy.failing()
@@ -343,7 +357,7 @@ def of_audit(result: AuditResult) -> Outcome:
     if result.nothing_audited is not None:
         verdict = f"NOTHING AUDITED (exit 5): {audit.label}"
     elif audit.ok:
-        verdict = f"PASS: {audit.label}"
+        verdict = f"PASS: {zip_window_words(audit.days, audit.in_window_plays, audit.total_plays)}"
     else:
         verdict = f"FAIL: zip-window, {counted(audit.violation_count, 'violation')}"
     cases = _reason_cases(by_reason, audit.violations, audit.plays)

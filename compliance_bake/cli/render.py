@@ -16,6 +16,7 @@ from compliance_bake.cli.phases import err_console
 from compliance_bake.cli.short_summary import failure_summary
 from compliance_bake.cli.terminal import clipped, count, previous_lines, safe, width
 from compliance_bake.report.escape import terminal_json
+from compliance_bake.signing.integrity import zip_window_words
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -162,7 +163,8 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
         violations = ""
         if result.violations_by_reason is not None:
             violations = f"; violations {count(sum(result.violations_by_reason.values()))}"
-        console.print(f"Deep audit: {_mark(window.ok)} {safe(window.label)}{violations}")
+        words = zip_window_words(window.days, window.in_window_plays, window.total_plays)
+        console.print(f"Deep audit: {_mark(window.ok)} {safe(words)}{violations}")
         # one line however wide: a command wrapped by the tool breaks when pasted
         console.print(f"  every violation: {safe(snap.deep_audit.command)}", soft_wrap=True)
     checks = Table(title="Integrity", title_justify="left")
@@ -170,7 +172,11 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
     checks.add_column("check", no_wrap=True)
     checks.add_column("label")
     for check in snap.integrity.checks:
-        checks.add_row(_mark(check.ok), safe(check.id), safe(check.label))
+        label = check.label
+        if check.id == "zip-window" and snap.deep_audit is not None:
+            window = snap.deep_audit.zip_window
+            label = zip_window_words(window.days, window.in_window_plays, window.total_plays)
+        checks.add_row(_mark(check.ok), safe(check.id), safe(label))
     console.print(checks)
     if result.attestation_key_id is not None:
         console.print(f"Attestation signed with Ed25519 key {safe(result.attestation_key_id)}")
@@ -227,7 +233,9 @@ def audit_report(result: AuditResult) -> None:
         f"{iso_millis(audit.now)}"
     )
     console.print(
-        f"{_mark(audit.ok)} {safe(audit.label)}; not enriched "
+        f"{_mark(audit.ok)} "
+        f"{safe(zip_window_words(audit.days, audit.in_window_plays, audit.total_plays))}; "
+        "not enriched "
         f"{count(audit.not_enriched_plays)}; violations {count(audit.violation_count)}"
     )
     counts = Table(title="Violations by reason", title_justify="left")

@@ -29,10 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
+from compliance_bake.clock import parse_instant
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.atomic_write import remove_inside, write_whole
 from compliance_bake.inputs.files import LeavesFolder, read_regular_file
-from compliance_bake.inputs.jsonio import dumps_pretty
+from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict
 from compliance_bake.log import merkle, note
 from compliance_bake.log.entry import entry_bytes
 from compliance_bake.log.source import folder_source
@@ -223,6 +224,9 @@ def _append(
     filled: list[str] = []
     try:
         bundle = old.entries(size >> TILE_HEIGHT) if size % TILE_WIDTH else []
+        if size:
+            latest = bundle[-1] if bundle else old.entries((size - 1) >> TILE_HEIGHT)[-1]
+            _refuse_backdated(directory, latest, entry)
         writer.write(
             tile_path("entries", size >> TILE_HEIGHT, len(bundle) + 1),
             encode_bundle([*bundle, data]),
@@ -265,6 +269,28 @@ def _append(
         "entry": entry,
     }
     return Appended(size, rendered, inclusion)
+
+
+def _refuse_backdated(directory: Path, latest: bytes, entry: Mapping[str, object]) -> None:
+    """InputError (exit 2, nothing appended) for an entry dated before the log's latest: a
+    transparency log records history in the order it happened, so an entry that claims an
+    earlier time than the one before it is a wrong clock (`--now`, SOURCE_DATE_EPOCH) or a
+    backdated snapshot, refused rather than appended with a warning nobody reads in CI. An
+    entry of the same instant (a rebake) is appended. A latest entry that cannot be read is
+    left to `log verify`, which names it."""
+    try:
+        before = loads_strict(latest)["generatedAt"]
+        then = parse_instant(str(before), source="the log's latest entry")
+        now = parse_instant(str(entry["generatedAt"]), source="the snapshot")
+    except (InputError, ValueError, KeyError, TypeError):  # StrictJSONError is a ValueError
+        return
+    if now < then:
+        raise InputError(
+            f"--log {directory}: the snapshot's generatedAt {entry['generatedAt']} is earlier "
+            f"than the log's latest entry ({before}); a log's entries go forward in time",
+            f"bake with a clock at or after {before} (--now, SOURCE_DATE_EPOCH), or append to "
+            "a new log",
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -222,13 +222,18 @@ def _witnessed(options: LogCheckOptions, notes: Sequence[note.Note], found: LogP
     cosigners: set[bytes] = set()
     for signed in notes:
         cosigners |= note.cosigners(signed, list(options.witnesses))
-    found.add(
+    held = found.add(
         OUT_CHECKPOINT,
         len(cosigners) >= options.threshold,
         f"{len(cosigners)} of the {len(options.witnesses)} given witnesses cosigned a "
         f"checkpoint that holds this snapshot (threshold {options.threshold})",
         KEY,
     )
+    if held:  # said where the checks applied are listed: a pass names what it checked
+        found.summary.append(
+            f"witnessed: {len(cosigners)} of the {len(options.witnesses)} given witness keys "
+            f"cosigned a checkpoint that holds this snapshot (threshold {options.threshold})"
+        )
 
 
 def _public(pem: bytes, what: str) -> Ed25519PublicKey:

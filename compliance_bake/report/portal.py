@@ -51,6 +51,7 @@ from compliance_bake.report.models import (
 from compliance_bake.report.row_kinds import Totals, row_kinds, state_totals
 from compliance_bake.resources import templates_dir
 from compliance_bake.signing.attestation import ATTESTATION_FILE
+from compliance_bake.signing.integrity import ITEMIZED_BY, zip_window_words
 
 if TYPE_CHECKING:
     from compliance_bake.report.portal_previous import PreviousRecord
@@ -209,6 +210,13 @@ def command_file_names(command: str) -> str:
         escape.not_an_option(_name(w)) if not w.startswith("-") and ("/" in w or "\\" in w) else w
         for w in words
     )
+
+
+def _window_words(snapshot: Snapshot) -> str | None:
+    if snapshot.deep_audit is None:
+        return None
+    w = snapshot.deep_audit.zip_window
+    return zip_window_words(w.days, w.in_window_plays, w.total_plays)
 
 
 def _facts_attr(facts: PortalFacts) -> str:
@@ -380,7 +388,15 @@ def _verdict(
     audit: AuditView | None,
     policy: PolicyView | None = None,
 ) -> Verdict:
-    failed = snapshot.integrity.failed
+    states = _failing_states(snapshot, per_state)
+    reasons = [] if audit is None else audit.reasons
+    failing_board = [b for b in board if not b.row.match]
+    listed = {"self-checks": failing_board, "shadow": states, "zip-window": reasons}
+    # Each failure once (signing/integrity.py ITEMIZED_BY): a check whose items are listed
+    # is counted by them, as the terminal's short summary counts it.
+    failed = tuple(
+        c for c in snapshot.integrity.failed if not listed.get(ITEMIZED_BY.get(c.id, ""))
+    )
     counts = dict(snapshot.shadow.disagreements or {})
     kinds = [
         (disagreements.KINDS[kind], n, kind in disagreements.FAILING)
@@ -390,12 +406,12 @@ def _verdict(
     found = disagreements.failing(counts)
     failing_policy = [] if policy is None else policy.failing
     return Verdict(
-        ok=not failed and not found and not failing_policy,
+        ok=not snapshot.integrity.failed and not found and not failing_policy,
         failed=failed,
         ids=[c.id for c in failed],
-        board=[b for b in board if not b.row.match],
-        states=_failing_states(snapshot, per_state),
-        reasons=[] if audit is None else audit.reasons,
+        board=failing_board,
+        states=states,
+        reasons=reasons,
         disagreements=found,
         kinds=kinds,
         policy=failing_policy,
@@ -505,6 +521,7 @@ def render_portal(
         audit=audit,
         facts=facts,
         snapshot_url=SNAPSHOT_URL,
+        window_words=_window_words(snapshot),
         check_labels=CHECK_LABELS,
         block_labels=BLOCK_LABELS,
         link_labels=LINK_LABELS,

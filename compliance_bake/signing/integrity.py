@@ -20,6 +20,11 @@ from compliance_bake.signing import proofs as signing
 from compliance_bake.signing.canon import same_mac
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+# Integrity checks that sum up failures listed one by one elsewhere, by what lists them: the
+# self-checks' rows, the states whose decisions differ, the reasons plays break the window. A
+# failure is counted once (terminal, reports and portal alike): by its items when they are
+# listed, by the check only when nothing lists them.
+ITEMIZED_BY = {"enhancements": "self-checks", "shadow": "shadow", "zip-window": "zip-window"}
 _STATE = re.compile(r"^[A-Z]{2}$")
 _ZIP = re.compile(r"^[0-9]{5}$")
 _PROFILE_FIELDS = ("stateCode", "age", "location", "zipCode")
@@ -114,3 +119,9 @@ def geo_discrete(profiles: Sequence[GeoProfile]) -> bool:
 def zip_window_label(days: int, in_window: int, total: int) -> str:
     """The deepAudit label and the zip-window check's label (spec 2.5, 2.6)."""
     return f"ZIP {days}d window via enriched_at ({in_window}/{total} plays)"
+
+
+def zip_window_words(days: int, in_window: int, total: int) -> str:
+    """The label as people read it, where people read it (terminal, portal): "(5/8 plays)"
+    reads as 5 of 8 passed, and means 5 of the 8 plays fall in the window."""
+    return f"{in_window:,} of {total:,} plays in the {days}-day ZIP window"

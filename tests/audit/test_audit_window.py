@@ -371,7 +371,7 @@ def test_the_terminal_summary_names_reasons_and_plays(tmp_path: Path) -> None:
     )
     assert result.exit_code == 1
     assert "zip-in-other-state" in result.output and "zip-of-nj" in result.output
-    assert "ZIP 90d window via enriched_at (1/1 plays)" in result.output
+    assert "1 of 1 plays in the 90-day ZIP window" in result.output
 
 
 def test_help_lists_every_violation_reason() -> None:

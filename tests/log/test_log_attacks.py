@@ -129,7 +129,12 @@ def test_an_entry_removed_and_the_log_rebuilt(world: World) -> None:
     assert "cannot both be true" in output
     caught_by_verify_log(world, world.outs[5], "rollback", "size 6", "size 5")
     # ... and once the operator bakes on past the old size, the history still does not fit
-    rebuild(world, kept[:2] + kept[3:] + [kept[2], kept[2]])
+    # (on later days: an append dated before the latest entry is refused, log/append.py)
+    later = [
+        json.dumps({**json.loads(kept[2]), "generatedAt": f"2026-11-{day}T04:06:00.000Z"})
+        for day in (7, 8)
+    ]
+    rebuild(world, kept[:2] + kept[3:] + [e.encode() for e in later])
     caught_by_witness(world, 6, "history rewritten", "size 6", "size 7")
     caught_by_verify_log(world, world.outs[3], "history rewritten", "size 4", "size 7")
 
@@ -210,7 +215,17 @@ def test_witness_cosignatures_are_required_when_asked(world: World, tmp_path: Pa
     assert any("0 of the 1 given witnesses" in line for line in lines), lines
     cosigned = json.loads(world.state(6).read_text())["checkpoint"]
     (out / "log" / "checkpoint").write_text(cosigned)  # the cosigned checkpoint, same size
-    assert verify_out(out, world.public, "--witness-key", str(public_w)).exit_code == 0
+    passed = verify_out(out, world.public, "--witness-key", str(public_w))
+    assert passed.exit_code == 0, passed.output
+    said = (
+        "witnessed: 1 of the 1 given witness keys cosigned a checkpoint that holds this "
+        "snapshot (threshold 1)"
+    )
+    assert said in json.loads(passed.stdout)["applied"][-1], passed.stdout
+    human = invoke("verify", str(out), "--public-key", str(world.public), "--witness-key",
+                   str(public_w))  # fmt: skip
+    applied = next(line for line in human.stdout.splitlines() if line.startswith("applied"))
+    assert human.exit_code == 0 and applied.endswith(said), human.output
     _, stranger = mint(tmp_path, "stranger", "witness-key")
     result = verify_out(out, world.public, "--witness-key", str(public_w), "--witness-key",
                         str(stranger))  # fmt: skip

@@ -204,7 +204,9 @@ def test_log_checks_without_a_public_key_are_refused(tmp_path: Path) -> None:
 
 
 def test_two_bakes_at_once_append_one_after_the_other(tmp_path: Path) -> None:
-    """The lock on DIR: both entries land, in some order, and the log holds together."""
+    """The lock on DIR: both entries land, in some order, and the log holds together. Both bake
+    the same instant: one dated earlier than the other would be refused when it appends second
+    (an entry never goes back in time, test below)."""
     import os
     import subprocess
     import sys
@@ -215,7 +217,7 @@ def test_two_bakes_at_once_append_one_after_the_other(tmp_path: Path) -> None:
             [sys.executable, "-m", "compliance_bake", "bake", "snapshot", "--out",
              str(tmp_path / f"out{day}"), "--signing-key", str(private), "--log",
              str(tmp_path / "log"), "--log-origin", ORIGIN, "--now",
-             f"2026-11-0{day}T04:06:00Z", "-q"],
+             "2026-11-01T04:06:00Z", "-q"],
             env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         for day in (1, 2)
@@ -228,3 +230,28 @@ def test_two_bakes_at_once_append_one_after_the_other(tmp_path: Path) -> None:
             verify_out(tmp_path / f"out{day}", public, "--log", str(tmp_path / "log")).exit_code
             == 0
         )
+
+
+def test_an_entry_dated_before_the_latest_is_refused_and_nothing_is_appended(
+    tmp_path: Path,
+) -> None:
+    """Day 3, then day 2 into the same log: refused (exit 2, one line naming both instants),
+    the log and the second out/ untouched; the same instant again (a rebake) and a later one
+    are appended, and the log verifies."""
+    private, public = mint(tmp_path, "operator")
+    log = tmp_path / "log"
+    assert bake(tmp_path / "out3", log, private, 3).exit_code == 0
+    before = {p.relative_to(log): p.read_bytes() for p in log.rglob("*") if p.is_file()}
+    result = bake(tmp_path / "out2", log, private, 2)
+    assert result.exit_code == 2, result.output
+    assert json.loads(result.stdout)["code"] == 2  # --json: the error object
+    (line,) = result.stderr.strip().splitlines()
+    assert "2026-11-02T04:06:00.000Z is earlier than the log's latest entry" in line, line
+    assert "2026-11-03T04:06:00.000Z" in line
+    after = {p.relative_to(log): p.read_bytes() for p in log.rglob("*") if p.is_file()}
+    assert after == before  # nothing appended
+    assert not [p for p in (tmp_path / "out2").rglob("*") if p.is_file()]  # nothing written
+    assert bake(tmp_path / "again", log, private, 3).exit_code == 0  # the same instant
+    assert bake(tmp_path / "out4", log, private, 4).exit_code == 0
+    checked = log_verify(log, public)
+    assert checked.exit_code == 0 and json.loads(checked.stdout)["size"] == 3, checked.output

@@ -218,3 +218,38 @@ def test_a_folder_or_file_named_like_an_option_is_never_an_option_in_the_pages_c
         snapshot = loads_strict((out / "api" / "compliance.json").read_bytes())
         recorded = shlex.split(snapshot["deepAudit"]["command"])
         assert recorded[recorded.index("--plays") + 1] == f"./{given.removeprefix('./')}"
+
+
+def test_the_banner_counts_each_failure_once_as_the_terminal_does(tmp_path: Path) -> None:
+    """The drifted demo: 2 pairs disagree, in MA and in NJ, and the policy finds 2 failing
+    kinds. The banner and the terminal's short summary both say 4: the `shadow` integrity
+    check sums up those same pairs and is not counted a third time."""
+    from tests.conftest import NOW, invoke
+
+    drifted = Path(__file__).resolve().parents[2] / "fixtures" / "drifted"
+    out = tmp_path / "out-fail"
+    baked = invoke("bake", "snapshot", "--now", NOW, "--service-fixtures", str(drifted),
+                   "--out", str(out))  # fmt: skip
+    assert baked.exit_code == 1, baked.output
+    terminal = re.search(r"short summary: (\d+) failed", baked.output)
+    page = (out / "portal" / "compliance" / "index.html").read_text(encoding="utf-8")
+    banner = re.search(r"<strong>FAIL</strong> (\d+) checks? failed:", page)
+    snapshot = loads_strict((out / "api" / "compliance.json").read_bytes())
+    assert terminal and banner and snapshot["shadow"]["summary"]["mismatches"] == 2
+    listed = page[page.index('id="verdict-failed"') : page.index("</ul>", page.index("verdict-"))]
+    items = re.findall(r"<li>(.*?)</li>", listed)
+    assert int(terminal.group(1)) == int(banner.group(1)) == len(items) == 4, items
+    assert [i.split(",")[0] for i in items[:2]] == ["in MA", "in NJ"], items
+    assert not any("against the registry" in i for i in items)  # the sum, not counted again
+
+
+def test_the_window_count_says_plays_in_the_window(tmp_path: Path) -> None:
+    """ "(16/20 plays)", the specification's label, reads as 16 of 20 passed: where people read
+    it, it says 16 of 20 plays in the window; the snapshot keeps the label as specified."""
+    from tests.conftest import bake_deep_demo
+
+    out = bake_deep_demo(tmp_path / "out")
+    page = (out / "portal" / "compliance" / "index.html").read_text(encoding="utf-8")
+    assert "16 of 20 plays in the 90-day ZIP window" in page and "(16/20 plays)" not in page
+    snapshot = loads_strict((out / "api" / "compliance.json").read_bytes())
+    assert snapshot["deepAudit"]["zipWindow"]["label"].endswith("(16/20 plays)")

@@ -91,7 +91,8 @@ def test_the_failing_audit_shows_its_reasons_and_first_plays(machine: dict[str, 
     sample = re.findall(r"<tr><td><code>(p\d)</code></td><td>([^<]*)</td>", page)
     assert sample == [("p1", "plays-2026.csv:2"), ("p2", "plays-2026.csv:3")]  # file name: line
     verdict = page[page.index('id="verdict"') : page.index("</header>")]
-    assert "FAIL" in verdict and "2 plays of 3 in the window violate it" in verdict
+    assert "FAIL" in verdict and "2 checks failed" in verdict  # by reason, counted once
+    assert "1 play in the ZIP window: zip in other state" in verdict
 
 
 def test_verify_holds_the_page_to_the_snapshot_and_its_facts(machine: dict[str, Path]) -> None:
