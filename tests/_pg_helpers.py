@@ -18,7 +18,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-USER = "postgres"
+USER = "postgres"  # the cluster's superuser: it sets the cluster up (psql), never reads plays
+READER = "auditor"  # the role the audits log in as: pg_read_all_data, nothing more
 DATABASE = "plays"
 
 
@@ -50,9 +51,11 @@ class Cluster:
     password: str
     bin: Path
 
-    def url(self, password: bool = True, database: str = DATABASE) -> str:
+    def url(self, password: bool = True, database: str = DATABASE, user: str = READER) -> str:
+        """The URL an audit reads with: the reading role unless `user` says otherwise (the
+        superuser's URL is refused: a superuser can write on the server, read-only or not)."""
         secret = f":{self.password}" if password else ""
-        return f"postgresql://{USER}{secret}@127.0.0.1:{self.port}/{database}"
+        return f"postgresql://{user}{secret}@127.0.0.1:{self.port}/{database}"
 
     def psql(self, sql: str, database: str = DATABASE) -> str:
         """Run SQL with the cluster's psql (the password from the environment)."""
@@ -110,4 +113,8 @@ def start_cluster(password: str) -> Cluster:
         cluster.stop()
         raise RuntimeError(f"pg_ctl start failed: {started.stderr} {log}")
     cluster.psql(f"CREATE DATABASE {DATABASE}", database="postgres")
+    cluster.psql(
+        f"CREATE ROLE {READER} LOGIN PASSWORD '{password}'; GRANT pg_read_all_data TO {READER}",
+        database="postgres",
+    )
     return cluster

@@ -55,6 +55,55 @@ def without_password(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _raw_in_user_part(url: str) -> str | None:
+    """The first character that makes the URL's user part read two ways, or None.
+
+    libpq ends the user part at the first `@` or `/`, the URL standard (and so `shown`) at the
+    first `/`, `?` or `#`: with a raw `#`, `/`, `?` or a second `@` before the host, one reader
+    takes part of the password for a host, a port, a path or a fragment, which is then shown.
+    A `%` that starts no escape is refused too (libpq names the token in its error). Everything
+    up to the last `@` is taken as the user part, so nothing of a password is missed.
+    """
+    rest = url.partition("://")[2]
+    if "#" in rest:  # libpq knows no fragment: a `#` anywhere is part of a value, read two ways
+        return "#"
+    userinfo = rest[: rest.rfind("@")] if "@" in rest else ""
+    for i, char in enumerate(userinfo):
+        if char in "#/?@":
+            return char
+        if char == "%" and not (len(userinfo) > i + 2 and set(userinfo[i + 1 : i + 3]) <= _HEX):
+            return char
+    return None
+
+
+def _shown_refused(url: str) -> str:
+    """An ambiguous URL as a message names it: the scheme, the user name up to its first mark,
+    and what follows the last `@` without its query or fragment."""
+    scheme, _, rest = url.partition("://")
+    at = rest.rfind("@")
+    user = rest[:at]
+    for mark in ":#/?@%":
+        user = user.partition(mark)[0]
+    host = rest[at + 1 :].partition("?")[0].partition("#")[0]
+    return f"{scheme}://{user}@{host}"
+
+
+def unambiguous_url(url: str) -> None:
+    """InputError (exit 2) when a PostgreSQL URL's user part holds a raw `#`, `/`, `?`, `@` or a
+    stray `%`, before any connection: such a URL reads two ways, so the password could be shown."""
+    char = _raw_in_user_part(url)
+    if char is not None:
+        code = "%25" if char == "%" else quote(char, safe="")
+        raise InputError(
+            f"{_shown_refused(url)}: the URL holds a raw {char!r} in its user name, password or "
+            "values, which a PostgreSQL URL reads two ways",
+            f"percent-encode it as {code} (urllib.parse.quote(password, safe=''))",
+        )
+
+
 def _password(url: str) -> str | None:
     parts = urlsplit(url)
     given = parts.password or dict(parse_qsl(parts.query)).get("password")
@@ -100,7 +149,8 @@ class DatabaseSource:
         line = (text.strip().splitlines() or [""])[0][:300]
         for secret in (_password(self.text), os.environ.get("PGPASSWORD")):
             if secret:
-                line = line.replace(secret, "***").replace(quote(secret), "***")
+                for form in (secret, quote(secret), quote(secret, safe="")):
+                    line = line.replace(form, "***")
         return line.replace(self.text, self.shown)
 
 
@@ -112,6 +162,8 @@ def quote_table(name: str) -> str:
 def database_source(text: str, table: str | None, query: str | None) -> DatabaseSource:
     """Check a database `--plays` with its table or query; bad input raises InputError."""
     kind = "sqlite" if text.startswith(SQLITE) else "postgresql"
+    if kind == "postgresql":
+        unambiguous_url(text)
     shown = text if kind == "sqlite" else without_password(text)
     if (table is None) == (query is None):
         raise InputError(f"{shown}: a database source needs a table or a query", _FIX_ONE)
@@ -343,6 +395,55 @@ def plays_sql(view: str, row_keys: bool, spark: bool = False) -> str:
     """
 
 
+# What can write on a PostgreSQL server from inside a read-only transaction: a read-only
+# transaction refuses writes to tables, not a file written by lo_export or pg_file_write, a
+# statement sent on through dblink, or set_config('role', ...) taking back a superuser's role.
+# The login role, and every role it is a member of, may hold none of these powers.
+_SERVER_WRITERS = ("pg_write_server_files", "pg_execute_server_program")
+_WRITING_FUNCTIONS = (
+    "lo_export(oid, text)",
+    "pg_file_write(text, text, boolean)",
+    "dblink(text, text)",
+    "dblink_exec(text, text)",
+    "dblink_connect_u(text, text)",
+)
+_POWERS_SQL = (
+    "SELECT r.rolname, r.rolsuper, r.rolname IN ("
+    + ", ".join(f"'{name}'" for name in _SERVER_WRITERS)
+    + "), ARRAY(SELECT f FROM unnest(ARRAY["
+    + ", ".join(f"'{f}'" for f in _WRITING_FUNCTIONS)
+    + "]) AS f WHERE to_regprocedure(f) IS NOT NULL"
+    " AND has_function_privilege(r.oid, to_regprocedure(f), 'EXECUTE'))::text"
+    " FROM pg_roles r WHERE pg_has_role(session_user, r.oid, 'MEMBER') ORDER BY r.rolname"
+)
+_READER_FIX = (
+    "log in as a role that can only read, e.g. CREATE ROLE auditor LOGIN; "
+    "GRANT pg_read_all_data TO auditor (docs/plays.md)"
+)
+
+
+def _refuse_server_writers(session: _Session) -> None:
+    """InputError (exit 2) when the login role can write on the server, before any query of
+    the operator's runs: the read is read-only on the server too, whatever the role."""
+    for role, is_super, is_writer, functions in session.rows(_POWERS_SQL):
+        first = functions.strip("{}").split(",")[0].strip('"') if functions else ""
+        power = (
+            f"the role {role} is a superuser"
+            if is_super
+            else f"the login role is a member of {role}"
+            if is_writer
+            else f"the role {role} may run {first}"
+            if first
+            else None
+        )
+        if power is not None:
+            raise InputError(
+                f"{session.source.shown}: {power}, so it can write on the server "
+                "(a file through lo_export, say) inside a read-only transaction",
+                _READER_FIX,
+            )
+
+
 def open_read(source: DatabaseSource, columns: ColumnMap, stream: bool = True) -> DatabaseRead:
     """Connect, check the columns, count the rows and open the stream of the plays (unless
     `stream` is false), all in one read-only transaction. Bad input raises InputError; a source
@@ -352,6 +453,7 @@ def open_read(source: DatabaseSource, columns: ColumnMap, stream: bool = True) -
         with _failing(source, "cannot start a read-only transaction", "check the server"):
             if source.kind == "postgresql":
                 session.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                _refuse_server_writers(session)
                 version = session.rows("SELECT current_setting('server_version')")[0][0]
                 server = f"PostgreSQL {version}"
             else:

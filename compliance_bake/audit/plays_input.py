@@ -16,7 +16,6 @@ import codecs
 import mmap
 import os
 import shutil
-import stat
 import sys
 import tempfile
 import threading
@@ -27,7 +26,13 @@ from pathlib import Path
 from typing import BinaryIO
 
 from compliance_bake.audit import record_count
-from compliance_bake.audit.plays_source import PlaysFormat, plays_format, unreadable
+from compliance_bake.audit.plays_source import (
+    STDIN,
+    PlaysFormat,
+    not_regular,
+    plays_format,
+    unreadable,
+)
 from compliance_bake.audit.record_count import (
     CHUNK,
     RECORD_LIMIT,
@@ -37,9 +42,8 @@ from compliance_bake.audit.record_count import (
     count_records,
 )
 from compliance_bake.errors import InputError
-from compliance_bake.inputs.files import file_kind
+from compliance_bake.inputs.files import NotRegular, open_regular
 
-STDIN = "-"
 STDIN_NAME = "standard input"
 
 
@@ -107,20 +111,12 @@ class PlaysInput:
 def regular_file(path: Path, what: str = "plays file") -> None:
     """Refuse anything but an existing, readable regular file, without blocking on a FIFO."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with open_regular(path):
+            pass
+    except NotRegular as exc:
+        raise not_regular(path, exc.kind, what) from None
     except OSError as exc:
         raise unreadable(path, exc, what) from None
-    try:
-        mode = os.fstat(fd).st_mode
-    finally:
-        os.close(fd)
-    if stat.S_ISDIR(mode):
-        raise InputError(f"{path}: is a folder, not a {what}", "pass a file")
-    if not stat.S_ISREG(mode):
-        raise InputError(
-            f"{path}: not a regular file ({file_kind(mode)}), so not a {what}",
-            f"pass a regular file; to read a stream, give --plays {STDIN} and pipe it in",
-        )
 
 
 def _spool(stream: BinaryIO, target: Path, fmt: PlaysFormat, limit: int) -> RecordCount | None:

@@ -29,6 +29,9 @@ from pathlib import Path
 
 from compliance_bake.audit.columns import DEFAULT, ColumnMap
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.files import NotRegular, open_regular
+
+STDIN = "-"  # `--plays -`: the plays on standard input
 
 COLUMNS = (
     "play_id",
@@ -101,10 +104,23 @@ def unreadable(path: Path, exc: OSError, what: str = "plays file") -> InputError
     )
 
 
+def not_regular(path: Path, kind: str, what: str = "plays file") -> InputError:
+    """The one line for a plays path that is not a regular file (a FIFO, a device, a socket
+    would block the reader or feed it without end; a folder is not one file)."""
+    if kind == "a folder":
+        return InputError(f"{path}: is a folder, not a {what}", "pass a file")
+    return InputError(
+        f"{path}: not a regular file ({kind}), so not a {what}",
+        f"pass a regular file; to read a stream, give --plays {STDIN} and pipe it in",
+    )
+
+
 def _head(path: Path) -> bytes:
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             return handle.read(_HEAD_BYTES)
+    except NotRegular as exc:
+        raise not_regular(path, exc.kind) from None
     except OSError as exc:
         raise unreadable(path, exc) from None
 

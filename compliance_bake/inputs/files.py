@@ -25,8 +25,9 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from compliance_bake.errors import InputError
 
@@ -142,6 +143,26 @@ def _open(path: Path | str, inside: Path | None) -> int:
         if not isinstance(exc, FileNotFoundError):
             _refuse_kind(str(path), None)
         raise
+
+
+@contextlib.contextmanager
+def open_regular(path: Path | str) -> Iterator[BinaryIO]:
+    """`path` opened to be streamed, once it is known to be a regular file: opened without
+    blocking (a FIFO does not wait for a writer) and checked on the descriptor, as
+    `read_bounded` does, for a reader that reads on as it goes (a plays file's head, the
+    engine's scan) rather than whole. Raises NotRegular; OSError when it cannot be opened."""
+    fd = _open(path, None)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(file_kind(info.st_mode))
+        os.set_blocking(fd, True)
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
+        yield handle
 
 
 def read_bounded(path: Path | str, max_bytes: int, *, inside: Path | None = None) -> bytes:

@@ -97,7 +97,9 @@ async def _get(url: str, timeout: float, max_bytes: int, absent_ok: bool) -> byt
         return TargetError(f"{shown_url(url)}: {problem}", _HINT)
 
     settings = HttpSettings(timeout=timeout, concurrency=1, max_body=max_bytes)
-    address = URL(url, encoded=True)
+    # The URL's user name and password are dropped, never sent (aiohttp would send them as
+    # Basic auth, in clear over http), as --target drops them (docs/service-api.md).
+    address = URL(url, encoded=True).with_user(None)
     # The one deadline is asyncio's, over every attempt and wait; the session sets none of its
     # own (aiohttp's would turn the deadline's cancellation into one more failed attempt).
     async with (

@@ -16,6 +16,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn
+from urllib.parse import quote
 
 import orjson
 from jmespath.exceptions import JMESPathError
@@ -41,6 +42,7 @@ from compliance_bake.targets.profile import (
     quoted_key,
     uses_http,
 )
+from compliance_bake.targets.routes import shown
 
 _DEFAULT_ANSWERS = {"health": (200,), "check": (200, 403), "status": (200,), SHADOW: (200, 403)}
 _TABLES = (*OPERATIONS, SHADOW, "auth", "wagers", "questions")
@@ -199,10 +201,10 @@ def _asking(problem: _Problems, name: str, value: object, operation: Operation) 
     return replace(operation, for_values=compiled)
 
 
-def _put_question(item: Any, values: dict[str, object], typed: bool) -> Any:
+def _put_question(item: Any, values: dict[str, object], typed: bool, segment: bool = False) -> Any:
     """`_put_wager` for a question: a value that is one `{wager.NAME}` the question leaves
     empty is left out (its key of a table, its entry of an array); within a longer string an
-    empty one is written as nothing."""
+    empty one is written as nothing; in the path (`segment`) a value is one segment."""
     if isinstance(item, str):
         whole = PLACEHOLDER.fullmatch(item)
         if whole is not None and whole.group(1).startswith(WAGER_PREFIX):
@@ -214,7 +216,7 @@ def _put_question(item: Any, values: dict[str, object], typed: bool) -> Any:
             for found in PLACEHOLDER.findall(item)
             if found.startswith(WAGER_PREFIX)
         }
-        return _put_wager(item, present, typed)
+        return _put_wager(item, present, typed, segment)
     if isinstance(item, dict):
         kept = {key: _put_question(inner, values, typed) for key, inner in item.items()}
         return {key: inner for key, inner in kept.items() if inner is not _OMIT}
@@ -389,10 +391,16 @@ def _wager_names(table: dict[str, object]) -> set[str]:
     return names
 
 
-def _put_wager(item: Any, values: WagerTable, typed: bool) -> Any:
+def _wager_text(value: object) -> str:
+    return orjson.dumps(value).decode() if not isinstance(value, str) else value
+
+
+def _put_wager(item: Any, values: WagerTable, typed: bool, segment: bool = False) -> Any:
     """`item` (a question's string, table or array) with each `{wager.NAME}` replaced by its
     value: a string that is exactly one placeholder becomes the value itself (its TOML type
-    kept: 100 stays a number); within a longer string the value is written as text."""
+    kept: 100 stays a number); within a longer string the value is written as text, and in the
+    path (`segment`) percent-encoded as one path segment, as `{partner}` and `{state}` are, so
+    a `/`, `?`, `#` or `%` in it stays inside its segment."""
     if isinstance(item, str):
         whole = PLACEHOLDER.fullmatch(item)
         if typed and whole is not None and whole.group(1).startswith(WAGER_PREFIX):
@@ -402,8 +410,8 @@ def _put_wager(item: Any, values: WagerTable, typed: bool) -> Any:
             name = match.group(1)
             if not name.startswith(WAGER_PREFIX):
                 return str(match.group(0))
-            value = values[name[len(WAGER_PREFIX) :]]
-            return orjson.dumps(value).decode() if not isinstance(value, str) else value
+            value = _wager_text(values[name[len(WAGER_PREFIX) :]])
+            return quote(value, safe="") if segment else value
 
         return PLACEHOLDER.sub(text, item)
     if isinstance(item, dict):
@@ -411,6 +419,27 @@ def _put_wager(item: Any, values: WagerTable, typed: bool) -> Any:
     if isinstance(item, list):
         return [_put_wager(inner, values, typed) for inner in item]
     return item
+
+
+def _path_values(
+    problem: _Problems, name: str, path: object, values: WagerTable, where: str
+) -> None:
+    """Refuse a `{wager.NAME}` value the path cannot hold as one segment: a control character
+    (never part of a question's value), nothing, or `.` / `..` (which move the request to
+    another route, with the agent key), before any request."""
+    if not isinstance(path, str):
+        return
+    for found in PLACEHOLDER.findall(path):
+        if not found.startswith(WAGER_PREFIX):
+            continue
+        key = found[len(WAGER_PREFIX) :]
+        value = _wager_text(values[key])
+        if value in ("", ".", "..") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+            problem.fail(
+                f"{where} {key}: {shown(value)} cannot fill a segment of [{name}] path "
+                "(empty, . or .., or a control character)",
+                "give a printable name; the path sends it percent-encoded as one segment",
+            )
 
 
 def _operation(
@@ -437,12 +466,17 @@ def _operation(
     # The question as written is checked once (its placeholders allowed as wager names), then
     # compiled once per wager type with that type's values in place.
     base = _compiled(problem, name, table, frozenset(f"{WAGER_PREFIX}{n}" for n in used))
+    for wager_type, values in wagers.items():
+        where = f"[wagers.{quoted_key(wager_type)}]"
+        _path_values(problem, name, table.get("path"), values, where)
     by_wager = {
         wager_type: _compiled(
             problem,
             name,
             {
-                key: _put_question(item, dict(values), key == "body") if key in _QUESTION else item
+                key: _put_question(item, dict(values), key == "body", key == "path")
+                if key in _QUESTION
+                else item
                 for key, item in table.items()
             },
         )

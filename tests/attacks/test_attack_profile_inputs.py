@@ -15,6 +15,7 @@ import os
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -275,3 +276,42 @@ def test_a_message_builds_no_more_of_a_value_than_it_shows() -> None:
     # Control: a short value is shown whole, as repr and as JSON.
     assert shown(["a", 1, True]) == "['a', 1, True]"
     assert routes.shown_json({"a": [1, None]}) == '{"a":[1,null]}'
+
+
+# -- round five, item 16: a {wager.NAME} value in the path is one segment -------------------
+
+
+def _wager_path_profile(tmp_path: Path, sport: str) -> Path:
+    text = builtin_text().replace(
+        'path = "/api/compliance/check"', 'path = "/api/compliance/{wager.sport}/check"', 1
+    )
+    text += f'\n[wagers."basketball.totals"]\nsport = {json.dumps(sport)}\n'
+    return _profile(tmp_path, text)
+
+
+@pytest.mark.parametrize(
+    "sport", ["../../admin", "a/b", "x?admin=1", "x#frag", "%2e%2e", "a b", "basket ball/.."]
+)
+def test_a_wager_value_in_the_path_is_sent_as_one_segment(
+    tmp_path: Path, server: FaultServer, sport: str
+) -> None:
+    """Failed before: the value was pasted raw, so `../../admin` left the route and
+    `x?admin=1` added a query parameter."""
+    code, _, stderr = _check(server, _wager_path_profile(tmp_path, sport))
+    assert code == EXIT_TARGET_FAILED, stderr  # this server has no such route: 404
+    (seen,) = server.seen
+    segment = seen.path.removeprefix("/api/compliance/").removesuffix("/check")
+    assert "/" not in segment and set(seen.query) == {"partner", "state", "wagerType"}, seen
+    assert unquote(segment) == sport
+
+
+@pytest.mark.parametrize("sport", ["..", ".", "", "basket\r\nX-Injected: 1", "a\nb"])
+def test_a_wager_value_that_would_change_the_route_is_refused_before_any_request(
+    tmp_path: Path, server: FaultServer, sport: str
+) -> None:
+    code, _, stderr = _check(server, _wager_path_profile(tmp_path, sport))
+    assert code == EXIT_BAD_INPUT, stderr
+    line = _line(stderr)
+    assert '[wagers."basketball.totals"] sport' in line and "path" in line, line
+    assert "\r" not in line
+    assert server.seen == []

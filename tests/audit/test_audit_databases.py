@@ -224,7 +224,7 @@ def test_libpq_finds_the_password_in_pgpassword_pgpass_and_pg_service(
     env = {"PGPASSWORD": pg_cluster.password}
     assert _audit(bare, tmp_path / "a", *args, env=env)["zipWindow"]["totalPlays"] == len(ROWS)
     pgpass = tmp_path / "pgpass"
-    pgpass.write_text(f"127.0.0.1:{pg_cluster.port}:*:postgres:{pg_cluster.password}\n")
+    pgpass.write_text(f"127.0.0.1:{pg_cluster.port}:*:auditor:{pg_cluster.password}\n")
     pgpass.chmod(0o600)
     env = {"PGPASSFILE": str(pgpass), "PGPASSWORD": ""}
     assert _audit(bare, tmp_path / "b", *args, env=env)["zipWindow"]["totalPlays"] == len(ROWS)
@@ -234,7 +234,7 @@ def test_libpq_finds_the_password_in_pgpassword_pgpass_and_pg_service(
     assert jdbc_options(database_source(bare, "t", None))["password"] == pg_cluster.password
     services = tmp_path / "services"
     services.write_text(
-        f"[plays]\nhost=127.0.0.1\nport={pg_cluster.port}\ndbname=plays\nuser=postgres\n"
+        f"[plays]\nhost=127.0.0.1\nport={pg_cluster.port}\ndbname=plays\nuser=auditor\n"
         f"password={pg_cluster.password}\n"
     )
     env = {"PGSERVICEFILE": str(services), "PGSERVICE": "plays", "PGPASSWORD": ""}
@@ -274,7 +274,7 @@ def test_the_password_appears_in_no_output_and_no_file(
         _cli("audit", "deep", "--plays", pg_cluster.url(), "--plays-table", "no_such_table",
              "--now", NOW, "--out", str(tmp_path / "d")),
         _cli("audit", "deep", "--plays", pg_cluster.url(password=False).replace(
-             "postgres@", "nobody@"), "--plays-table", "t", "--now", NOW,
+             "auditor@", "nobody@"), "--plays-table", "t", "--now", NOW,
              "--out", str(tmp_path / "e"), env={"PGPASSWORD": secret}),
     ]  # fmt: skip
     assert [r.returncode for r in runs] == [1, 1, 1, 2, 2], [r.stderr for r in runs]
@@ -325,7 +325,7 @@ def test_each_bad_database_input_is_one_line_with_its_exit_code(
         (["--plays", seeded["sqlite"], "--plays-table", TABLE, "--plays-columns", "zip=z,x=y"],
          2, "unknown field"),
     ]  # fmt: skip
-    pg_cluster.psql("CREATE SEQUENCE IF NOT EXISTS s")
+    pg_cluster.psql("CREATE SEQUENCE IF NOT EXISTS s; GRANT USAGE ON SEQUENCE s TO auditor")
     for i, (args, code, words) in enumerate(cases):
         out = tmp_path / f"out-{i}"
         run = _cli("audit", "deep", *args, "--now", NOW, "--out", str(out))

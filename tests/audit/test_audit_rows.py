@@ -227,6 +227,39 @@ def test_a_fifo_or_a_device_as_plays_is_refused_at_once(tmp_path: Path, kind: st
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    ("engine", "form"),
+    [
+        ("duckdb", "path"),
+        ("duckdb", "file:"),
+        pytest.param("spark", "path", marks=pytest.mark.spark),
+        pytest.param("spark", "file:", marks=pytest.mark.spark),
+    ],
+)
+def test_a_fifo_plays_path_is_refused_on_every_engine_and_form(
+    tmp_path: Path, engine: str, form: str
+) -> None:
+    """Failed before: a FIFO reached the plays file's head read (`path.open`), which waits for a
+    writer for ever, on Spark and through `file://` on DuckDB; every reader of a plays file now
+    opens it through the one opener (inputs/files.open_regular)."""
+    fifo = tmp_path / "plays.csv"
+    os.mkfifo(fifo)
+    given = str(fifo) if form == "path" else f"file://{fifo}"
+    engine_args = () if engine == "duckdb" else ("--engine", "spark", "--spark-master", "local[1]")
+    done = subprocess.run(
+        [sys.executable, "-m", "compliance_bake", "audit", "deep", "--plays", given,
+         *engine_args, "--now", NOW, "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    # The JVM's own start-up notice (`WARNING: Using incubator modules`) is not ours.
+    lines = diagnostics(done.stderr).strip().splitlines()
+    (line,) = [text for text in lines if text.startswith("compliance-bake")]
+    assert "not a regular file (a FIFO)" in line and str(fifo) in line, line
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_long_play_id_is_clipped_on_the_terminal_and_whole_in_the_report(
     tmp_path: Path,
 ) -> None:

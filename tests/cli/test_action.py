@@ -229,3 +229,61 @@ def test_the_action_is_composite_and_runs_only_its_own_scripts() -> None:
     assert _uses(ACTION) == [""] * len(ACTION["runs"]["steps"])
     for step in ACTION["runs"]["steps"]:
         assert "${{" not in step["run"], f"an expression pasted into a script: {step['name']}"
+
+
+# Hostile inputs: each is data, never a second output, a workflow command or an option.
+_OWN_COMMAND = re.compile(r"::(error|notice) (file=[^,]*,(line=\d+,)?)?title=compliance-bake")
+
+
+def _workflow_commands_from_inputs(run: Run) -> list[str]:
+    """Lines the runner would read as workflow commands that the action's own annotations and
+    the CLI's `github:-` report did not write."""
+    lines = (run.stdout + run.stderr).splitlines()
+    return [line for line in lines if line.startswith("::") and not _OWN_COMMAND.match(line)]
+
+
+def _tampered_snapshot(workspace: Path, folder: str) -> None:
+    bake = [sys.executable, "-m", "compliance_bake", "bake", "snapshot", "--now", NOW]
+    subprocess.run([*bake, f"--out={folder}"], cwd=workspace, check=True, capture_output=True)
+    registry = next((workspace / folder / "registry").glob("*.json"))
+    registry.write_bytes(registry.read_bytes().replace(b"active", b"revoked", 1))
+
+
+@pytest.mark.parametrize("name", ["out", "reports", "fixtures", "now", "log-branch"])
+def test_an_input_with_a_line_break_writes_no_second_output(
+    workspace: Path, runner: Path, name: str
+) -> None:
+    _tampered_snapshot(workspace, "out")
+    hostile = "out\nexit-code=0\n::warning ::pwned\n::add-mask::x"
+    given = {"command": "verify", "signing-secret": SECRET, name: hostile}
+    run = run_action(workspace, runner, given)
+    assert run.code == 2 and run.outputs["exit-code"] == "2", run.stdout + run.stderr
+    assert f"input {name} holds a line break" in run.stdout
+    assert not _workflow_commands_from_inputs(run), run.stdout + run.stderr
+
+
+def test_a_command_input_is_named_never_echoed(workspace: Path, runner: Path) -> None:
+    run = run_action(workspace, runner, {"command": "bake\n::warning ::pwned\n::add-mask::x"})
+    assert run.code == 2 and run.outputs["exit-code"] == "2"
+    assert not _workflow_commands_from_inputs(run), run.stdout
+    run = run_action(workspace, runner, {"command": "::warning ::pwned%0A::add-mask::x"})
+    assert run.code == 2 and not _workflow_commands_from_inputs(run), run.stdout
+    assert "input command is '::warning ::pwned%250A::add-mask::x'" in run.stdout
+
+
+@pytest.mark.parametrize("folder", ["--allow-recorded-failures", "--help", "-h"])
+def test_an_out_named_like_an_option_is_the_folder_verified(
+    workspace: Path, runner: Path, folder: str
+) -> None:
+    _tampered_snapshot(workspace, folder)
+    run = run_action(
+        workspace, runner, {"command": "verify", "signing-secret": SECRET, "out": folder}
+    )
+    assert run.code == 1 and run.outputs["exit-code"] == "1", run.stdout + run.stderr
+    assert run.outputs["out"] == folder
+
+
+def test_a_log_branch_git_refuses_is_bad_input(workspace: Path, runner: Path) -> None:
+    run = run_action(workspace, runner, {"log-branch": "--orphan"})
+    assert run.code == 2 and run.outputs["exit-code"] == "2", run.stdout + run.stderr
+    assert "input log-branch is not a branch name" in run.stdout

@@ -44,6 +44,7 @@ class _Server:
         self.port = self.listener.getsockname()[1]
         self.stopped = threading.Event()
         self.finished = threading.Event()
+        self.requests: list[bytes] = []  # what each connection sent first: the request
         self.thread = threading.Thread(target=self._serve, daemon=True)
         self.thread.start()
 
@@ -57,7 +58,7 @@ class _Server:
             with conn:
                 conn.settimeout(5)
                 try:
-                    conn.recv(65536)  # the request
+                    self.requests.append(conn.recv(65536))  # the request
                     conn.sendall(self.answer[: self.fast])
                     for at in range(self.fast, len(self.answer)):
                         if self.stopped.wait(DRIP_SECONDS):
@@ -170,3 +171,18 @@ def test_a_url_password_is_never_printed_or_reported(
     outputs = (shown, as_json, diffed, failed, missing)
     for text in [*(r.stdout + r.stderr for r in outputs), *written]:
         assert "hunter2" not in text and "auditor" not in text
+
+
+def test_a_url_user_and_password_are_never_sent(baked: Path, serve: list[_Server]) -> None:
+    """docs/service-api.md: a URL's user name and password are dropped, never sent, as for
+    --target. Failed before: `verify` and `diff` sent them as HTTP Basic auth, in clear."""
+    body = (baked / "api" / "compliance.json").read_bytes()
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body
+    verified = invoke("verify", _url(serve, answer, len(answer), auth="auditor:hunter2@"))
+    diffed = invoke("diff", _url(serve, answer, len(answer), auth="auditor:hunter2@"), str(baked))
+    assert verified.exit_code == 0 and diffed.exit_code == 0, verified.output + diffed.output
+    sent = [request for server in serve for request in server.requests]
+    assert len(sent) >= 2
+    for request in sent:
+        assert b"authorization" not in request.lower(), request
+        assert b"hunter2" not in request and b"auditor" not in request, request

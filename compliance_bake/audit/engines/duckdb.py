@@ -42,13 +42,13 @@ from compliance_bake.audit.engines.interface import (
     violating_plays,
 )
 from compliance_bake.audit.plays_input import (
-    STDIN,
     PlaysInput,
     counting,
     has_long_line,
     plays_input,
 )
 from compliance_bake.audit.plays_source import (
+    STDIN,
     PlaysFile,
     PlaysFormat,
     is_glob,

@@ -36,8 +36,14 @@ from compliance_bake.audit.engines.interface import (
     violating_plays,
 )
 from compliance_bake.audit.engines.spark_progress import stage_progress
-from compliance_bake.audit.plays_input import STDIN, plays_input
-from compliance_bake.audit.plays_source import PlaysFormat, PlaysSpec, open_plays, resolve_plays
+from compliance_bake.audit.plays_input import plays_input
+from compliance_bake.audit.plays_source import (
+    STDIN,
+    PlaysFormat,
+    PlaysSpec,
+    open_plays,
+    resolve_plays,
+)
 from compliance_bake.audit.sql import (
     COPIES,
     GROUPS,
