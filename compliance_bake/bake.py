@@ -29,7 +29,7 @@ from compliance_bake.errors import (
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.fixtures import load_service_policy
 from compliance_bake.inputs.models import Fixtures
-from compliance_bake.inputs.registry_source import read_registry
+from compliance_bake.inputs.registry_source import read_registry, recorded_source
 from compliance_bake.log.append import OUT_FILES, LogTarget, log_snapshot, prepare_log
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
@@ -272,7 +272,7 @@ def run_bake(
     fixtures = read_registry(fixtures_dir)
     engine_policy = fixtures.policy
     if service_fixtures_dir is not None:
-        engine_policy = load_service_policy(service_fixtures_dir, fixtures.policy.facts)
+        engine_policy = load_service_policy(service_fixtures_dir, fixtures.policy)
     block = by_reason = audit = None
     sample: list[JsonObject] = []  # the first violating plays, as the page carries them
     if deep_audit is not None:
@@ -289,7 +289,12 @@ def run_bake(
             fixtures, target, secret, settings, progress, phases
         )
         policy = run_policy(
-            target, fixtures.policy, int(moment.timestamp()), fixtures.source, stamp, progress
+            target,
+            fixtures.policy,
+            int(moment.timestamp()),
+            recorded_source(fixtures.source),
+            stamp,
+            progress,
         )
     finally:
         target.close()

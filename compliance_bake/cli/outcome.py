@@ -278,7 +278,13 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
         "shadow": _shadow_cases(snap.shadow.rows, fixtures, snap.shadow.shadow_from_target),
     }
     if result.policy is not None and result.policy.shown:
-        suites["policy"] = policy_cases(result.policy)
+        # Before the shadow's pairs: the last screen ends with the pairs to fix.
+        suites = {
+            "board": suites["board"],
+            "integrity": suites["integrity"],
+            "policy": policy_cases(result.policy),
+            "shadow": suites["shadow"],
+        }
     if result.violations_by_reason is not None:
         audit = result.deep_audit
         violations = audit.violations if audit is not None else []

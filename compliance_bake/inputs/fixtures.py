@@ -251,9 +251,9 @@ def _licences(folder: Path, option: str) -> LicenceRegistry:
     return _registry(path, doc)
 
 
-def load_service_policy(folder: Path, facts: tuple[PartnerFacts, ...]) -> PolicyRegistry:
-    """The policy a service under test believes: `folder/licences.json`, and its own optional
-    `limits.json`, with the registry's partner facts.
+def load_service_policy(folder: Path, registry: PolicyRegistry) -> PolicyRegistry:
+    """The policy a service under test believes: `folder/licences.json`, and its own
+    `limits.json` (without one, the registry's limit rows), with the registry's partner facts.
 
     The in-process engine answers from it while the shadow keeps reading the registry of
     `--fixtures`, so a licence or a limit that differs between the two shows as a disagreement,
@@ -262,11 +262,13 @@ def load_service_policy(folder: Path, facts: tuple[PartnerFacts, ...]) -> Policy
     """
     _require_folder(folder, SERVICE_OPTION)
     with gc_paused(keep=True):
-        registry = _licences(folder, SERVICE_OPTION)
-        limits = _limits(folder, registry)
-        known = {partner.node_id for partner in registry.partners}
+        licences = _licences(folder, SERVICE_OPTION)
+        own = (folder / LIMITS_FILE).exists() or (folder / LIMITS_FILE).is_symlink()
+        limits = _limits(folder, licences) if own else registry.limits
+        known = {partner.node_id for partner in licences.partners}
+        facts = tuple(f for f in registry.facts if f.node_id in known)
         try:
-            return PolicyRegistry(registry, limits, tuple(f for f in facts if f.node_id in known))
+            return PolicyRegistry(licences, limits, facts)
         except PolicyValueError as exc:
             raise _row_error(folder / LIMITS_FILE, exc) from None
 

@@ -40,6 +40,20 @@ def shown_source(source: str) -> str:
     return redacted(source)
 
 
+BUNDLED = "the bundled demo fixtures"
+
+
+def recorded_source(source: str) -> str:
+    """Where the registry was read, as a record says it: the folder as given (the bundled demo
+    set by that name, never the path it is installed at, so a demo bake's bytes are the same
+    on every machine), or the database URL without its password."""
+    from compliance_bake.resources import is_demo_fixtures
+
+    if registry_form(source) is RegistryForm.FOLDER and is_demo_fixtures(Path(source)):
+        return BUNDLED
+    return shown_source(source)
+
+
 def folder_of(source: str | Path) -> Path | None:
     """The fixtures folder a source names, None for a database source."""
     if isinstance(source, Path):

@@ -230,16 +230,16 @@ def _answered(target: Target, decisions: list[Decision], total: int) -> list[Dec
 
 
 def question_words(doc: Mapping[str, Any]) -> str:
-    """`MA node-x max+0.01 [sport=basketball, ..., amount=5000.01]: the registry blocks
-    (max-wager: "Exceeds max wager $5000"), the service allows`: a recorded question, as the
-    terminal, the reports, the portal and `verify` name it."""
-    asked = ", ".join(f"{k}={v}" for k, v in doc["question"].items())
+    """`NJ node-x max+0.01 (soccer.moneyline, 2500.01, straight, age 21, ZIP 07000): registry
+    blocks (max-wager), service allows`: a recorded question, as the terminal, the reports, the
+    portal and `verify` name it (the file holds the rest)."""
+    asked = doc["question"]
+    parts = [f"{asked['sport']}.{asked['market']}"]
+    parts += [asked[key] for key in ("amount", "betType") if key in asked]
+    parts += [f"{label} {asked[key]}" for key, label in (("age", "age"), ("zipCode", "ZIP"))
+              if key in asked]  # fmt: skip
     expected, real, shadow = doc["expected"], doc["real"], doc["shadow"]
-    registry = (
-        "allows"
-        if expected["allowed"]
-        else f"blocks ({expected['rule']}: {json.dumps(expected['reason'], ensure_ascii=False)})"
-    )
+    registry = "allows" if expected["allowed"] else f"blocks ({expected['rule']})"
     if real["allowed"]:
         service = "allows"
     elif real["reason"] is None:
@@ -248,8 +248,8 @@ def question_words(doc: Mapping[str, Any]) -> str:
         service = f"blocks ({json.dumps(real['reason'], ensure_ascii=False)})"
     said = "" if shadow is None else f", its shadow {'allows' if shadow['allowed'] else 'blocks'}"
     return (
-        f"{doc['state']} {doc['partner']} {doc['kind']} [{asked}]: the registry {registry}, "
-        f"the service {service}{said}"
+        f"{doc['state']} {doc['partner']} {doc['kind']} ({', '.join(parts)}): registry "
+        f"{registry}, service {service}{said}"
     )
 
 

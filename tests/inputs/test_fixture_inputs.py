@@ -97,6 +97,7 @@ BAKED = {
     "api/compliance.json",
     "registry/compliance-enhancements.json",
     "registry/compliance-shadow.json",
+    "registry/compliance-policy.json",
     "portal/compliance/index.html",
 }
 

@@ -54,7 +54,11 @@ def test_registry_and_its_alias_fixtures_bake_the_same_bytes(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize(
-    "command", [("bake", "snapshot"), ("check", "--partner", "p", "--state", "MA", "--wager-type", "basketball.totals")]
+    "command",
+    [
+        ("bake", "snapshot"),
+        ("check", "--partner", "p", "--state", "MA", "--wager-type", "basketball.totals"),
+    ],
 )
 def test_a_database_registry_is_one_line_exit_2_and_writes_nothing(
     command: tuple[str, ...], tmp_path: Path

@@ -90,7 +90,7 @@ def test_the_last_screen_at_80_columns_names_what_to_fix(tmp_path: Path) -> None
     verdict = " ".join(" ".join(printed[start:]).split())
     assert verdict == (
         "FAIL: shadow, allowed without an active licence, blocked for a licence reason with an "
-        "active licence"
+        "active licence, max wager not enforced, blocked within the policy"
     )
     readme = " ".join(" ".join(shown).split())
     assert all(pair in readme for pair in FIX)
@@ -113,6 +113,7 @@ def test_make_demo_fail_expects_exit_1(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert "demo-fail: exit 1, as expected" in run.stdout
     assert "FAILED shadow NJ" in run.stdout
+    assert "FAILED policy max wager not enforced" in run.stdout  # the drifted limit, by rule
     assert (tmp_path / "out-fail" / "api" / "compliance.json").is_file()
 
 

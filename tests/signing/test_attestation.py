@@ -114,7 +114,9 @@ def test_the_key_adds_a_file_and_changes_no_other_byte(tmp_path: Path, key: KeyP
     facts = read_facts(page)
     assert facts is not None and facts.key_id == key.key_id
     snapshot = json.loads((keyed_out / "api/compliance.json").read_bytes())
-    as_unsigned = render_portal(snapshot, facts=replace(facts, key_id=None, folder="plain"))
+    policy = json.loads((keyed_out / "registry/compliance-policy.json").read_bytes())
+    unkeyed = replace(facts, key_id=None, folder="plain")
+    as_unsigned = render_portal(snapshot, facts=unkeyed, policy=policy)
     assert as_unsigned == (tmp_path / "plain" / PORTAL_FILE).read_bytes()
 
 

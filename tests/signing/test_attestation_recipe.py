@@ -22,6 +22,7 @@ SUBJECTS = [
     "api/compliance.json",
     "portal/compliance/index.html",
     "registry/compliance-enhancements.json",
+    "registry/compliance-policy.json",
     "registry/compliance-shadow.json",
 ]
 CHECKS = ["payloadType", "keyid", "signature", "statement", "subjects"]

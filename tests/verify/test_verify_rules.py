@@ -275,7 +275,8 @@ def test_a_re_signed_edit_of_a_whole_out_folder_fails(baked: Path) -> None:
     snap = loads_strict((baked / layout.API_FILE).read_bytes())
     _set_row(0, realAllowed=False, shadowAllowed=False)(snap)
     resign(snap, SECRET)
-    for name, data in layout.render_files(snap).items():
+    policy = loads_strict((baked / layout.POLICY_FILE).read_bytes())
+    for name, data in layout.render_files(snap, policy=policy).items():
         (baked / name).write_bytes(data)
     code, output = _verify(baked)
     assert code == 1, output
