@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from compliance_bake.report.models import Snapshot
     from compliance_bake.report.policy import PolicyRecord
     from compliance_bake.verify.findings import VerifyReport
+    from compliance_bake.waivers.apply import Applied
 
 MISMATCH_ROWS_SHOWN = 20
 
@@ -75,6 +76,23 @@ def _board(snap: Snapshot, depth: int) -> Any:
             state = f"expected {safe(expected)}\n[red]actual[/red]   {safe(actual)}"
         table.add_row(_mark(row.match), safe(row.feature), state)
     return table
+
+
+def _waivers(console: Any, applied: Applied) -> None:
+    """Each waiver: what it waived, until when, why and by whom; or that it expired or matched
+    nothing."""
+    from compliance_bake.cli.waiver_cases import waiver_name, waiver_said
+    from compliance_bake.waivers.apply import APPLIED, EXPIRED
+
+    n = len(applied.of(APPLIED))
+    console.print(f"Waivers: {count(n)} applied, {count(len(applied.waived))} items waived")
+    marks = {APPLIED: "[yellow]waived[/yellow]", EXPIRED: "[red]expired[/red]"}
+    for matched in applied.matched:
+        mark = marks.get(matched.status, "[yellow]unused[/yellow]")
+        console.print(f"  {mark} {safe(waiver_name(matched))}", soft_wrap=False)
+        console.print(f"    {safe(waiver_said(matched))}", soft_wrap=True)
+        for item in matched.items[:MISMATCH_ROWS_SHOWN]:
+            console.print(f"    - {safe(item.words())}", soft_wrap=False)
 
 
 def _policy(console: Any, record: PolicyRecord) -> None:
@@ -140,14 +158,18 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
             console.print(f"  reported: {count(n)} {safe(KINDS.get(kind, kind))}")
     from_target = shadow.shadow_from_target
     shown = 0
-    for row in shadow.rows:
+    waived = frozenset() if result.waivers is None else result.waivers.settled("shadow")
+    for index, row in enumerate(shadow.rows):
         kinds = row_disagreements(row, from_target)
         if row.match and not any(kind in FAILING for kind in kinds):
             continue
         if shown == MISMATCH_ROWS_SHOWN:
             console.print("  … and more in the registry file")
             break
-        console.print(f"  [red]disagrees[/red] {safe(pair_text(row))}")
+        mark = (
+            "[yellow]waived[/yellow]" if row.match and index in waived else "[red]disagrees[/red]"
+        )
+        console.print(f"  {mark} {safe(pair_text(row))}")
         for kind in kinds:
             console.print(f"    {safe(KINDS[kind])}")
         if not row.real_allowed and kinds:
@@ -155,6 +177,8 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
         shown += 1
     if result.policy is not None and result.policy.shown:
         _policy(console, result.policy)
+    if result.waivers is not None:
+        _waivers(console, result.waivers)
     if snap.deep_audit is not None:
         window = snap.deep_audit.zip_window
         violations = ""

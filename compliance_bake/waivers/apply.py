@@ -120,6 +120,21 @@ class Applied:
         """The first expiry among the waivers applied: the day the verdict may change."""
         return min((m.waiver.expires for m in self.of(APPLIED)), default=None)
 
+    def settled(self, source: str) -> frozenset[int]:
+        """The rows (or questions) of `source` whose every failing kind is waived."""
+        left = {item.index for item in self.unwaived if item.source == source}
+        return frozenset(i.index for i in self.waived if i.source == source and i.index not in left)
+
+    def failing(self) -> list[str]:
+        """What still fails, in words: each kind with an item no waiver waives (the shadow's,
+        then the policy's, in KINDS order), then each expired waiver that matched an item."""
+        shadow = {i.kind for i in self.unwaived if i.source == SHADOW}
+        asked = {i.kind for i in self.unwaived if i.source == POLICY}
+        found = [disagreements.KINDS[k] for k in disagreements.FAILING if k in shadow]
+        found += [policy.KINDS[k] for k in policy.FAILING if k in asked]
+        found += [expired_words(m.waiver) for m in self.of(EXPIRED) if m.items]
+        return found
+
     def waived_kinds(self, source: str) -> dict[str, int]:
         """How many items of each kind are waived in `source`."""
         counts: dict[str, int] = {}
@@ -127,6 +142,24 @@ class Applied:
             if item.source == source:
                 counts[item.kind] = counts.get(item.kind, 0) + 1
         return counts
+
+    def summary(self, passed: bool) -> dict[str, Any]:
+        """What `--json` and the JSON report say of the waivers: the verdict when they made
+        the bake pass, and each waiver with its status and the items it matched, by name."""
+        until = self.until
+        return {
+            "verdict": self.verdict() if passed and self.waived else None,
+            "applied": len(self.of(APPLIED)),
+            "until": None if until is None else until.isoformat(),
+            "waivers": [
+                {
+                    **m.waiver.to_json(),
+                    "status": m.status,
+                    "matched": [item.words() for item in m.items],
+                }
+                for m in self.matched
+            ],
+        }
 
     def verdict(self) -> str:
         """`PASS with 1 waiver (until 2027-01-31)`: the words of a bake whose only failures are
@@ -136,6 +169,11 @@ class Applied:
         return f"PASS with {n} waiver{'s' if n != 1 else ''}" + (
             "" if until is None else f" (until {until.isoformat()})"
         )
+
+
+def expired_words(waiver: Waiver) -> str:
+    """`waiver expired on 2026-12-31 (line 2: NJ node-x)`."""
+    return f"waiver expired on {waiver.expires.isoformat()} (line {waiver.line}: {waiver.words()})"
 
 
 def apply(waivers: Sequence[Waiver], items: Iterable[Item], today: date) -> Applied:
