@@ -417,6 +417,8 @@ def _verify_verdict(report: VerifyReport, checks: int) -> str:
         verdict = "PASS: authentic and compliant"
     else:
         verdict = "PASS: verified"
+    if report.ok and report.compliant and report.waived is not None:
+        verdict = f"{verdict}, {report.waived}"
     return f"{verdict}; {unchecked}" if unchecked else verdict
 
 

@@ -47,6 +47,9 @@ class VerifyReport(Findings):
     # the folder's Ed25519 attestation: UNCHECKED when present and parsed but no --public-key
     # was given, CHECKED when a key checked it, "" when there is none (or not a folder)
     attestation: str = ""
+    # `compliant with 1 waiver (until DATE)` when the snapshot's waivers waive failing items
+    # (verify/waivers.py re-derives them); None without
+    waived: str | None = None
 
     @property
     def out_dir(self) -> str:
@@ -117,7 +120,12 @@ class VerifyReport(Findings):
             else:
                 reason = "the bytes differ from what was signed (digests or files)"
             authentic = f"authentic: NO, {reason}"
-        if self.compliant:
+        if self.compliant and self.waived is not None:
+            compliant = (
+                f"{self.waived}: every rule holds, and every recorded check but the items the "
+                "recorded waivers waive (notes: waived)"
+            )
+        elif self.compliant:
             compliant = "compliant: yes, every recorded check and every rule holds"
         else:
             parts = []

@@ -156,3 +156,136 @@ def test_a_bad_waiver_exits_2_with_one_line_and_writes_nothing(
     assert len(lines) == 1 and said in lines[0], result.output
     assert "Traceback" not in result.output
     assert not out.exists()
+
+
+def _waived_bake(service: str, tmp_path: Path, *extra: str) -> Path:
+    tmp_path.mkdir(exist_ok=True)
+    out = tmp_path / "out"
+    file = _waivers(tmp_path, WAIVER + UNUSED)
+    result = _bake(out, service, BEFORE, "--waivers", str(file), *extra)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def _edit(out: Path, change: Any) -> None:
+    """Edit the recorded snapshot in out/, written back in the baked layout."""
+    from compliance_bake.inputs.jsonio import dumps_pretty
+
+    path = out / "api" / "compliance.json"
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_bytes(dumps_pretty(doc))
+
+
+def test_verify_says_compliant_with_1_waiver(service: str, tmp_path: Path) -> None:
+    out = _waived_bake(service, tmp_path)
+    verified = invoke("verify", str(out))
+    assert verified.exit_code == 0, verified.output
+    assert "compliant with 1 waiver (until 2026-12-31): every rule holds" in verified.output
+    assert _last(verified.output).startswith(
+        "PASS: verified, compliant with 1 waiver (until 2026-12-31)"
+    )
+    single = invoke("verify", str(out / "api" / "compliance.json"))
+    assert single.exit_code == 0, single.output
+    assert "compliant with 1 waiver" in single.output
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d["waivers"]["waivers"][0].update(expires="2026-11-21"),
+        lambda d: d["waivers"]["waivers"][0].update(justification="all fine, nothing to see"),
+        lambda d: d["waivers"]["waivers"][0].update(partner="node-bay-01"),
+        lambda d: d["waivers"]["waivers"][1].update(status="applied"),
+        lambda d: d.pop("waivers"),
+    ],
+)
+def test_an_edited_waiver_record_makes_verify_exit_1(
+    service: str, tmp_path: Path, change: Any
+) -> None:
+    out = _waived_bake(service, tmp_path)
+    _edit(out, change)
+    verified = invoke("verify", str(out))
+    assert verified.exit_code == 1, verified.output
+    assert "integrity.proof.digest does not match" in verified.output
+
+
+def test_a_resigned_record_that_does_not_follow_from_its_waivers_fails(
+    service: str, tmp_path: Path
+) -> None:
+    """Re-signed with the secret (so the digests hold), a record whose waived items do not
+    follow from its waivers at generatedAt still fails verify: a waiver already expired, or an
+    item marked waived by a waiver that does not match it."""
+    from compliance_bake.signing.proofs import reseal_integrity
+    from tests.conftest import SECRET
+
+    def expire(doc: dict[str, Any]) -> None:
+        doc["waivers"]["waivers"][0]["expires"] = "2026-11-21"  # before generatedAt
+        proof = doc["integrity"]["proof"]
+        doc["integrity"]["proof"] = reseal_integrity(
+            doc, proof["bunVersion"], proof["generatedAt"], SECRET
+        )
+
+    out = _waived_bake(service, tmp_path)
+    _edit(out, expire)
+    verified = invoke("verify", str(out))
+    assert verified.exit_code == 1, verified.output
+    assert "line 1 (NJ node-shore-02): recorded applied, derived expired" in verified.output
+    assert "recorded disagreement blocked for another reason" in verified.output
+
+
+def test_a_waiver_cannot_make_a_tampered_or_unsigned_snapshot_pass(
+    service: str, tmp_path: Path
+) -> None:
+    out = _waived_bake(service, tmp_path)
+    _edit(out, lambda d: d["shadow"]["rows"][0].update(reason="edited"))
+    tampered = invoke("verify", str(out))
+    assert tampered.exit_code == 1, tampered.output
+    assert "compliant with" not in _last(tampered.output)
+    unsigned = _waived_bake(service, tmp_path / "u")
+    _edit(unsigned, lambda d: d["integrity"]["proof"].update(hmac="0" * 64))
+    result = invoke("verify", str(unsigned))
+    assert result.exit_code == 1, result.output
+    assert "integrity.proof.hmac does not match" in result.output
+
+
+def test_rebakes_with_the_same_waivers_are_byte_identical(service: str, tmp_path: Path) -> None:
+    first = _waived_bake(service, tmp_path / "a")
+    second = _waived_bake(service, tmp_path / "b")
+    names = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
+    assert names == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
+    for name in names:
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_the_attestation_predicate_and_the_log_entry_hold_the_waivers(
+    service: str, tmp_path: Path
+) -> None:
+    import base64
+
+    from tests._attest_helpers import mint
+
+    key = mint(tmp_path)
+    log = tmp_path / "log"
+    out = _waived_bake(
+        service, tmp_path / "signed", "--signing-key", str(key.private), "--log", str(log),
+        "--log-origin", "compliance.example.com/registry",
+    )  # fmt: skip
+    snap = json.loads((out / "api" / "compliance.json").read_text())
+    envelope = json.loads((out / "attestation" / "compliance.intoto.json").read_text())
+    predicate = json.loads(base64.b64decode(envelope["payload"]))["predicate"]
+    assert predicate["waivers"] == {
+        "sha3": snap["waivers"]["sha3"], "applied": 1, "until": "2026-12-31", "waived": 1,
+    }  # fmt: skip
+    verified = invoke(
+        "verify", str(out), "--public-key", str(key.public), "--log", str(log)
+    )  # fmt: skip
+    assert verified.exit_code == 0, verified.output
+    assert "compliant with 1 waiver" in verified.output
+    entries = invoke("log", "verify", str(log), "--public-key", str(key.public), "--json")
+    assert entries.exit_code == 0, entries.output
+    # Tampering with the recorded waiver breaks the attestation too (its subject's SHA-256).
+    _edit(out, lambda d: d["waivers"]["waivers"][0].update(expires="2026-12-30"))
+    tampered = invoke("verify", str(out), "--public-key", str(key.public))
+    assert tampered.exit_code == 1, tampered.output
+    assert "attestation" in tampered.output
