@@ -1,5 +1,5 @@
 """`bake snapshot --waivers` against the tests' regulatory Bun service with one partner's
-identity made unverified (issue 44's Done-when): the bake fails without waivers, passes "with 1
+identity made unverified: the bake fails without waivers, passes "with 1
 waiver" with one for that pair before its expiry, fails naming the waiver after it, reports an
 unused waiver, and records the waivers in the signed snapshot that `verify` re-derives."""
 
