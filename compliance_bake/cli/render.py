@@ -95,9 +95,10 @@ def _waivers(console: Any, applied: Applied) -> None:
             console.print(f"    - {safe(item.words())}", soft_wrap=False)
 
 
-def _policy(console: Any, record: PolicyRecord) -> None:
+def _policy(console: Any, record: PolicyRecord, waived: frozenset[int] = frozenset()) -> None:
     """The policy's one line, then the failing questions as a table grouped by rule (how many,
-    and the first question of each), never a wall of rows."""
+    and the first question of each), never a wall of rows. `waived`: the questions whose
+    failing kinds are all waived (counted here, listed under the waivers)."""
     from rich.table import Table
 
     from compliance_bake.cli.outcome import question_text
@@ -106,9 +107,11 @@ def _policy(console: Any, record: PolicyRecord) -> None:
     if not record.asked:
         console.print(f"Policy: [yellow]{safe(record.summary_line())}[/yellow]", soft_wrap=False)
         return
-    failing = record.failing()
+    left = [q for i, q in enumerate(record.questions) if i not in waived]
+    failing = [kind for kind in FAILING if any(kind in q.kinds for q in left)]
     mark = _mark(not failing)
-    console.print(f"Policy: {mark} {safe(record.summary_line())}", soft_wrap=False)
+    said = f"; {count(len(waived))} waived" if waived else ""
+    console.print(f"Policy: {mark} {safe(record.summary_line())}{said}", soft_wrap=False)
     counts = record.disagreements
     if counts[OTHER_REASON]:
         console.print(f"  reported: {count(counts[OTHER_REASON])} {safe(KINDS[OTHER_REASON])}")
@@ -119,7 +122,7 @@ def _policy(console: Any, record: PolicyRecord) -> None:
     table.add_column("questions", justify="right", no_wrap=True)
     table.add_column("first question")
     for kind in FAILING:
-        found = [q for q in record.questions if kind in q.kinds]
+        found = [q for q in left if kind in q.kinds]
         if found:
             table.add_row(safe(KINDS[kind]), count(len(found)), safe(question_text(found[0])))
     console.print(table)
@@ -176,7 +179,8 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
             console.print(f"    reason: {safe(reason_words(row.reason))}")
         shown += 1
     if result.policy is not None and result.policy.shown:
-        _policy(console, result.policy)
+        asked = frozenset() if result.waivers is None else result.waivers.settled("policy")
+        _policy(console, result.policy, asked)
     if result.waivers is not None:
         _waivers(console, result.waivers)
     if snap.deep_audit is not None:

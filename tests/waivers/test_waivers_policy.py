@@ -61,6 +61,8 @@ def test_a_rule_id_waives_the_policy_questions_and_verify_rederives_them(
     result = _bake(out, broken, file)
     assert result.exit_code == 0, result.output
     assert "\nPASS with 3 waivers (until 2026-12-05)\n" in result.output
+    assert "agree; 3 waived" in result.output  # not listed as failing questions
+    assert "Failing policy questions" not in result.output
     record = json.loads((out / "api" / "compliance.json").read_text())["waivers"]
     matched = [m for w in record["waivers"] for m in w["matched"]]
     assert len(matched) == 3 and {m["in"] for m in matched} == {"policy"}
