@@ -257,7 +257,7 @@ def _waive(
     sealed = reseal_integrity(document, runtime, snapshot.generated_at, secret)
     integrity = replace(snapshot.integrity, proof=Proof.from_json(sealed))
     document["integrity"] = integrity.to_json()
-    return replace(snapshot, integrity=integrity), applied
+    return replace(snapshot, integrity=integrity, waivers=document[FIELD]), applied
 
 
 def run_bake(

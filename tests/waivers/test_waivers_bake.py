@@ -289,3 +289,32 @@ def test_the_attestation_predicate_and_the_log_entry_hold_the_waivers(
     tampered = invoke("verify", str(out), "--public-key", str(key.public))
     assert tampered.exit_code == 1, tampered.output
     assert "attestation" in tampered.output
+
+
+def test_diff_lists_the_waiver_added_and_then_expired(service: str, tmp_path: Path) -> None:
+    failing = tmp_path / "failing"
+    assert _bake(failing, service, BEFORE).exit_code == 1
+    waived = _waived_bake(service, tmp_path / "w")
+    result = invoke("diff", str(failing), str(waived))
+    assert result.exit_code == 1, result.output  # a self-check change
+    text = " ".join(result.output.split())
+    assert (
+        f"waiver added: NJ node-shore-02 until 2026-12-31 (applied, 1 items): {JUSTIFICATION} "
+        "(approved by j.doe (compliance officer))"
+    ) in text
+    assert "waiver added: MA node-bay-01 allowedWithoutLicence until 2026-12-15 (unused" in text
+    expired = tmp_path / "expired"
+    file = _waivers(tmp_path, WAIVER + UNUSED)
+    assert _bake(expired, service, AFTER, "--waivers", str(file)).exit_code == 1
+    later = invoke("diff", str(waived), str(expired), "--json")
+    changes = [c for c in json.loads(later.output)["changes"] if c["kind"].startswith("waiver-")]
+    assert [(c["kind"], c["concerns"]["waiver"]) for c in changes] == [
+        ("waiver-expired", "NJ node-shore-02"),
+        ("waiver-expired", "MA node-bay-01 allowedWithoutLicence"),
+    ]
+    renewed = tmp_path / "renewed"
+    file.write_text(WAIVER.replace("2026-12-31", "2027-01-31") + UNUSED)
+    assert _bake(renewed, service, BEFORE, "--waivers", str(file)).exit_code == 0
+    again = invoke("diff", str(waived), str(renewed), "--json")
+    kinds = [c["kind"] for c in json.loads(again.output)["changes"] if "waiver" in c["kind"]]
+    assert kinds == ["waiver-renewed"]
