@@ -11,7 +11,7 @@ STAMP   := $(VENV)/.installed-test
 # The development and CI environment, pinned with hashes (`make lock` refreshes it; docs/design.md).
 LOCK    := requirements-dev.lock
 
-.PHONY: demo demo-fail lock docs-help portal-screenshots test test-fast test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-key-timing bench-diff bench-log wrk clean
+.PHONY: demo demo-fail lock docs-help portal-screenshots test test-fast test-fuzz test-stress tools lint bench bench-scale bench-startup bench-service bench-target bench-retry bench-audit bench-audit-spark bench-policy bench-key-timing bench-diff bench-log wrk clean
 
 $(BIN)/python:
 	@echo "make: creating the virtual environment $(VENV) with $(PYTHON)"
@@ -194,6 +194,11 @@ bench-audit: $(STAMP)
 ## bench-log: one transparency-log append at 1,000, 10,000 and 100,000 entries (median of 20)
 bench-log: $(STAMP)
 	$(BIN)/python bench/log_bench.py
+
+## bench-policy: the policy's questions in process (50 states x 10,000 partners with limit rows)
+## against the same decisions in a plain loop
+bench-policy: $(STAMP)
+	$(BIN)/python bench/policy_bench.py
 
 ## bench-diff: `diff` of two 500,000-row snapshots (rows aligned, rows keyed) against verify of each side
 bench-diff: $(STAMP)

@@ -252,12 +252,13 @@ def _waive(
     """The waivers applied to the snapshot's rows and the policy's questions, recorded in the
     snapshot's `waivers` field, which the integrity proof is made again to cover."""
     applied = applied_to(file.waivers, document, policy)
-    document[FIELD] = record_json(file, applied)
+    recorded = record_json(file, applied)
+    document[FIELD] = recorded
     runtime = snapshot.shadow.proof.bun_version
     sealed = reseal_integrity(document, runtime, snapshot.generated_at, secret)
     integrity = replace(snapshot.integrity, proof=Proof.from_json(sealed))
     document["integrity"] = integrity.to_json()
-    return replace(snapshot, integrity=integrity, waivers=document[FIELD]), applied
+    return replace(snapshot, integrity=integrity, waivers=recorded), applied
 
 
 def run_bake(

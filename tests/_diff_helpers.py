@@ -58,7 +58,7 @@ def bake_lying(fixtures: Path, out: Path, partner: str, state: str) -> Path:
     """The real bake pipeline against a service that starts lying about one pair."""
     from compliance_bake.inputs.fixtures import load_fixtures
 
-    registry = load_fixtures(fixtures).registry
+    registry = load_fixtures(fixtures).policy  # the whole policy: only the one pair lies
     run_bake(
         fixtures_dir=fixtures,
         out_dir=out,

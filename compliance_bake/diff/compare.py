@@ -12,10 +12,11 @@ so the diff reports the two stated counts and their deltas, and derives nothing 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from compliance_bake.diff.model import Change, ChangeClass
 from compliance_bake.diff.pairs import pair_changes
+from compliance_bake.diff.policy import policy_changes, recorded_licences, with_recorded_licences
 from compliance_bake.diff.waivers import waiver_changes
 from compliance_bake.report import disagreements
 from compliance_bake.report.models import (
@@ -225,9 +226,23 @@ def _disagreements(old: Snapshot, new: Snapshot) -> list[Change]:
     return changes
 
 
-def compare(old: Snapshot, new: Snapshot) -> list[Change]:
-    """Every change from `old` to `new`, grouped by what it concerns (the result sorts by class)."""
-    changes = pair_changes(old.shadow.rows, new.shadow.rows)
+def compare(
+    old: Snapshot,
+    new: Snapshot,
+    old_policy: dict[str, Any] | None = None,
+    new_policy: dict[str, Any] | None = None,
+) -> list[Change]:
+    """Every change from `old` to `new`, grouped by what it concerns (the result sorts by class);
+    with both sides' policy files, the policy's changes too (diff/policy.py)."""
+    changes = with_recorded_licences(
+        pair_changes(old.shadow.rows, new.shadow.rows),
+        recorded_licences(old_policy),
+        recorded_licences(new_policy),
+    )
+    paired = {
+        (c.concerns["state"], c.concerns["partner"]) for c in changes if c.kind.startswith("pair-")
+    }
+    changes += policy_changes(old_policy, new_policy, paired)
     changes += _field(COVERAGE, "shadow.base", old.shadow.base, new.shadow.base)
     changes += _disagreements(old, new)
     changes += _board(old, new)

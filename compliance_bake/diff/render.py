@@ -71,6 +71,11 @@ def _pair_text(
 
 def describe(change: Change) -> str:
     """One line (before truncation) saying what changed."""
+    from compliance_bake.diff.policy import describe_policy
+
+    policy = describe_policy(change)
+    if policy is not None:
+        return policy
     c, kind = change.concerns, change.kind
     # Read by kind: each kind's values have the shape compare.py and pairs.py give them.
     before: Any = change.before

@@ -41,5 +41,5 @@ def run_diff(
     new_side = load_side(new, "NEW", keys, timeout)
     refuse_unless(old_side, allow_unauthenticated)
     refuse_unless(new_side, allow_unauthenticated)
-    changes = compare(old_side.snapshot, new_side.snapshot)
+    changes = compare(old_side.snapshot, new_side.snapshot, old_side.policy, new_side.policy)
     return DiffResult(side_info(old_side), side_info(new_side), changes, fail_on)

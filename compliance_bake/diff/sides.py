@@ -11,6 +11,8 @@ portal): those are what it reports as changes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from compliance_bake.errors import BakeError
 from compliance_bake.report.models import Snapshot
@@ -35,6 +37,7 @@ class Side:
     source: str  # the snapshot file read, or the URL as shown
     snapshot: Snapshot
     authenticity: Authenticity
+    policy: dict[str, Any] | None = None  # the folder's policy file, when it holds
 
 
 def load_side(spec: str, label: str, keys: Keys, timeout: float = DEFAULT_TIMEOUT) -> Side:
@@ -45,7 +48,17 @@ def load_side(spec: str, label: str, keys: Keys, timeout: float = DEFAULT_TIMEOU
     except BakeError as error:  # InputError: exit 2; TargetError: exit 3
         raise type(error)(f"{label} {error.message}", error.hint) from None
     snapshot = reading.snapshot(label)
-    return Side(label, reading.path, snapshot, reading.authenticity)
+    return Side(label, reading.path, snapshot, reading.authenticity, _policy(spec, keys))
+
+
+def _policy(spec: str, keys: Keys) -> dict[str, Any] | None:
+    """A folder side's policy file (verify/policy_file.trusted_policy), else None."""
+    from compliance_bake.verify.policy_file import trusted_policy
+
+    folder = Path(spec)
+    if "://" in spec or not folder.is_dir():
+        return None
+    return trusted_policy(folder, keys.secret)
 
 
 def refuse_unless(side: Side, allow_unauthenticated: bool) -> Side:

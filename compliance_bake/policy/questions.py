@@ -27,7 +27,9 @@ costs anything.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
+from typing import NamedTuple
 
 from compliance_bake.policy.amounts import CENT
 from compliance_bake.policy.model import DEFAULT_MIN_AGE, LimitRow, PolicyRegistry, Question
@@ -54,9 +56,9 @@ class Kind:
     UNLICENSED = "unlicensed"
 
 
-@dataclass(frozen=True, slots=True)
-class PolicyQuestion:
-    """One question, its kind, and the limit row it was made from (None for `no-row`)."""
+class PolicyQuestion(NamedTuple):
+    """One question, its kind, and the limit row it was made from (None for `no-row`). A named
+    tuple: a large registry makes millions."""
 
     kind: str
     question: Question
@@ -109,31 +111,47 @@ def _row_questions(
     prefixes = special.allowed_zip_prefixes
     allowed = _allowed(row, base, carried)
 
-    def ask(kind: str, question: Question) -> PolicyQuestion:
-        return PolicyQuestion(kind, question, row)
+    state, partner, sport, market, amount, bet_type, age, zip_code = allowed
+
+    # Each question is `allowed` with one field changed, built whole (a `_replace` per question
+    # costs more than deciding it).
+    def with_amount(kind: str, value: Decimal) -> PolicyQuestion:
+        asked = Question(state, partner, sport, market, value, bet_type, age, zip_code)
+        return PolicyQuestion(kind, asked, row)
+
+    def with_bet_type(kind: str, value: str) -> PolicyQuestion:
+        asked = Question(state, partner, sport, market, amount, value, age, zip_code)
+        return PolicyQuestion(kind, asked, row)
+
+    def with_age(kind: str, value: int) -> PolicyQuestion:
+        asked = Question(state, partner, sport, market, amount, bet_type, value, zip_code)
+        return PolicyQuestion(kind, asked, row)
+
+    def with_zip(kind: str, value: str) -> PolicyQuestion:
+        asked = Question(state, partner, sport, market, amount, bet_type, age, value)
+        return PolicyQuestion(kind, asked, row)
 
     if AMOUNT in carried:
         if row.max_wager is not None:
-            yield ask(Kind.MAX, allowed._replace(amount=row.max_wager))
-            yield ask(Kind.ABOVE_MAX, allowed._replace(amount=row.max_wager + CENT))
+            yield with_amount(Kind.MAX, row.max_wager)
+            yield with_amount(Kind.ABOVE_MAX, row.max_wager + CENT)
         if row.min_wager is not None:
-            yield ask(Kind.MIN, allowed._replace(amount=row.min_wager))
+            yield with_amount(Kind.MIN, row.min_wager)
             if row.min_wager >= CENT:
-                yield ask(Kind.BELOW_MIN, allowed._replace(amount=row.min_wager - CENT))
+                yield with_amount(Kind.BELOW_MIN, row.min_wager - CENT)
     if BET_TYPE in carried and row.allowed_bet_types is not None:
-        for bet_type in row.allowed_bet_types:
-            yield ask(Kind.BET_TYPE, allowed._replace(bet_type=bet_type))
-        refused = refused_bet_type(row.allowed_bet_types)
-        yield ask(Kind.BET_TYPE_REFUSED, allowed._replace(bet_type=refused))
+        for allowed_type in row.allowed_bet_types:
+            yield with_bet_type(Kind.BET_TYPE, allowed_type)
+        yield with_bet_type(Kind.BET_TYPE_REFUSED, refused_bet_type(row.allowed_bet_types))
     if AGE in carried:
-        yield ask(Kind.AGE_MIN, allowed._replace(age=min_age))
+        yield with_age(Kind.AGE_MIN, min_age)
         if min_age > 0:
-            yield ask(Kind.BELOW_AGE, allowed._replace(age=min_age - 1))
+            yield with_age(Kind.BELOW_AGE, min_age - 1)
     if ZIP_CODE in carried and prefixes:
-        yield ask(Kind.ZIP_INSIDE, allowed._replace(zip_code=zip_inside(prefixes[0])))
+        yield with_zip(Kind.ZIP_INSIDE, zip_inside(prefixes[0]))
         outside = zip_outside(prefixes)
         if outside is not None:
-            yield ask(Kind.ZIP_OUTSIDE, allowed._replace(zip_code=outside))
+            yield with_zip(Kind.ZIP_OUTSIDE, outside)
 
 
 def _allowed(row: LimitRow, base: Question, carried: frozenset[str]) -> Question:
@@ -168,10 +186,13 @@ def zip_inside(prefix: str) -> str:
     return prefix.ljust(5, "0")
 
 
+@lru_cache(maxsize=1024)
 def zip_outside(prefixes: tuple[str, ...]) -> str | None:
-    """The first 5-digit ZIP within none of the prefixes (None when they cover every ZIP)."""
-    for number in range(100_000):
-        candidate = f"{number:05d}"
-        if not candidate.startswith(prefixes):
-            return candidate
+    """The first 5-digit ZIP within none of the prefixes (None when they cover every ZIP): the
+    ZIPs ending in 000 first (prefixes are short), then every one. Once per list of prefixes."""
+    for candidates in (range(0, 100_000, 1_000), range(100_000)):
+        for number in candidates:
+            candidate = f"{number:05d}"
+            if not candidate.startswith(prefixes):
+                return candidate
     return None

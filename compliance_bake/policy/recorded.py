@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from compliance_bake.policy.model import (
+    LICENCE_ACTIVE,
     LicenceRegistry,
     LimitRow,
     Partner,
@@ -116,9 +117,16 @@ def registry_json(
     registry: PolicyRegistry, pairs: Iterable[tuple[str, str]], source: str, read_at: str
 ) -> dict[str, Any]:
     """The rows the record's questions are predicted from: every state, the licence of each
-    pair asked, the verified partners among them, every limit row."""
+    pair asked and every licence held that is not active (what `diff` names a suspension by),
+    the verified partners among them, every limit row."""
     licences = registry.licences
-    asked = list(dict.fromkeys(pairs))
+    held = [
+        (state, partner.node_id)
+        for partner in licences.partners
+        for state, status in partner.licences.items()
+        if status != LICENCE_ACTIVE
+    ]
+    asked = list(dict.fromkeys([*pairs, *held]))
     partners = list(dict.fromkeys(partner for _, partner in asked))
     return {
         "source": source,

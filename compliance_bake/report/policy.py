@@ -26,9 +26,10 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from compliance_bake.errors import TargetError
+from compliance_bake.gc_pause import gc_paused
 from compliance_bake.inputs.models import Decision
 from compliance_bake.policy.decide import decide
 from compliance_bake.policy.model import PolicyRegistry, Prediction, Rule
@@ -79,6 +80,12 @@ def classify(
     expected: Prediction, real_allowed: bool, real_reason: str | None, shadow: bool | None
 ) -> tuple[str, ...]:
     """The disagreement kinds of one question, in KINDS order (none when it agrees)."""
+    if (
+        real_allowed is expected.allowed
+        and (real_allowed or real_reason == expected.reason)
+        and (shadow is None or shadow is real_allowed)
+    ):
+        return ()  # the many that agree: decided without a list
     found: list[str] = []
     if real_allowed and not expected.allowed:
         found.append(NOT_ENFORCED[expected.rule])
@@ -91,8 +98,10 @@ def classify(
     return tuple(sorted(found, key=list(KINDS).index))
 
 
-@dataclass(frozen=True, slots=True)
-class AskedQuestion:
+class AskedQuestion(NamedTuple):
+    """One question asked: a named tuple, as the engine's questions are (a large registry asks
+    millions, and a frozen dataclass is built field by field)."""
+
     asked: PolicyQuestion
     expected: Prediction
     real: Decision
@@ -184,7 +193,21 @@ def run_policy(
     read_at: str,
     progress: ProgressSink | None = None,
 ) -> PolicyRecord:
-    """Ask every boundary question the target can carry, real and (with its own) shadow."""
+    """Ask every boundary question the target can carry, real and (with its own) shadow. The
+    collector is paused meanwhile (gc_pause.py): the questions and their answers are many
+    long-lived tuples, which it would walk again and again to free none."""
+    with gc_paused(keep=True):
+        return _run_policy(target, policy, now, source, read_at, progress)
+
+
+def _run_policy(
+    target: Target,
+    policy: PolicyRegistry,
+    now: int,
+    source: str,
+    read_at: str,
+    progress: ProgressSink | None,
+) -> PolicyRecord:
     carried = target.question_fields
     if carried is None:
         return PolicyRecord(False, (), [], registry_json(policy, (), source, read_at))

@@ -75,6 +75,16 @@ def check_policy_file(
     return raw, doc
 
 
+def trusted_policy(out_dir: Path, secret: Secret | None) -> dict[str, Any] | None:
+    """The folder's policy file when it reads, meets its schema and its digest (and, given the
+    secret, its HMAC) holds; None otherwise: what `diff` compares (verify names the failures)."""
+    scratch = VerifyReport(str(out_dir), "folder", secret is not None)
+    _, doc = check_policy_file(out_dir, secret, scratch)
+    if doc is None or any(not f.ok and f.kind in (DIGEST, HMAC) for f in scratch.findings):
+        return None
+    return doc
+
+
 def _proof(doc: dict[str, Any], secret: Secret | None, report: VerifyReport) -> None:
     proof = doc["proof"]
     digest = proofs.policy_digest(doc)

@@ -151,7 +151,8 @@ def test_markdown_step_summary_and_json_summary(failing: tuple[Path, Path], tmp_
     assert "FAIL: enhancements, shadow, zip-window, allowed without" in text
     cells = re.findall(r"<td[^>]*>([^<]*)</td>", html)
     assert [cells[i : i + 3] for i in range(0, len(cells), 3)] == [
-        ["board", "8", "1"], ["integrity", "6", "3"], ["shadow", "2", "2"], ["zip-window", "9", "2"]
+        ["board", "8", "1"], ["integrity", "6", "3"], ["policy", "1", "0"], ["shadow", "2", "2"],
+        ["zip-window", "9", "2"]
     ]  # fmt: skip
     assert "MA node-shore-02: real allow, shadow block (licence none) at fx/licences.json:" in text
     assert "play u4 (partner node-offshore-04, state MA, zip 02108) at plays.csv:6" in text

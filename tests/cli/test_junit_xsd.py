@@ -67,7 +67,7 @@ def test_passing_bake_audit_and_verify_validate(tmp_path: Path) -> None:
                    "--report", f"junit:{reports / 'bake.xml'}")  # fmt: skip
     assert baked.exit_code == 0, baked.output
     root = assert_valid(reports / "bake.xml")
-    assert {s.get("name") for s in _suites(root)} == {"board", "integrity", "shadow"}
+    assert {s.get("name") for s in _suites(root)} == {"board", "integrity", "policy", "shadow"}
     assert_run_attributes(root, before)
     assert_unique_cases(root)
 

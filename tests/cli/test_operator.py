@@ -177,7 +177,7 @@ def test_json_and_junit_and_github_reports(tmp_path: Path, monkeypatch: pytest.M
 
     xml = JUnitXml.fromfile(str(junit))
     suites = {suite.name: suite for suite in xml}
-    assert set(suites) == {"board", "integrity", "shadow", "zip-window"}
+    assert set(suites) == {"board", "integrity", "policy", "shadow", "zip-window"}
     assert suites["board"].tests == 8 and suites["board"].failures == 1
     failed = {
         case.name for case in suites["board"] if any(isinstance(r, Failure) for r in case.result)

@@ -147,7 +147,7 @@ def test_the_portal_shows_the_revoked_licence_and_verifies(
     assert _verify(new, "--public-key", str(key.public)).exit_code == 0
     # Deterministic: the same bake again gives the same bytes.
     again = bake(
-        fixtures_with(tmp_path, "again", _revoked),
+        tmp_path / "revoked",  # the same registry folder (the policy file names it)
         tmp_path / "again-bake" / new.name,  # a folder of that name: the page names it
         "--signing-key",
         str(key.private),

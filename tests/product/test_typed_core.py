@@ -36,12 +36,16 @@ UNTYPED: dict[str, Use] = {
     # JSON in: a document or an answer as parsed, before its shape is trusted.
     "inputs/jsonio.py": Use(JSON_IN, 2, "the strict parser's object hook: any JSON object"),
     "inputs/schemas.py": Use(JSON_IN, 4, "the JSON Schema documents, handed to the validator"),
-    "inputs/fixtures.py": Use(JSON_IN, 2, "licences.json and geo.json as parsed, then modelled"),
+    "inputs/fixtures.py": Use(
+        JSON_IN, 3, "licences.json, geo.json and limits.json as parsed, then modelled"
+    ),
     "inputs/models.py": Use(JSON_IN, 1, "GeoProfile.from_json: a geo profile as parsed"),
     "report/models.py": Use(JSON_IN, 9, "each model's from_json: a document past its schema"),
     "report/layout.py": Use(JSON_IN, 1, "render_files of a snapshot read from a file"),
     "report/portal.py": Use(
-        JSON_IN, 3, "a snapshot, a --previous record and the page's facts as read back by verify"
+        JSON_IN,
+        5,
+        "a snapshot, a --previous record, the policy file, the page's facts, as verify reads them",
     ),
     "report/portal_previous.py": Use(
         JSON_IN, 2, "the --previous record read from an attestation, before its HMAC holds"
@@ -49,7 +53,7 @@ UNTYPED: dict[str, Use] = {
     "targets/answers.py": Use(JSON_IN, 5, "a service's answer as parsed, before its contract"),
     "targets/profile.py": Use(JSON_IN, 2, "the JMESPath context: an answer as parsed"),
     "targets/explain.py": Use(JSON_IN, 1, "an answer's fields as the profile maps them"),
-    "targets/profile_file.py": Use(JSON_IN, 1, "a profile file's TOML table, before its keys"),
+    "targets/profile_file.py": Use(JSON_IN, 2, "a profile file's TOML tables, before their keys"),
     "targets/draft.py": Use(JSON_IN, 12, "a service's OpenAPI document, read to draft a profile"),
     "log/audit.py": Use(JSON_IN, 3, "log entries as read from the tiles (any JSON object)"),
     "log/proof.py": Use(JSON_IN, 2, "out/log/inclusion.json and its entry, as read"),
@@ -63,11 +67,23 @@ UNTYPED: dict[str, Use] = {
     "verify/rules/board.py": Use(JSON_IN, 8, "the document as parsed, before the rules' verdict"),
     "verify/rules/shadow.py": Use(JSON_IN, 16, "the document as parsed, before the rules' verdict"),
     "verify/columns.py": Use(JSON_IN, 1, "the document's shadow rows as parsed"),
-    "verify/files.py": Use(JSON_IN, 4, "each file of out/ as parsed, before its schema holds"),
+    "verify/files.py": Use(
+        JSON_IN, 5, "each file of out/ as parsed, before its schema holds (the policy file too)"
+    ),
     "verify/source.py": Use(JSON_IN, 2, "a snapshot as parsed, before it is authenticated"),
     "verify/verifier.py": Use(JSON_IN, 1, "the --previous record read from the attestation"),
+    "verify/policy_file.py": Use(JSON_IN, 4, "the policy file as parsed, before it is re-decided"),
+    "diff/policy.py": Use(JSON_IN, 2, "the two policy files as read, compared field by field"),
+    "diff/sides.py": Use(JSON_IN, 2, "a folder side's policy file as read"),
+    "diff/compare.py": Use(JSON_IN, 2, "the two policy files as read, handed to diff/policy.py"),
+    "policy/recorded.py": Use(
+        JSON_IN, 10, "the registry rows a policy file holds, to JSON and back (verify re-decides)"
+    ),
     # JSON out: a document written for a reader, or a library's own untyped shape.
     "service/openapi.py": Use(JSON_OUT, 2, "the OpenAPI document the service serves"),
+    "report/policy.py": Use(
+        JSON_OUT, 5, "the policy file's JSON, and its questions' words read from it"
+    ),
     "service/app.py": Use(JSON_OUT, 1, "an OpenAPI fragment of a route's parameters"),
     "service/runner.py": Use(JSON_OUT, 1, "uvicorn's logging dictConfig"),
     "audit/run.py": Use(JSON_OUT, 1, "`audit deep --json`'s summary"),
@@ -76,7 +92,7 @@ UNTYPED: dict[str, Use] = {
         JSON_OUT, 3, "the snapshot's JSON the predicate summarises (the bake's, or verify's file)"
     ),
     "signing/proofs.py": Use(
-        JSON_OUT, 10, "digests and HMACs are of a JSON value's RFC 8785 bytes (bake and verify)"
+        JSON_OUT, 12, "digests and HMACs are of a JSON value's RFC 8785 bytes (bake and verify)"
     ),
     "signing/integrity.py": Use(
         JSON_OUT, 2, "the sha3 and hmac checks recompute a block's digest or HMAC from its JSON"

@@ -11,7 +11,7 @@ registry agrees with the real decision.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ import pytest
 from compliance_bake import bake
 from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.inputs.models import STATUS_BLOCKED, Decision
+from compliance_bake.policy.model import Question
 from compliance_bake.report import disagreements
 from compliance_bake.report.disagreements import KINDS, classify
 from compliance_bake.resources import demo_fixtures_dir
@@ -106,12 +107,18 @@ class _SecondOpinion(InProcessTarget):
     ) -> Iterator[Decision]:
         return self._blocking(requests, progress)
 
+    def shadow_ask_many(
+        self, questions: Sequence[Question], progress: Progress | None = None
+    ) -> Iterator[Decision]:
+        """The policy's questions: its shadow agrees with the engine there."""
+        return self.ask_many(questions, progress)
+
 
 def test_real_and_shadow_differ_fails_though_the_registry_agrees_with_real(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fixtures = demo_fixtures_dir()
-    registry = load_fixtures(fixtures).registry
+    registry = load_fixtures(fixtures).policy  # the engine enforces the demo's limits too
     out = tmp_path / "out"
     result = bake.run_bake(
         fixtures_dir=fixtures,
@@ -218,10 +225,10 @@ def test_a_failing_kind_without_a_mismatch_fails_in_the_log_entry_too(
     monkeypatch.setenv("REPORT_SIGNING_SECRET", SECRET)
     private, public = mint(tmp_path, "operator")
     fixtures = demo_fixtures_dir()
-    registry = load_fixtures(fixtures).registry
+    registry = load_fixtures(fixtures).policy  # the engine enforces the demo's limits too
     licensed = next(
         (state, partner.node_id)
-        for partner in registry.partners
+        for partner in registry.licences.partners
         for state, status in partner.licences.items()
         if status == "active"
     )

@@ -147,6 +147,7 @@ def test_links_to_the_registry_and_api_files_are_relative_and_resolve(baked: Pat
         "../../api/compliance.json",
         "../../registry/compliance-enhancements.json",
         "../../registry/compliance-shadow.json",
+        "../../registry/compliance-policy.json",  # the demo's limits: the policy section
     }
     for href in hrefs:
         assert (page_path.parent / href).resolve().is_file(), href

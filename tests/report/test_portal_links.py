@@ -94,6 +94,7 @@ def test_every_link_of_the_page_resolves(
         "../../api/compliance.json",
         "../../attestation/compliance.intoto.json",
         "../../registry/compliance-enhancements.json",
+        "../../registry/compliance-policy.json",
         "../../registry/compliance-shadow.json",
     ]
     for href in hrefs:

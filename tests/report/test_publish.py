@@ -15,7 +15,7 @@ from tests.conftest import diagnostics, invoke, snapshot_tree
 
 def test_files_are_world_readable_and_no_temporaries_remain(baked: Path) -> None:
     files = [p for p in baked.rglob("*") if p.is_file()]
-    assert len(files) == 4
+    assert len(files) == 5  # the snapshot, two registry copies, the policy file, the page
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o644 for p in files)
     assert not [p for p in baked.rglob("*") if p.name.startswith(".")]
 
@@ -101,4 +101,4 @@ def test_without_the_exchange_each_file_is_renamed_in(
     assert os.path.samestat(before, os.stat(baked))
     assert b"2027-01-01" in (baked / "api" / "compliance.json").read_bytes()
     files = [p for p in baked.rglob("*") if p.is_file()]
-    assert len(files) == 4 and all(stat.S_IMODE(p.stat().st_mode) == 0o644 for p in files)
+    assert len(files) == 5 and all(stat.S_IMODE(p.stat().st_mode) == 0o644 for p in files)
