@@ -318,3 +318,38 @@ def test_diff_lists_the_waiver_added_and_then_expired(service: str, tmp_path: Pa
     again = invoke("diff", str(waived), str(renewed), "--json")
     kinds = [c["kind"] for c in json.loads(again.output)["changes"] if "waiver" in c["kind"]]
     assert kinds == ["waiver-renewed"]
+
+
+def test_the_portal_shows_the_waived_row_apart_at_1280_and_390(
+    service: str, tmp_path: Path
+) -> None:
+    from tests.report.test_portal_browser import ARGS, CHROMIUM, fits_and_shot
+
+    out = _waived_bake(service, tmp_path)
+    page_path = out / "portal" / "compliance" / "index.html"
+    html = page_path.read_text()
+    assert "Compliant with 1 waiver (until 2026-12-31)" in html
+    assert "<title>PASS" in html
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            for width in (1280, 390):
+                context = browser.new_context(viewport={"width": width, "height": 900})
+                page = context.new_page()
+                page.goto(page_path.resolve().as_uri())
+                banner = page.locator("#verdict").inner_text()
+                assert banner.startswith("PASS Compliant with 1 waiver (until 2026-12-31)")
+                table = page.locator("#waivers-table")
+                assert table.is_visible()
+                applied = table.locator("tr.waiver-applied").inner_text()
+                assert "NJ node-shore-02" in applied and JUSTIFICATION in applied
+                assert "j.doe (compliance officer)" in applied and "2026-12-31" in applied
+                assert "Identity verification required in NJ" in applied
+                unused = table.locator("tr.waiver-unused").inner_text()
+                assert "unused: nothing to waive" in unused
+                fits_and_shot(page, width, "portal-waived")
+                context.close()
+        finally:
+            browser.close()
