@@ -35,20 +35,19 @@ def waiver_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None)
     for key in dict.fromkeys([*before, *after]):
         was, now = before.get(key), after.get(key)
         concerns = {"waiver": key}
-        if was is None or now is None:
-            kind = "waiver-added" if was is None else "waiver-removed"
-            shown = now if was is None else was
-            assert shown is not None
-            concerns.update(state=shown["state"], partner=shown["partner"])
+        if was is None and now is not None:
+            concerns.update(state=now["state"], partner=now["partner"])
             changes.append(
-                Change(
-                    ChangeClass.SELF_CHECK,
-                    kind,
-                    concerns,
-                    None if was is None else _view(was),
-                    None if now is None else _view(now),
-                )
+                Change(ChangeClass.SELF_CHECK, "waiver-added", concerns, None, _view(now))
             )
+            continue
+        if now is None and was is not None:
+            concerns.update(state=was["state"], partner=was["partner"])
+            changes.append(
+                Change(ChangeClass.SELF_CHECK, "waiver-removed", concerns, _view(was), None)
+            )
+            continue
+        if was is None or now is None:
             continue
         concerns.update(state=now["state"], partner=now["partner"])
         if _view(was) == _view(now):

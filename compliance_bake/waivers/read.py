@@ -138,11 +138,16 @@ def read_waivers(path: Path, clock: datetime, states: Collection[str]) -> Waiver
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
         raise InputError(f"{path}: `waiver` is not an array of tables", "write each as [[waiver]]")
     lines = [n for n, line in enumerate(text.splitlines(), start=1) if _TABLE.match(line)]
+    if len(lines) != len(tables):  # an inline array of tables has no line to name
+        raise InputError(
+            f"{path}: waivers written as an inline array",
+            "write each waiver as its own [[waiver]] table, so every refusal can name its line",
+        )
     today = clock.date()
     found: list[Waiver] = []
     seen: dict[tuple[object, ...], int] = {}
     for index, table in enumerate(tables):
-        line = lines[index] if len(lines) == len(tables) else index + 1
+        line = lines[index]
         waiver = _waiver(f"{path}:{line}: [[waiver]]", line, table, today, states)
         if waiver.key in seen:
             raise InputError(

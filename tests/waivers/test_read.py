@@ -74,6 +74,7 @@ def test_a_good_file_is_read_with_its_lines_and_digest(tmp_path: Path) -> None:
         (lambda t: _drop(t, "approvedBy"), "no approvedBy", "required"),
         (lambda t: t + "colour = 1\n", "unknown key 'colour'", "justification"),
         (lambda t: t + "[[", "not TOML", "syntax"),
+        (lambda t: 'waiver = [{state = "NJ"}]\n', "inline array", "[[waiver]] table"),
     ],
 )
 def test_bad_input_is_one_line_naming_file_line_and_fix(
@@ -148,3 +149,10 @@ def test_a_kind_or_question_field_narrows_a_waiver(tmp_path: Path) -> None:
     row = Item(SHADOW, 3, "NJ", "node-shore-02", "otherBlockWithLicence")
     applied = apply(waivers, [over, at, row], CLOCK.date())
     assert applied.waived == (over,)
+
+
+def test_a_missing_file_is_named_with_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        read_waivers(tmp_path / "nope.toml", CLOCK, STATES)
+    assert caught.value.message == f"{tmp_path / 'nope.toml'}: no such waiver file"
+    assert "--waivers" in caught.value.hint
