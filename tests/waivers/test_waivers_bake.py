@@ -103,13 +103,18 @@ def test_a_waiver_for_the_pair_passes_with_1_waiver_and_names_why(
     assert summary["waivers"]["waivers"][0]["justification"] == JUSTIFICATION
     report = tmp_path / "report.json"
     junit = tmp_path / "junit.xml"
+    github = tmp_path / "github.txt"
+    markdown = tmp_path / "summary.md"
     reported = _bake(
         tmp_path / "r", service, BEFORE, "--waivers", str(file),
         "--report", f"json:{report}", "--report", f"junit:{junit}",
+        "--report", f"github:{github}", "--report", f"markdown:{markdown}",
     )  # fmt: skip
     assert reported.exit_code == 0
     assert json.loads(report.read_text())["verdict"] == "PASS with 1 waiver (until 2026-12-31)"
     assert JUSTIFICATION in junit.read_text() and "<skipped" in junit.read_text()
+    assert "PASS with 1 waiver (until 2026-12-31)" in github.read_text()
+    assert r"**PASS with 1 waiver \(until 2026\-12\-31\)** (exit 0)" in markdown.read_text()
 
 
 def test_after_the_expiry_the_bake_fails_naming_the_expired_waiver(
