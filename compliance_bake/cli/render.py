@@ -85,7 +85,10 @@ def _waivers(console: Any, applied: Applied) -> None:
     from compliance_bake.waivers.apply import APPLIED, EXPIRED
 
     n = len(applied.of(APPLIED))
-    console.print(f"Waivers: {count(n)} applied, {count(len(applied.waived))} items waived")
+    items = len(applied.waived)
+    console.print(
+        f"Waivers: {count(n)} applied, {count(items)} item{'s' if items != 1 else ''} waived"
+    )
     marks = {APPLIED: "[yellow]waived[/yellow]", EXPIRED: "[red]expired[/red]"}
     for matched in applied.matched:
         mark = marks.get(matched.status, "[yellow]unused[/yellow]")
@@ -154,8 +157,11 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
             f"shadow: {safe(sources.get('shadowAllowed', '?'))}",
             soft_wrap=False,
         )
+    waived_kinds = {} if result.waivers is None else result.waivers.waived_kinds("shadow")
     for kind, n in (shadow.disagreements or {}).items():
-        if n and kind in FAILING:
+        if n and kind in FAILING and waived_kinds.get(kind, 0) >= n:
+            console.print(f"  waived: {count(n)} {safe(KINDS.get(kind, kind))}")
+        elif n and kind in FAILING:
             console.print(f"  [bold red]{count(n)}[/bold red] {safe(KINDS.get(kind, kind))}")
         elif n:
             console.print(f"  reported: {count(n)} {safe(KINDS.get(kind, kind))}")

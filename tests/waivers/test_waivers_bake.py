@@ -83,6 +83,8 @@ def test_a_waiver_for_the_pair_passes_with_1_waiver_and_names_why(
     assert _last(result.output) == "PASS with 1 waiver (until 2026-12-31)"
     assert JUSTIFICATION in result.output
     assert "waived NJ node-shore-02" in result.output  # the row stays, marked waived
+    assert "waived: 1 blocked for another reason with an active licence" in result.output
+    assert "Waivers: 1 applied, 1 item waived" in result.output
     snap = json.loads((out / "api" / "compliance.json").read_text())
     rows = {(r["state"], r["partner"]): r for r in snap["shadow"]["rows"]}
     assert rows[("NJ", PARTNER)]["realAllowed"] is False  # as the target answered
