@@ -161,6 +161,7 @@ class VerifyReport(Findings):
                 "recordedFailures": [f.what for f in self.recorded_failures],
                 "recordedFailuresAccepted": self.allow_recorded_failures,
                 "verdict": verdicts["compliant"],
+                **({} if self.waived is None else {"waived": self.waived}),
             },
             "attestation": {
                 "present": bool(self.attestation),

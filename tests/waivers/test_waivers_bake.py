@@ -192,6 +192,8 @@ def test_verify_says_compliant_with_1_waiver(service: str, tmp_path: Path) -> No
     assert _last(verified.output).startswith(
         "PASS: verified, compliant with 1 waiver (until 2026-12-31)"
     )
+    as_json = json.loads(invoke("verify", str(out), "--json").output)
+    assert as_json["compliant"]["waived"] == "compliant with 1 waiver (until 2026-12-31)"
     single = invoke("verify", str(out / "api" / "compliance.json"))
     assert single.exit_code == 0, single.output
     assert "compliant with 1 waiver" in single.output
