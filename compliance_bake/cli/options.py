@@ -28,7 +28,7 @@ fixtures_option = click.option(
     metavar="SOURCE",
     default=None,
     help="Where the registry is read: a fixtures folder with licences.json, geo.json and an "
-    "optional limits.json (docs/fixtures.md); --fixtures DIR is its alias.  "
+    "optional limits.json (`compliance-bake docs fixtures`); --fixtures DIR is its alias.  "
     "[default: the bundled demo fixtures]",
 )
 

@@ -201,7 +201,7 @@ def test_the_drifted_bake_counts_as_the_terminal_names_its_folder_and_hints_at_s
         page = _page(browser, _portal(Path("out-fail")), width)
         banner = page.locator("#verdict").inner_text()
         assert banner.startswith(f"FAIL {counted.group(1)} checks failed:\n"), banner
-        assert page.locator("#verdict-failed li").count() == int(counted.group(1)) == 3
+        assert page.locator("#verdict-failed li").count() == int(counted.group(1)) == 5
         assert page.locator("#signer ~ code.cmd").first.inner_text() == (
             "compliance-bake verify out-fail --public-key signing-key.pub.pem"
         )
