@@ -362,3 +362,17 @@ def test_the_portal_shows_the_waived_row_apart_at_1280_and_390(
                 context.close()
         finally:
             browser.close()
+
+
+def test_hostile_waiver_text_is_escaped_in_the_terminal_and_the_page(
+    service: str, tmp_path: Path
+) -> None:
+    hostile = '<img src=x onerror=\\"window.__pwned=1\\">\\u001b[31mred'
+    file = _waivers(tmp_path, WAIVER.replace(JUSTIFICATION, hostile))
+    out = tmp_path / "out"
+    result = _bake(out, service, BEFORE, "--waivers", str(file))
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output
+    page = (out / "portal" / "compliance" / "index.html").read_text()
+    assert "<img src=x" not in page and "&lt;img src=x" in page
+    assert invoke("verify", str(out)).exit_code == 0
