@@ -48,7 +48,7 @@ from compliance_bake.report.models import (
     ShadowRow,
     Snapshot,
 )
-from compliance_bake.report.portal_waivers import failing_items, waiver_view
+from compliance_bake.report.portal_waivers import failing_items, waiver_view, without_waived
 from compliance_bake.report.row_kinds import Totals, row_kinds, state_totals
 from compliance_bake.resources import templates_dir
 from compliance_bake.signing.attestation import ATTESTATION_FILE
@@ -515,6 +515,11 @@ def render_portal(
     )
     if waived is not None and waived.covers and not verdict.failed:
         verdict = replace(verdict, ok=True)  # every failing item is waived; integrity holds
+    elif waived is not None and snapshot.waivers is not None:
+        shadow = snapshot.shadow
+        verdict = without_waived(
+            verdict, snapshot.waivers, shadow.rows, shadow.shadow_from_target, policy
+        )
     page: str = template.render(
         s=snapshot,
         grid=grid,

@@ -9,10 +9,14 @@ waivers and the clock before it trusts the page (verify/waivers.py).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from compliance_bake.report import disagreements, policy
+
+if TYPE_CHECKING:
+    from compliance_bake.report.models import ShadowRow
+    from compliance_bake.report.portal import Verdict
 
 STATUS_WORDS = {
     "applied": "in force",
@@ -107,3 +111,57 @@ def failing_items(shadow_counts: Mapping[str, int] | None, record: Mapping[str, 
     for question in [] if record is None else record["questions"]:
         total += sum(1 for kind in question["disagreements"] if kind in policy.FAILING)
     return total
+
+
+def without_waived(
+    verdict: Verdict,
+    waivers: Mapping[str, Any],
+    rows: Sequence[ShadowRow],
+    from_target: bool,
+    record: Mapping[str, Any] | None,
+) -> Verdict:
+    """A failing page's verdict with what the waivers waive taken out: the pairs whose every
+    failing kind is waived, the kinds with no unwaived row, the waived policy questions (an
+    expired waiver waives nothing)."""
+    waived = {
+        (item["in"], item["index"], item["kind"])
+        for waiver in waivers["waivers"]
+        if waiver["status"] == "applied"
+        for item in waiver["matched"]
+    }
+    if not waived:
+        return verdict
+    settled: dict[str, int] = {}
+    for index in sorted({index for source, index, _ in waived if source == "shadow"}):
+        if index >= len(rows):
+            continue
+        row = rows[index]
+        kinds = disagreements.classify(
+            row.state, row.license_status, row.real_allowed, row.shadow_allowed, row.reason,
+            from_target,
+        )  # fmt: skip
+        failing = [kind for kind in kinds if kind in disagreements.FAILING]
+        if row.match and all(("shadow", index, kind) in waived for kind in failing):
+            settled[row.state] = settled.get(row.state, 0) + 1
+    by_kind: dict[str, int] = {}
+    for source, _, kind in waived:
+        if source == "shadow":
+            by_kind[kind] = by_kind.get(kind, 0) + 1
+    recorded = {label: n for label, n, _ in verdict.kinds}
+    left = [
+        label
+        for kind, label in disagreements.KINDS.items()
+        if label in verdict.disagreements and by_kind.get(kind, 0) < recorded.get(label, 0)
+    ]
+    states = [(s, n - settled.get(s, 0)) for s, n in verdict.states if n > settled.get(s, 0)]
+    groups = verdict.policy
+    if record is not None:
+        kept = [
+            {
+                **q,
+                "disagreements": [k for k in q["disagreements"] if ("policy", i, k) not in waived],
+            }
+            for i, q in enumerate(record["questions"])
+        ]
+        groups = policy.failing_groups({"questions": kept})
+    return replace(verdict, states=states, disagreements=left, policy=groups)

@@ -376,3 +376,20 @@ def test_hostile_waiver_text_is_escaped_in_the_terminal_and_the_page(
     page = (out / "portal" / "compliance" / "index.html").read_text()
     assert "<img src=x" not in page and "&lt;img src=x" in page
     assert invoke("verify", str(out)).exit_code == 0
+
+
+def test_a_failing_page_leaves_the_waived_pair_out_of_its_banner(
+    service: str, tmp_path: Path
+) -> None:
+    """node-corridor-03 unverified too (MA and NJ fail), node-shore-02 waived: the page fails
+    naming one NJ pair and one MA pair, not the waived one."""
+    status, _ = _post(f"{service}/test/identity", {"nodeId": "node-corridor-03", "verified": False})
+    assert status == 200
+    out = tmp_path / "out"
+    result = _bake(out, service, BEFORE, "--waivers", str(_waivers(tmp_path, WAIVER)))
+    assert result.exit_code == 1, result.output
+    page = (out / "portal" / "compliance" / "index.html").read_text()
+    banner = page.split('id="verdict"', 1)[1].split("</div>", 1)[0]
+    assert banner.count("1 pair") == 2, banner  # MA and NJ: node-corridor-03 only
+    assert 'class="waiver-applied"' in page
+    assert invoke("verify", str(out)).exit_code == 1  # the unwaived pairs fail verify too
