@@ -293,6 +293,10 @@ def test_the_attestation_predicate_and_the_log_entry_hold_the_waivers(
     assert "compliant with 1 waiver" in verified.output
     entries = invoke("log", "verify", str(log), "--public-key", str(key.public), "--json")
     assert entries.exit_code == 0, entries.output
+    (entry,) = json.loads(entries.output)["entries"]
+    assert entry["integrityDigest"] == snap["integrity"]["proof"]["digest"]
+    assert entry["verdict"]["ok"] is True  # the one failing row is waived
+    assert entry["verdict"]["waivers"] == predicate["waivers"]
     # Tampering with the recorded waiver breaks the attestation too (its subject's SHA-256).
     _edit(out, lambda d: d["waivers"]["waivers"][0].update(expires="2026-12-30"))
     tampered = invoke("verify", str(out), "--public-key", str(key.public))
