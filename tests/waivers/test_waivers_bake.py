@@ -397,3 +397,14 @@ def test_a_failing_page_leaves_the_waived_pair_out_of_its_banner(
     assert banner.count("1 pair") == 2, banner  # MA and NJ: node-corridor-03 only
     assert 'class="waiver-applied"' in page
     assert invoke("verify", str(out)).exit_code == 1  # the unwaived pairs fail verify too
+
+
+def test_a_bad_waiver_leaves_an_earlier_bake_intact(service: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert _bake(out, service, BEFORE).exit_code == 1  # written: the failure is recorded
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    file = _waivers(tmp_path, WAIVER.replace('"NJ"', '"NY"'))
+    result = _bake(out, service, BEFORE, "--waivers", str(file))
+    assert result.exit_code == 2, result.output
+    assert f"{file}:1: [[waiver]]: unknown state 'NY'" in result.output
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
