@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -34,7 +34,7 @@ from compliance_bake.log.append import OUT_FILES, LogTarget, log_snapshot, prepa
 from compliance_bake.progress import Phases, ProgressSink, no_phases
 from compliance_bake.report import layout
 from compliance_bake.report.disagreements import RowKind, failing
-from compliance_bake.report.models import DeepAudit, JsonObject, Snapshot
+from compliance_bake.report.models import DeepAudit, JsonObject, Proof, Snapshot
 from compliance_bake.report.policy import PolicyRecord, run_policy
 from compliance_bake.report.portal import SAMPLE_LIMIT, bake_facts
 from compliance_bake.report.portal_previous import (
@@ -46,12 +46,14 @@ from compliance_bake.report.publish import publish
 from compliance_bake.report.row_kinds import rows_meet_schema, state_totals
 from compliance_bake.report.snapshot import BakeSettings, build_snapshot
 from compliance_bake.signing.attestation import ATTESTATION_FILE, render_attestation
-from compliance_bake.signing.proofs import seal_policy
+from compliance_bake.signing.proofs import reseal_integrity, seal_policy
 from compliance_bake.signing.secret import require_secret
 from compliance_bake.signing.signing_key import resolve_signing_key
 from compliance_bake.targets.engine import Engine
 from compliance_bake.targets.inprocess import InProcessTarget
 from compliance_bake.targets.interface import Target
+from compliance_bake.waivers.apply import FIELD, Applied, applied_to, record_json
+from compliance_bake.waivers.read import WaiverFile, read_waivers
 
 if TYPE_CHECKING:
     from compliance_bake.audit.engines.interface import EngineOptions, PlaysOptions
@@ -97,11 +99,16 @@ class BakeResult:
     allow_empty_window: bool = False
     # The policy's questions and their disagreements (report/policy.py).
     policy: PolicyRecord | None = None
+    # With --waivers: each waiver with what it matched, and the failing items left.
+    waivers: Applied | None = None
 
     @property
     def ok(self) -> bool:
         """Every integrity check holds, no shadow row disagrees (report/disagreements.py) and no
-        policy question fails (report/policy.py)."""
+        policy question fails (report/policy.py); with --waivers, no failing item is left that
+        an unexpired waiver does not waive (waivers/apply.py: integrity is never waived)."""
+        if self.waivers is not None:
+            return self.snapshot.integrity.holds and not self.waivers.unwaived
         found = failing(self.snapshot.shadow.disagreements)
         policy_fails = self.policy is not None and bool(self.policy.failing())
         return self.snapshot.integrity.holds and not found and not policy_fails
@@ -157,6 +164,11 @@ class BakeResult:
             ),
             "previous": None if self.previous is None else previous_summary(self.previous),
             "log": None if self.log is None else self.log.to_json(),
+            **(
+                {}
+                if self.waivers is None
+                else {"waivers": self.waivers.summary(self.exit_code == EXIT_OK)}
+            ),
         }
 
 
@@ -230,6 +242,25 @@ def _deep_audit(
     return deep_audit_block(audit, command), by_reason, audit
 
 
+def _waive(
+    snapshot: Snapshot,
+    document: JsonObject,
+    policy: JsonObject,
+    file: WaiverFile,
+    secret: str,
+) -> tuple[Snapshot, Applied]:
+    """The waivers applied to the snapshot's rows and the policy's questions, recorded in the
+    snapshot's `waivers` field, which the integrity proof is made again to cover."""
+    applied = applied_to(file.waivers, document, policy)
+    recorded = record_json(file, applied)
+    document[FIELD] = recorded
+    runtime = snapshot.shadow.proof.bun_version
+    sealed = reseal_integrity(document, runtime, snapshot.generated_at, secret)
+    integrity = replace(snapshot.integrity, proof=Proof.from_json(sealed))
+    document["integrity"] = integrity.to_json()
+    return replace(snapshot, integrity=integrity, waivers=recorded), applied
+
+
 def run_bake(
     *,
     fixtures_dir: Path | str,
@@ -248,6 +279,7 @@ def run_bake(
     service_fixtures_dir: Path | None = None,
     allow_empty_window: bool = False,
     plays_options: PlaysOptions | None = None,
+    waivers: Path | None = None,
 ) -> BakeResult:
     """Phases, in order: load (clock, secret, fixtures, the deep audit), matrix (the board and
     the shadow matrix), sign, validate, write (render and publish).
@@ -270,6 +302,10 @@ def run_bake(
         previous.load()
     origin = None if log is None else prepare_log(log, signing_key)
     fixtures = read_registry(fixtures_dir)
+    waiver_file = None
+    if waivers is not None:
+        states = [state.code for state in fixtures.registry.states]
+        waiver_file = read_waivers(waivers, moment, states)
     engine_policy = fixtures.policy
     if service_fixtures_dir is not None:
         engine_policy = load_service_policy(service_fixtures_dir, fixtures.policy)
@@ -300,6 +336,9 @@ def run_bake(
         target.close()
     policy_document = policy.to_json(stamp, target.base)
     seal_policy(policy_document, snapshot.shadow.proof.bun_version, stamp, secret.value)
+    applied = None
+    if waiver_file is not None:
+        snapshot, applied = _waive(snapshot, document, policy_document, waiver_file, secret.value)
     phases("validate")
     validate_documents(document, kinds, (partner.node_id for partner in fixtures.registry.partners))
     validate_policy(policy_document)
@@ -327,6 +366,7 @@ def run_bake(
             deep_audit=audit,
             allow_empty_window=allow_empty_window,
             policy=policy,
+            waivers=applied,
         )
     # Last in the dict, so renamed into place after the files it names.
     record_json = None if record is None else record.to_json()
@@ -348,4 +388,5 @@ def run_bake(
         deep_audit=audit,
         allow_empty_window=allow_empty_window,
         policy=policy,
+        waivers=applied,
     )

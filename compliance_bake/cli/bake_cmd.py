@@ -22,6 +22,7 @@ from compliance_bake.cli.options import (
     quiet_option,
     secret_file_option,
     target_options,
+    waivers_option,
 )
 from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes, finish
@@ -130,6 +131,7 @@ def bake() -> None:
     help="The origin that names a new log in its checkpoints (e.g. "
     "compliance.example.com/registry); an existing log keeps its own.",
 )
+@waivers_option
 @audit_engine_options
 @plays_source_options
 @target_options("--target (each request) and a --previous URL")
@@ -152,6 +154,7 @@ def snapshot(
     previous_unauthenticated: bool,
     log_dir: Path | None,
     log_origin: str | None,
+    waivers_file: Path | None,
     engine: str,
     spark_master: str,
     spark_conf: tuple[str, ...],
@@ -270,6 +273,7 @@ def snapshot(
                 service_fixtures_dir=service_fixtures_dir,
                 allow_empty_window=allow_empty_window,
                 plays_options=read,
+                waivers=waivers_file,
             )
     finally:
         if target is not None:
@@ -291,5 +295,10 @@ def snapshot(
             )
     if not quiet:
         render.foreign_files_warning(result.out_dir)
+    if result.waivers is not None:
+        from compliance_bake.cli.waiver_cases import unused_warnings
+
+        for line in unused_warnings(result.waivers, waivers_file):
+            click.echo(line, err=True)
     reporters.write_reports(reports, found)
     finish(result.exit_code, result.nothing_audited)

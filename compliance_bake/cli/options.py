@@ -95,6 +95,17 @@ def timeout_option(exchanges: str) -> Callable[[F], F]:
     )
 
 
+waivers_option = click.option(
+    "--waivers",
+    "waivers_file",
+    metavar="FILE",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Known, accepted exceptions (TOML [[waiver]]: state, partner, optional kind and "
+    "question fields, justification, expires, approvedBy): each failing item an unexpired "
+    "waiver matches is waived, not passed, and recorded in the signed snapshot "
+    "(`compliance-bake docs waivers`). A bad waiver exits 2 and writes nothing.",
+)
 secret_file_option = click.option(
     "--secret-file",
     type=click.Path(path_type=Path, dir_okay=False),

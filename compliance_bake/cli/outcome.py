@@ -214,12 +214,19 @@ def partner_lines(licences: Path) -> dict[str, int]:
 
 
 def _shadow_cases(
-    rows: Iterable[ShadowRow], fixtures: Path | None, shadow_from_target: bool = False
+    rows: Iterable[ShadowRow],
+    fixtures: Path | None,
+    shadow_from_target: bool = False,
+    waived: frozenset[int] = frozenset(),
 ) -> list[Case]:
+    """A case per state; `waived`: the rows whose failing kinds are all waived (listed in the
+    waivers suite instead)."""
     by_state: dict[str, list[tuple[ShadowRow, tuple[str, ...]]]] = {}
-    for row in rows:
+    for index, row in enumerate(rows):
         wrong = by_state.setdefault(row.state, [])
         kinds = row_disagreements(row, shadow_from_target)
+        if row.match and index in waived:
+            continue
         if not row.match or disagreements.fails(kinds):
             wrong.append((row, kinds))
     lines = partner_lines(fixtures) if fixtures is not None else {}
@@ -280,20 +287,27 @@ def _reason_cases(
 
 def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
     """The bake's outcome; `fixtures` (the --fixtures folder) lets mismatches name their line."""
-    snap = result.snapshot
+    from compliance_bake.cli.waiver_cases import waiver_cases
+    from compliance_bake.waivers.apply import POLICY, SHADOW
+
+    snap, waivers = result.snapshot, result.waivers
+    rows = frozenset() if waivers is None else waivers.settled(SHADOW)
     suites = {
         "self-checks": [_board_case(r) for r in snap.board.rows],
         "integrity": [Case(c.id, c.ok, c.label) for c in snap.integrity.checks],
-        "shadow": _shadow_cases(snap.shadow.rows, fixtures, snap.shadow.shadow_from_target),
+        "shadow": _shadow_cases(snap.shadow.rows, fixtures, snap.shadow.shadow_from_target, rows),
     }
     if result.policy is not None and result.policy.shown:
+        asked = frozenset() if waivers is None else waivers.settled(POLICY)
         # Before the shadow's pairs: the last screen ends with the pairs to fix.
         suites = {
             "self-checks": suites["self-checks"],
             "integrity": suites["integrity"],
-            "policy": policy_cases(result.policy),
+            "policy": policy_cases(result.policy, asked),
             "shadow": suites["shadow"],
         }
+    if waivers is not None:
+        suites["waivers"] = waiver_cases(waivers)
     if result.violations_by_reason is not None:
         audit = result.deep_audit
         violations = audit.violations if audit is not None else []
@@ -306,9 +320,15 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
         for c in suites["integrity"]
     ]
     failed = [c.name for c in suites["integrity"] if not c.ok]
-    failed += disagreements.failing(snap.shadow.disagreements)
-    failed += [] if result.policy is None else result.policy.failing()
-    verdict = "PASS: every check holds" if result.ok else "FAIL: " + ", ".join(failed)
+    if waivers is None:
+        failed += disagreements.failing(snap.shadow.disagreements)
+        failed += [] if result.policy is None else result.policy.failing()
+    else:
+        failed += waivers.failing()
+    passed_words = "PASS: every check holds"
+    if waivers is not None and waivers.waived:
+        passed_words = waivers.verdict()
+    verdict = passed_words if result.ok else "FAIL: " + ", ".join(failed)
     if result.nothing_audited is not None and result.deep_audit is not None:
         label = result.deep_audit.label
         verdict = f"NOTHING AUDITED (exit {EXIT_NOTHING_CHECKED}): {label}"
@@ -323,17 +343,18 @@ def question_text(question: AskedQuestion) -> str:
     return question_words(question.to_json())
 
 
-def policy_cases(record: PolicyRecord) -> list[Case]:
+def policy_cases(record: PolicyRecord, waived: frozenset[int] = frozenset()) -> list[Case]:
     """One case per disagreement kind with failing questions (named by rule, its questions the
     items), else one passing case; a target not asked the questions is a skipped case, never a
-    pass."""
+    pass. `waived`: the questions whose failing kinds are all waived (the waivers suite lists
+    them)."""
     from compliance_bake.report.policy import FAILING, KINDS
 
     if not record.asked:
         return [Case("policy questions", True, record.summary_line(), skipped=True)]
     cases: list[Case] = []
     for kind in FAILING:
-        found = [q for q in record.questions if kind in q.kinds]
+        found = [q for i, q in enumerate(record.questions) if kind in q.kinds and i not in waived]
         if not found:
             continue
         items = tuple(Item(question_text(q)) for q in found[:ITEMS_KEPT])
@@ -410,6 +431,8 @@ def _verify_verdict(report: VerifyReport, checks: int) -> str:
         verdict = "PASS: authentic and compliant"
     else:
         verdict = "PASS: verified"
+    if report.ok and report.compliant and report.waived is not None:
+        verdict = f"{verdict}, {report.waived}"
     return f"{verdict}; {unchecked}" if unchecked else verdict
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from compliance_bake.report.models import Snapshot
     from compliance_bake.report.policy import PolicyRecord
     from compliance_bake.verify.findings import VerifyReport
+    from compliance_bake.waivers.apply import Applied
 
 MISMATCH_ROWS_SHOWN = 20
 
@@ -80,9 +81,30 @@ def _board(snap: Snapshot, depth: int) -> Any:
     return table
 
 
-def _policy(console: Any, record: PolicyRecord) -> None:
+def _waivers(console: Any, applied: Applied) -> None:
+    """Each waiver: what it waived, until when, why and by whom; or that it expired or matched
+    nothing."""
+    from compliance_bake.cli.waiver_cases import waiver_name, waiver_said
+    from compliance_bake.waivers.apply import APPLIED, EXPIRED
+
+    n = len(applied.of(APPLIED))
+    items = len(applied.waived)
+    console.print(
+        f"Waivers: {count(n)} applied, {count(items)} item{'s' if items != 1 else ''} waived"
+    )
+    marks = {APPLIED: "[yellow]waived[/yellow]", EXPIRED: "[red]expired[/red]"}
+    for matched in applied.matched:
+        mark = marks.get(matched.status, "[yellow]unused[/yellow]")
+        console.print(f"  {mark} {safe(waiver_name(matched))}", soft_wrap=False)
+        console.print(f"    {safe(waiver_said(matched))}", soft_wrap=True)
+        for item in matched.items[:MISMATCH_ROWS_SHOWN]:
+            console.print(f"    - {safe(item.words())}", soft_wrap=False)
+
+
+def _policy(console: Any, record: PolicyRecord, waived: frozenset[int] = frozenset()) -> None:
     """The policy's one line, then the failing questions as a table grouped by rule (how many,
-    and the first question of each), never a wall of rows."""
+    and the first question of each), never a wall of rows. `waived`: the questions whose
+    failing kinds are all waived (counted here, listed under the waivers)."""
     from rich.table import Table
 
     from compliance_bake.cli.outcome import question_text
@@ -91,9 +113,11 @@ def _policy(console: Any, record: PolicyRecord) -> None:
     if not record.asked:
         console.print(f"Policy: [yellow]{safe(record.summary_line())}[/yellow]", soft_wrap=False)
         return
-    failing = record.failing()
+    left = [q for i, q in enumerate(record.questions) if i not in waived]
+    failing = [kind for kind in FAILING if any(kind in q.kinds for q in left)]
     mark = _mark(not failing)
-    console.print(f"Policy: {mark} {safe(record.summary_line())}", soft_wrap=False)
+    said = f"; {count(len(waived))} waived" if waived else ""
+    console.print(f"Policy: {mark} {safe(record.summary_line())}{said}", soft_wrap=False)
     counts = record.disagreements
     if counts[OTHER_REASON]:
         console.print(f"  reported: {count(counts[OTHER_REASON])} {safe(KINDS[OTHER_REASON])}")
@@ -104,7 +128,7 @@ def _policy(console: Any, record: PolicyRecord) -> None:
     table.add_column("questions", justify="right", no_wrap=True)
     table.add_column("first question")
     for kind in FAILING:
-        found = [q for q in record.questions if kind in q.kinds]
+        found = [q for q in left if kind in q.kinds]
         if found:
             table.add_row(safe(KINDS[kind]), count(len(found)), safe(question_text(found[0])))
     console.print(table)
@@ -136,28 +160,38 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
             f"shadow: {safe(sources.get('shadowAllowed', '?'))}",
             soft_wrap=False,
         )
+    waived_kinds = {} if result.waivers is None else result.waivers.waived_kinds("shadow")
     for kind, n in (shadow.disagreements or {}).items():
-        if n and kind in FAILING:
+        if n and kind in FAILING and waived_kinds.get(kind, 0) >= n:
+            console.print(f"  waived: {count(n)} {safe(KINDS.get(kind, kind))}")
+        elif n and kind in FAILING:
             console.print(f"  [bold red]{count(n)}[/bold red] {safe(KINDS.get(kind, kind))}")
         elif n:
             console.print(f"  reported: {count(n)} {safe(KINDS.get(kind, kind))}")
     from_target = shadow.shadow_from_target
     shown = 0
-    for row in shadow.rows:
+    waived = frozenset() if result.waivers is None else result.waivers.settled("shadow")
+    for index, row in enumerate(shadow.rows):
         kinds = row_disagreements(row, from_target)
         if row.match and not any(kind in FAILING for kind in kinds):
             continue
         if shown == MISMATCH_ROWS_SHOWN:
             console.print("  … and more in the registry file")
             break
-        console.print(f"  [red]disagrees[/red] {safe(pair_text(row))}")
+        mark = (
+            "[yellow]waived[/yellow]" if row.match and index in waived else "[red]disagrees[/red]"
+        )
+        console.print(f"  {mark} {safe(pair_text(row))}")
         for kind in kinds:
             console.print(f"    {safe(KINDS[kind])}")
         if not row.real_allowed and kinds:
             console.print(f"    reason: {safe(reason_words(row.reason))}")
         shown += 1
     if result.policy is not None and result.policy.shown:
-        _policy(console, result.policy)
+        asked = frozenset() if result.waivers is None else result.waivers.settled("policy")
+        _policy(console, result.policy, asked)
+    if result.waivers is not None:
+        _waivers(console, result.waivers)
     if snap.deep_audit is not None:
         window = snap.deep_audit.zip_window
         violations = ""

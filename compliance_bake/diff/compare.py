@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from compliance_bake.diff.model import Change, ChangeClass
 from compliance_bake.diff.pairs import pair_changes
 from compliance_bake.diff.policy import policy_changes, recorded_licences, with_recorded_licences
+from compliance_bake.diff.waivers import waiver_changes
 from compliance_bake.report import disagreements
 from compliance_bake.report.models import (
     BoardRow,
@@ -248,6 +249,7 @@ def compare(
     changes += _integrity(old.integrity.checks, new.integrity.checks)
     changes += _geo(old, new)
     changes += _deep_audit(old.deep_audit, new.deep_audit)
+    changes += waiver_changes(old.waivers, new.waivers)
     changes += _field(COSMETIC, "generatedAt", old.generated_at, new.generated_at)
     changes += _field(
         COSMETIC, "runtime", old.integrity.proof.bun_version, new.integrity.proof.bun_version

@@ -116,10 +116,28 @@ def describe(change: Change) -> str:
         return f"deepAudit zip window ok {_flag(before)} -> {_flag(after)}"
     if kind in ("deep-audit-added", "deep-audit-removed"):
         return f"deepAudit {kind.rsplit('-', 1)[1]}"
+    if kind.startswith("waiver-"):
+        return _waiver_text(kind, c["waiver"], before, after)
     if kind == "disagreement":
         name = c["field"].rsplit(".", 1)[-1]
         return f"{KINDS.get(name, name)}: {_value(before)} -> {_value(after)} rows"
     return f"{c.get('field', kind)}: {_value(before)} -> {_value(after)}"
+
+
+def _waiver_text(kind: str, name: str, before: Any, after: Any) -> str:
+    """`waiver added: NJ node-x until 2026-12-31 (applied, 1 item): justification`, and the
+    like for removed, expired, renewed and changed."""
+    verb = kind.split("-", 1)[1]
+    shown = after if after is not None else before
+    said = (
+        f"until {shown['expires']} ({shown['status']}, {shown['matched']} items): "
+        f"{shown['justification']} (approved by {shown['approvedBy']})"
+    )
+    if kind == "waiver-renewed":
+        said = f"expires {before['expires']} -> {after['expires']}: {shown['justification']}"
+    if kind == "waiver-expired":
+        said = f"expired on {after['expires']}, waives nothing now: {shown['justification']}"
+    return f"waiver {verb}: {name} {said}"
 
 
 def _fit(text: str, width: int) -> str:

@@ -26,6 +26,7 @@ class Verdict(TypedDict):
     shadowMismatches: int
     shadowDisagreements: NotRequired[dict[str, int]]  # the failing kinds with rows, by kind
     deepAuditOk: NotRequired[bool]
+    waivers: NotRequired[dict[str, object]]  # bake --waivers: the file's digest and counts
 
 
 class LogEntry(TypedDict):
@@ -54,7 +55,12 @@ def entry_of(document: Mapping[str, Any], attestation_sha256: str, key_id: str) 
     counts = (shadow.get("disagreements") or {}) if isinstance(shadow, dict) else None
     if not isinstance(counts, dict):
         raise TypeError("shadow or shadow.disagreements is not an object")
-    failing = {kind: counts[kind] for kind in FAILING if counts.get(kind)}
+    waived = waived_rows(document)
+    failing = {
+        kind: counts[kind] - waived.get(kind, 0)
+        for kind in FAILING
+        if counts.get(kind, 0) - waived.get(kind, 0)
+    }
     verdict: Verdict = {
         "ok": all(check["ok"] is True for check in integrity["checks"]) and not failing,
         "board": {"passed": board["passed"], "total": board["total"]},
@@ -62,6 +68,9 @@ def entry_of(document: Mapping[str, Any], attestation_sha256: str, key_id: str) 
     }
     if failing:
         verdict["shadowDisagreements"] = failing
+    if "waivers" in document:
+        recorded = document["waivers"]
+        verdict["waivers"] = {k: recorded[k] for k in ("sha3", "applied", "until", "waived")}
     if "deepAudit" in document:
         verdict["deepAuditOk"] = document["deepAudit"]["zipWindow"]["ok"]
     return {
@@ -72,6 +81,26 @@ def entry_of(document: Mapping[str, Any], attestation_sha256: str, key_id: str) 
         "target": shadow["base"],
         "verdict": verdict,
     }
+
+
+def waived_rows(document: Mapping[str, Any]) -> dict[str, int]:
+    """The shadow rows the snapshot records as waived, by kind (`verify` checks that the record
+    follows from its waivers and clock: waivers/apply.py)."""
+    from compliance_bake.waivers.apply import APPLIED, SHADOW
+
+    if "waivers" not in document:
+        return {}
+    seen = {
+        (item["index"], item["kind"])
+        for waiver in document["waivers"]["waivers"]
+        if waiver["status"] == APPLIED
+        for item in waiver["matched"]
+        if item["in"] == SHADOW
+    }
+    counts: dict[str, int] = {}
+    for _, kind in seen:
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
 
 
 def entry_bytes(entry: Mapping[str, object]) -> bytes:

@@ -327,6 +327,8 @@ class Snapshot:
     links: Links
     proton: Mapping[str, str]
     deep_audit: DeepAudit | None = None
+    # `bake --waivers`' extension field (waivers/apply.py), as recorded; None without
+    waivers: Mapping[str, Any] | None = None
     ok: bool = True
     mode: str = SNAPSHOT_MODE
     read_only: bool = True
@@ -351,6 +353,7 @@ class Snapshot:
             integrity=Integrity.from_json(doc["integrity"]),
             links=Links.from_json(doc["links"]),
             proton=doc["proton"],
+            waivers=doc.get("waivers"),
         )
 
     def to_json(self) -> JsonObject:
@@ -369,6 +372,8 @@ class Snapshot:
         out["integrity"] = self.integrity.to_json()
         out["links"] = self.links.to_json()
         out["proton"] = dict(self.proton)
+        if self.waivers is not None:
+            out["waivers"] = dict(self.waivers)
         return out
 
 

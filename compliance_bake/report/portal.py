@@ -31,7 +31,7 @@ import re
 import shlex
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import compress, islice
 from operator import attrgetter, not_
@@ -48,6 +48,7 @@ from compliance_bake.report.models import (
     ShadowRow,
     Snapshot,
 )
+from compliance_bake.report.portal_waivers import failing_items, waiver_view, without_waived
 from compliance_bake.report.row_kinds import Totals, row_kinds, state_totals
 from compliance_bake.resources import templates_dir
 from compliance_bake.signing.attestation import ATTESTATION_FILE
@@ -511,10 +512,25 @@ def render_portal(
     grid = _grid(snapshot, totals)
     audit = _audit(snapshot, facts)
     shown_policy = policy_view(policy)
+    verdict = _verdict(snapshot, board, grid.per_state, audit, shown_policy)
+    waived = waiver_view(
+        snapshot.waivers,
+        snapshot.shadow.rows,
+        policy,
+        failing_items(snapshot.shadow.disagreements, policy),
+    )
+    if waived is not None and waived.covers and not verdict.failed:
+        verdict = replace(verdict, ok=True)  # every failing item is waived; integrity holds
+    elif waived is not None and snapshot.waivers is not None:
+        shadow = snapshot.shadow
+        verdict = without_waived(
+            verdict, snapshot.waivers, shadow.rows, shadow.shadow_from_target, policy
+        )
     page: str = template.render(
         s=snapshot,
         grid=grid,
-        verdict=_verdict(snapshot, board, grid.per_state, audit, shown_policy),
+        verdict=verdict,
+        waived=waived,
         policy=shown_policy,
         board=board,
         failed_board=[b for b in board if not b.row.match],

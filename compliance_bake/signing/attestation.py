@@ -87,6 +87,7 @@ class Predicate(TypedDict):
     deepAudit: NotRequired[dict[str, bool]]  # {"ok": the ZIP-window audit's verdict}
     proofs: Proofs
     previous: NotRequired[dict[str, object]]  # the `bake --previous` record, as signed
+    waivers: NotRequired[dict[str, object]]  # `bake --waivers`: the file's digest and counts
 
 
 class Statement(TypedDict):
@@ -138,6 +139,9 @@ def predicate(
     }
     if "deepAudit" in snapshot:
         summary["deepAudit"] = {"ok": snapshot["deepAudit"]["zipWindow"]["ok"]}
+    if "waivers" in snapshot:  # bake --waivers (docs/waivers.md)
+        waivers = snapshot["waivers"]
+        summary["waivers"] = {k: waivers[k] for k in ("sha3", "applied", "until", "waived")}
     if previous is not None:
         summary["previous"] = dict(previous)
     return summary

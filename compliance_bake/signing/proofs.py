@@ -69,6 +69,15 @@ def integrity_parts(
     return canon_parts(members)
 
 
+def reseal_integrity(
+    snapshot: dict[str, Any], runtime: str, generated_at: str, secret: str
+) -> dict[str, Any]:
+    """`integrity.proof` made again over the whole snapshot, for a member added after it was
+    sealed (`bake --waivers`' `waivers` field, known only once the policy's questions are
+    answered)."""
+    return make_proof(integrity_digest(snapshot), runtime, generated_at, secret)
+
+
 def proof_hmac(proof: dict[str, Any], secret: str) -> str:
     return mac(canon(without(proof, "hmac")), secret)
 

@@ -59,6 +59,9 @@ class VerifyReport(Findings):
     # the folder's Ed25519 attestation: UNCHECKED when present and parsed but no --public-key
     # was given, CHECKED when a key checked it, "" when there is none (or not a folder)
     attestation: str = ""
+    # `compliant with 1 waiver (until DATE)` when the snapshot's waivers waive failing items
+    # (verify/waivers.py re-derives them); None without
+    waived: str | None = None
 
     @property
     def out_dir(self) -> str:
@@ -123,7 +126,12 @@ class VerifyReport(Findings):
             )
         else:
             authentic = f"authentic: NO, {self._not_authentic()}"
-        if self.compliant:
+        if self.compliant and self.waived is not None:
+            compliant = (
+                f"{self.waived}: every rule holds, and every recorded check but the items the "
+                "recorded waivers waive (notes: waived)"
+            )
+        elif self.compliant:
             compliant = "compliant: yes, every recorded check and every rule holds"
         else:
             parts = []
@@ -182,6 +190,7 @@ class VerifyReport(Findings):
                 "recordedFailures": [f.what for f in self.recorded_failures],
                 "recordedFailuresAccepted": self.allow_recorded_failures,
                 "verdict": verdicts["compliant"],
+                **({} if self.waived is None else {"waived": self.waived}),
             },
             "attestation": {
                 "present": bool(self.attestation),

@@ -12,6 +12,7 @@ differ) is a recorded failure named by its rule, as the bake named it.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -43,10 +44,15 @@ _NAMED = 10
 
 
 def check_policy_file(
-    out_dir: Path, secret: Secret | None, report: VerifyReport
+    out_dir: Path,
+    secret: Secret | None,
+    report: VerifyReport,
+    waived: Callable[[dict[str, Any]], frozenset[int]] | None = None,
 ) -> tuple[bytes, dict[str, Any] | None]:
     """Every check of the policy file; its bytes (b"" when unreadable), for the attestation,
-    and its document when it meets its schema (what the portal page is rendered with)."""
+    and its document when it meets its schema (what the portal page is rendered with).
+    `waived`: the questions the snapshot's waivers waive, of the record (verify/waivers.py):
+    their failing kinds are not recorded failures."""
     raw = read_folder_file(out_dir, NAME, report)
     if raw is None:
         return b"", None
@@ -65,7 +71,7 @@ def check_policy_file(
     if not schema_finding(NAME, schema_outcome(schemas.POLICY, doc), report):
         return raw, None
     _proof(doc, secret, report)
-    _redecide(doc, report)
+    _redecide(doc, report, frozenset() if waived is None else waived(doc))
     return raw, doc
 
 
@@ -103,7 +109,9 @@ def _proof(doc: dict[str, Any], secret: Secret | None, report: VerifyReport) -> 
     )
 
 
-def _redecide(doc: dict[str, Any], report: VerifyReport) -> None:
+def _redecide(
+    doc: dict[str, Any], report: VerifyReport, waived: frozenset[int] = frozenset()
+) -> None:
     try:
         registry = registry_from_json(doc["registry"])
     except PolicyValueError as exc:
@@ -140,7 +148,7 @@ def _redecide(doc: dict[str, Any], report: VerifyReport) -> None:
                 f"{where}: records {item['disagreements']}, the answers make {list(kinds)}"
             )
         for kind in kinds:
-            if kind in FAILING:
+            if kind in FAILING and index not in waived:
                 failing[kind] += 1
                 if len(named) < _NAMED:
                     named.append(f"{KINDS[kind]}: {question_words(item)} ({where})")

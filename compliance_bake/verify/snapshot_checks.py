@@ -21,6 +21,7 @@ from compliance_bake.verify.columns import ShadowColumns, shadow_columns
 from compliance_bake.verify.findings import VerifyReport
 from compliance_bake.verify.rules import RuleContext, check_rules
 from compliance_bake.verify.source import SnapshotReading
+from compliance_bake.waivers.apply import SHADOW, Applied
 
 HMAC_METHOD = "HMAC-SHA3-256 with REPORT_SIGNING_SECRET"
 
@@ -64,6 +65,7 @@ def verify_snapshot(
     rendering: str | None = None,
     block_renderings: frozenset[str] = frozenset(),
     columns: ShadowColumns | None = None,
+    waived: Applied | None = None,
 ) -> ShadowColumns | None:
     """Add the checks' findings to `report`; return the shadow rows as columns, as the rules
     read them (None: not columns, or not a JSON object). `columns`: `shadow_columns` of the
@@ -139,12 +141,19 @@ def verify_snapshot(
                 f"recorded check {check.get('id')} failed: {check.get('label')}",
                 RECORDED,
             )
+    counts = shadow.get("disagreements") if isinstance(shadow, dict) else None
+    counts = counts if isinstance(counts, dict) else {}
+    waived_rows = {} if waived is None else waived.waived_kinds(SHADOW)
     for kind, what in recorded_disagreements(shadow):
-        if kind in disagreements.FAILING:
+        if kind in disagreements.FAILING and waived_rows.get(kind, 0) >= counts[kind]:
+            report.notes.append(what.replace("recorded disagreement", "waived", 1))
+        elif kind in disagreements.FAILING:
             report.add(name, False, what, RECORDED)
         else:  # reported, as the bake reports it: the row holds the target's words or none
             report.notes.append(what.replace("recorded disagreement", "reported", 1))
     report.add(name, True, "recorded checks read", RECORDED)
+    if waived is not None and waived.waived:
+        report.waived = waived.verdict().replace("PASS", "compliant", 1)
     return columns
 
 

@@ -48,6 +48,7 @@ from compliance_bake.verify.source import (
     SnapshotReading,
     read_snapshot,
 )
+from compliance_bake.verify.waivers import check_waivers, waived_questions
 
 __all__ = ["KeyMaterial", "VerifyOptions", "VerifyReport", "verify_out", "verify_source"]
 
@@ -163,7 +164,10 @@ def _verify(source: str, keys: KeyMaterial, opts: VerifyOptions) -> VerifyReport
         report.add(name, False, reading.parse_problem)
         return report
     files.schema_finding(name, reading.schema, report)
-    verify_snapshot(name, reading, keys.secret, report, [(name, reading.raw)], opts.phases)
+    applied = check_waivers(name, reading.document, None, report, folder=False)
+    verify_snapshot(
+        name, reading, keys.secret, report, [(name, reading.raw)], opts.phases, waived=applied
+    )
     return report
 
 
@@ -274,7 +278,10 @@ def _verify_folder(
     rows = None if typed is None else typed.shadow.rows
     columns = shadow_columns(snap, rows, reading.kinds if rows is reading.rows else None)
     totals = None if columns is None else state_totals(columns.kinds)
-    policy_raw, policy = check_policy_file(out_dir, keys.secret, report)
+    policy_raw, policy = check_policy_file(
+        out_dir, keys.secret, report, lambda doc: waived_questions(snap, doc)
+    )
+    applied = check_waivers(layout.API_FILE, snap, policy, report, folder=True)
     page = snap if typed is None else typed
     portal = files.portal_page(out_dir, page, report, record, totals, policy)
     raws.append((layout.PORTAL_FILE, portal))
@@ -292,6 +299,7 @@ def _verify_folder(
         rendering=layout.API_FILE if layout.API_FILE in renderings else None,
         block_renderings=renderings - {layout.API_FILE},
         columns=columns,
+        waived=applied,
     )
 
 
