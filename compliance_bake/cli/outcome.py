@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from compliance_bake.report.models import BoardRow, JsonObject, ShadowRow
     from compliance_bake.report.policy import AskedQuestion, PolicyRecord
     from compliance_bake.verify.findings import VerifyReport
+    from compliance_bake.waivers.apply import Applied
 
 ITEMS_KEPT = 1000  # per case: enough for any report; a 500,000-row matrix counts the rest
 
@@ -287,7 +288,6 @@ def _reason_cases(
 
 def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
     """The bake's outcome; `fixtures` (the --fixtures folder) lets mismatches name their line."""
-    from compliance_bake.cli.waiver_cases import waiver_cases
     from compliance_bake.waivers.apply import POLICY, SHADOW
 
     snap, waivers = result.snapshot, result.waivers
@@ -493,3 +493,21 @@ def of_witness(run: WitnessRun, location: str, exit_code: int) -> Outcome:
         verdict = f"FAIL: not cosigned: {_failed_of(run.findings)}"
     cases = {"witness": _log_cases(run.findings, "witness")}
     return Outcome("witness", run.ok, exit_code, verdict, cases, run.summary(location))
+
+
+def waiver_cases(applied: Applied) -> list[Case]:
+    """The waivers suite, a case per waiver in the file's order: an applied one is skipped (its
+    items waived: not passed, never a failure), an expired one that matched items fails naming
+    the day it expired, an unused one passes saying it matched nothing."""
+    from compliance_bake.cli.waiver_cases import waiver_name, waiver_said
+    from compliance_bake.waivers.apply import APPLIED, EXPIRED
+
+    cases = []
+    for matched in applied.matched:
+        items = tuple(Item(item.words()) for item in matched.items[:ITEMS_KEPT])
+        more = max(0, len(matched.items) - ITEMS_KEPT)
+        ok = matched.status != EXPIRED or not matched.items
+        skipped = matched.status == APPLIED
+        name, said = waiver_name(matched), waiver_said(matched)
+        cases.append(Case(name, ok, said, items, more, skipped=skipped))
+    return cases

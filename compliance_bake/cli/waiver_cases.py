@@ -1,15 +1,11 @@
-"""The waivers suite of a bake's outcome: a case per waiver, in the file's order.
-
-A waiver applied is a skipped case (its items waived: not passed, never a failure), an expired
-one that matched items is a failed case naming the day it expired (its items fail again), an
-unused one a passing case that says it matched nothing (a warning, the exit unchanged).
+"""A waiver in words, as the bake's terminal, its waivers suite (cli/outcome.py) and the unused
+warnings say it: its line and pair, what it waived until when, or why it waived nothing.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from compliance_bake.cli.outcome import ITEMS_KEPT, Case, Item
 from compliance_bake.waivers.apply import APPLIED, EXPIRED, UNUSED, Applied, Matched
 
 
@@ -28,18 +24,6 @@ def waiver_said(matched: Matched) -> str:
     if matched.status == EXPIRED:
         return f"expired on {waiver.expires.isoformat()}, waives nothing ({items} fail): {why}"
     return f"unused: matches no failing item: {why}"
-
-
-def waiver_cases(applied: Applied) -> list[Case]:
-    cases = []
-    for matched in applied.matched:
-        items = tuple(Item(item.words()) for item in matched.items[:ITEMS_KEPT])
-        more = max(0, len(matched.items) - ITEMS_KEPT)
-        ok = matched.status != EXPIRED or not matched.items
-        skipped = matched.status == APPLIED
-        name, said = waiver_name(matched), waiver_said(matched)
-        cases.append(Case(name, ok, said, items, more, skipped=skipped))
-    return cases
 
 
 def unused_warnings(applied: Applied, file: Path | None) -> list[str]:

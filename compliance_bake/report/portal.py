@@ -42,12 +42,12 @@ from compliance_bake.report import disagreements, escape
 from compliance_bake.report.deepequal import strict_equals
 from compliance_bake.report.models import (
     BoardRow,
-    IntegrityCheck,
     JsonObject,
     JsonValue,
     ShadowRow,
     Snapshot,
 )
+from compliance_bake.report.portal_verdict import BoardView, StateField, Verdict
 from compliance_bake.report.portal_waivers import failing_items, waiver_view, without_waived
 from compliance_bake.report.row_kinds import Totals, row_kinds, state_totals
 from compliance_bake.resources import templates_dir
@@ -278,26 +278,6 @@ def _mismatched(rows: Sequence[ShadowRow]) -> list[ShadowRow]:
     return list(islice(compress(rows, map(not_, map(_MATCH, rows))), MISMATCH_LIMIT))
 
 
-@dataclass(frozen=True, slots=True)
-class StateField:
-    """One field of a board row's expected and actual states, each shown as JSON text."""
-
-    name: str
-    expected: str
-    actual: str
-    differs: bool
-
-
-@dataclass(frozen=True, slots=True)
-class BoardView:
-    """A board row in plain words, and its fields side by side for the disclosure."""
-
-    row: BoardRow
-    plain: str
-    fields: list[StateField]
-    differing: list[str]
-
-
 def _board_row(row: BoardRow) -> BoardView:
     names = list(dict.fromkeys([*row.expected_state, *row.actual_state]))
     missing = object()
@@ -321,37 +301,6 @@ def _board_row(row: BoardRow) -> BoardView:
         fields=fields,
         differing=[f.name for f in fields if f.differs],
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Verdict:
-    """PASS (`ok`), or FAIL with what failed, counted as the terminal, JUnit and the other
-    reports count it (cli/outcome.py): each board row, each integrity check, each state with a
-    decision that differs from the registry's, each failing disagreement kind
-    (report/disagreements.py, named as the bake and `verify` name it), and each reason a play
-    breaks the window for."""
-
-    ok: bool
-    failed: tuple[IntegrityCheck, ...]
-    ids: list[str]
-    board: list[BoardView]
-    states: list[tuple[str, int]]
-    reasons: list[tuple[str, int]]
-    disagreements: list[str]
-    # Every kind with rows, failing or reported: (label, rows, fails)
-    kinds: list[tuple[str, int, bool]]
-    # The policy's failing questions by kind: (words, questions, the first one's words)
-    policy: list[tuple[str, int, str]]
-
-    @property
-    def count(self) -> int:
-        return (
-            len(self.board)
-            + len(self.failed)
-            + len(self.states)
-            + len(self.reasons)
-            + len(self.policy)
-        )
 
 
 @dataclass(frozen=True, slots=True)

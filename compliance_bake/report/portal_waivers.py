@@ -16,7 +16,7 @@ from compliance_bake.report import disagreements, policy
 
 if TYPE_CHECKING:
     from compliance_bake.report.models import ShadowRow
-    from compliance_bake.report.portal import Verdict
+    from compliance_bake.report.portal_verdict import Verdict
 
 STATUS_WORDS = {
     "applied": "in force",

@@ -40,7 +40,7 @@ UNTYPED: dict[str, Use] = {
         JSON_IN, 3, "licences.json, geo.json and limits.json as parsed, then modelled"
     ),
     "inputs/models.py": Use(JSON_IN, 1, "GeoProfile.from_json: a geo profile as parsed"),
-    "report/models.py": Use(JSON_IN, 9, "each model's from_json: a document past its schema"),
+    "report/models.py": Use(JSON_IN, 10, "each model's from_json: a document past its schema"),
     "report/layout.py": Use(JSON_IN, 1, "render_files of a snapshot read from a file"),
     "report/portal.py": Use(
         JSON_IN,
@@ -57,7 +57,7 @@ UNTYPED: dict[str, Use] = {
     "targets/draft.py": Use(JSON_IN, 12, "a service's OpenAPI document, read to draft a profile"),
     "log/audit.py": Use(JSON_IN, 3, "log entries as read from the tiles (any JSON object)"),
     "log/proof.py": Use(JSON_IN, 2, "out/log/inclusion.json and its entry, as read"),
-    "log/entry.py": Use(JSON_IN, 1, "an entry and a predicate as read from out/, compared"),
+    "log/entry.py": Use(JSON_IN, 2, "an entry and a predicate as read from out/, compared"),
     "audit/play_lines.py": Use(JSON_IN, 2, "a JSON Lines play as parsed, to match a violating one"),
     "verify/document.py": Use(JSON_IN, 1, "a snapshot as parsed, proven strict by its bytes"),
     "verify/rules/__init__.py": Use(
@@ -72,7 +72,18 @@ UNTYPED: dict[str, Use] = {
     ),
     "verify/source.py": Use(JSON_IN, 2, "a snapshot as parsed, before it is authenticated"),
     "verify/verifier.py": Use(JSON_IN, 1, "the --previous record read from the attestation"),
-    "verify/policy_file.py": Use(JSON_IN, 4, "the policy file as parsed, before it is re-decided"),
+    "verify/policy_file.py": Use(JSON_IN, 5, "the policy file as parsed, before it is re-decided"),
+    "verify/waivers.py": Use(
+        JSON_IN, 3, "the recorded waivers as parsed, before they are re-derived"
+    ),
+    "diff/waivers.py": Use(JSON_IN, 4, "the two snapshots' recorded waivers, compared"),
+    "waivers/read.py": Use(JSON_IN, 4, "the waiver file's TOML tables as parsed, then modelled"),
+    "waivers/apply.py": Use(
+        JSON_OUT, 9, "the recorded waivers field and the policy record's questions it matches"
+    ),
+    "report/portal_waivers.py": Use(
+        JSON_IN, 6, "the snapshot's recorded waivers and policy record, as the page reads them"
+    ),
     "diff/policy.py": Use(JSON_IN, 2, "the two policy files as read, compared field by field"),
     "diff/sides.py": Use(JSON_IN, 2, "a folder side's policy file as read"),
     "diff/compare.py": Use(JSON_IN, 2, "the two policy files as read, handed to diff/policy.py"),
@@ -92,7 +103,7 @@ UNTYPED: dict[str, Use] = {
         JSON_OUT, 3, "the snapshot's JSON the predicate summarises (the bake's, or verify's file)"
     ),
     "signing/proofs.py": Use(
-        JSON_OUT, 12, "digests and HMACs are of a JSON value's RFC 8785 bytes (bake and verify)"
+        JSON_OUT, 14, "digests and HMACs are of a JSON value's RFC 8785 bytes (bake and verify)"
     ),
     "signing/integrity.py": Use(
         JSON_OUT, 2, "the sha3 and hmac checks recompute a block's digest or HMAC from its JSON"
