@@ -116,7 +116,7 @@ def test_a_waiver_for_the_pair_passes_with_1_waiver_and_names_why(
     assert json.loads(report.read_text())["verdict"] == "PASS with 1 waiver (until 2026-12-31)"
     assert JUSTIFICATION in junit.read_text() and "<skipped" in junit.read_text()
     assert "PASS with 1 waiver (until 2026-12-31)" in github.read_text()
-    assert r"**PASS with 1 waiver \(until 2026\-12\-31\)** (exit 0)" in markdown.read_text()
+    assert r"**PASS with 1 waiver \(until 2026-12-31\)** (exit 0)" in markdown.read_text()
 
 
 def test_after_the_expiry_the_bake_fails_naming_the_expired_waiver(
