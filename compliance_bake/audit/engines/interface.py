@@ -25,8 +25,8 @@ DEFAULT_SPARK_MASTER = "local[*]"
 class EngineOptions:
     """The engine the audit runs on, as the command line chose it. DuckDB is the default for
     every source, a `postgresql://` one included: the pushed-down PostgreSQL engine is chosen by
-    name, since on a two-core box it took 2.7x the streamed audit's wall at 10,000,000 plays
-    (the benchmark figures in the repository's docs)."""
+    name, because it is slower than streaming the rows out wherever the server has no cores to
+    spare (`compliance-bake docs engines`)."""
 
     engine: str = "duckdb"
     spark_master: str = DEFAULT_SPARK_MASTER
