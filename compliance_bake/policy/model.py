@@ -187,7 +187,8 @@ class Question(NamedTuple):
 
     @classmethod
     def headline(cls, partner: str, state: str, wager_type: str) -> Question:
-        """Today's question of a pair: the wager type (`sport.market`, split at its first dot)."""
+        """The headline question of a pair: the wager type (`sport.market`, split at its first
+        dot)."""
         sport, _, market = wager_type.partition(".")
         return cls(state, partner, sport, market)
 
@@ -208,8 +209,8 @@ _Key = tuple[str, str, str]  # (state, sport, market)
 class PolicyRegistry:
     """The whole policy: licences and states, limit rows, partner facts.
 
-    A registry without limit rows is today's: licences, the states' wager types, and the
-    default minimum age of 21 for a question that carries an age.
+    A registry without limit rows decides on licences and the states' wager types alone, with
+    the default minimum age of 21 for a question that carries an age.
     """
 
     licences: LicenceRegistry
