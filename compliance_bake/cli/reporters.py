@@ -35,11 +35,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import click
 
-from compliance_bake import __version__
-
 if TYPE_CHECKING:
-    from compliance_bake.cli.outcome import Case, Outcome
-    from compliance_bake.report.models import JsonObject
+    from compliance_bake.cli.outcome import Outcome
 
 
 class Format(Protocol):
@@ -61,9 +58,9 @@ class JsonSummary:
     suffix: str = "json"
 
     def render(self, outcome: Outcome) -> bytes:
-        from compliance_bake.report.escape import terminal_json
+        from compliance_bake.cli.report_json import json_bytes
 
-        return (terminal_json(summary_document(outcome)) + "\n").encode("utf-8")
+        return json_bytes(outcome)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +102,6 @@ class MarkdownSummary:
 FORMATS: dict[str, Format] = {
     f.name: f for f in (JsonSummary(), JUnit(), GitHubAnnotations(), MarkdownSummary())
 }
-SUMMARY_SCHEMA_VERSION = 1
-JSON_ITEMS = 20  # items of a failed case in the JSON summary
 
 
 class ReportSpec(click.ParamType):  # type: ignore[type-arg]
@@ -224,51 +219,6 @@ report_option = click.option(
     "annotations) or markdown (a step summary); PATH - is stdout (one report at most, not "
     "with --json; the tables then go to stderr). Repeatable.",
 )
-
-
-def _items_json(case: Case, limit: int) -> JsonObject:
-    if case.ok or not case.item_count:
-        return {}
-    items = []
-    for item in case.items[:limit]:
-        entry: JsonObject = {"text": item.text}
-        if item.file is not None:
-            entry["file"] = item.file
-        if item.line is not None:
-            entry["line"] = item.line
-        items.append(entry)
-    return {"items": items, "moreItems": case.item_count - len(items)}
-
-
-def summary_document(outcome: Outcome) -> JsonObject:
-    """The run summary (`--report json:PATH`), per schemas/: JSON out."""
-    return {
-        "schemaVersion": SUMMARY_SCHEMA_VERSION,
-        "tool": {"name": "compliance-bake", "version": __version__},
-        "command": outcome.command,
-        "ok": outcome.ok,
-        "exitCode": outcome.exit_code,
-        "verdict": outcome.verdict,
-        "suites": [
-            {
-                "name": suite,
-                "tests": len(cases),
-                "failures": sum(not c.ok for c in cases),
-                "cases": [
-                    {
-                        "name": c.name,
-                        "ok": c.ok,
-                        "message": c.message,
-                        **({"skipped": True} if c.skipped else {}),
-                        **_items_json(c, JSON_ITEMS),
-                    }
-                    for c in cases
-                ],
-            }
-            for suite, cases in outcome.suites.items()
-        ],
-        "details": outcome.details,
-    }
 
 
 def run_clock() -> tuple[datetime, float]:
