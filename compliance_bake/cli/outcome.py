@@ -92,6 +92,7 @@ class Outcome:
     verdict: str  # one line: what held or what failed
     suites: dict[str, list[Case]] = field(default_factory=dict)
     details: JsonObject = field(default_factory=dict)  # the command's --json summary
+    markdown: str | None = None  # the command's own Markdown report (diff's)
 
     def failed(self) -> list[tuple[str, Case]]:
         """Every failure once: a case that sums up another suite's failed cases is left out
@@ -399,11 +400,12 @@ def _verify_verdict(report: VerifyReport, checks: int) -> str:
     return f"{verdict}; {unchecked}" if unchecked else verdict
 
 
-def of_diff(result: DiffResult) -> Outcome:
+def of_diff(result: DiffResult, limit: int) -> Outcome:
     """`diff` as one suite: a case per change class, failed when the class has changes and is
-    one of --fail-on, its items the changes as the text report words them."""
+    one of --fail-on, its items the changes as the text report words them; its own Markdown
+    report shows `limit` changes per class."""
     from compliance_bake.diff.model import CLASS_ORDER
-    from compliance_bake.diff.render import describe, verdict
+    from compliance_bake.diff.render import describe, markdown_report, verdict
 
     cases = []
     for cls in CLASS_ORDER:
@@ -414,7 +416,10 @@ def of_diff(result: DiffResult) -> Outcome:
         cases.append(Case(cls.value, not failed, f"{count(len(changes))} changed", items, more))
     ok = result.exit_code == EXIT_OK
     said = ("PASS: " if ok else "FAIL: ") + verdict(result)
-    return Outcome("diff", ok, result.exit_code, said, {"diff": cases}, result.as_json())
+    suites = {"diff": cases}
+    return Outcome(
+        "diff", ok, result.exit_code, said, suites, result.as_json(), markdown_report(result, limit)
+    )
 
 
 def of_verify(report: VerifyReport, exit_code: int, details: JsonObject) -> Outcome:

@@ -7,7 +7,8 @@ body holds the full evidence and the items to fix), `github` (GitHub Actions wor
 an `::error` annotation per failed case, pointing with `file=`/`line=` at the fixture or plays
 line when there is one, and a `::notice` with the verdict) and `markdown` (a step summary for
 `$GITHUB_STEP_SUMMARY`: the verdict, a table of the suites, the failed cases with their first
-items). PATH `-` is stdout. Each file is written whole or not at all.
+items); `diff` adds its own two, `diff-json` and `diff-markdown` (what its `--json` and
+`--markdown`, their aliases, print). PATH `-` is stdout. Each file is written whole or not at all.
 
 stdout carries one format: at most one report goes to `-`, and not with `--json`
 (`check_stdout` refuses both, exit 2); with a report on `-` the human tables go to stderr.
@@ -99,21 +100,55 @@ class MarkdownSummary:
         return markdown_bytes(outcome)
 
 
+@dataclass(frozen=True, slots=True)
+class DiffDocument:
+    """`diff`'s own JSON (schemas/diff.schema.json), what `diff --json` prints."""
+
+    name: str = "diff-json"
+    suffix: str = "json"
+
+    def render(self, outcome: Outcome) -> bytes:
+        from compliance_bake.report.escape import terminal_json
+
+        return (terminal_json(outcome.details) + "\n").encode("utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class DiffMarkdown:
+    """`diff`'s short Markdown report, what `diff --markdown` prints."""
+
+    name: str = "diff-markdown"
+    suffix: str = "md"
+
+    def render(self, outcome: Outcome) -> bytes:
+        from compliance_bake.report.escape import visible_lines
+
+        return visible_lines(outcome.markdown or "").encode("utf-8")
+
+
 FORMATS: dict[str, Format] = {
     f.name: f for f in (JsonSummary(), JUnit(), GitHubAnnotations(), MarkdownSummary())
+}
+DIFF_FORMATS: dict[str, Format] = {
+    **FORMATS,
+    "diff-json": DiffDocument(),
+    "diff-markdown": DiffMarkdown(),
 }
 
 
 class ReportSpec(click.ParamType):  # type: ignore[type-arg]
     name = "FORMAT:PATH"
 
+    def __init__(self, formats: dict[str, Format] = FORMATS) -> None:
+        self.formats = formats
+
     def convert(self, value: Any, param: Any, ctx: Any) -> tuple[str, str]:
         if isinstance(value, tuple):
             return value
         kind, sep, path = str(value).partition(":")
-        if not sep or kind not in FORMATS or not path:
+        if not sep or kind not in self.formats or not path:
             self.fail(
-                f"{value!r} is not FORMAT:PATH with FORMAT one of {', '.join(FORMATS)} "
+                f"{value!r} is not FORMAT:PATH with FORMAT one of {', '.join(self.formats)} "
                 "(e.g. junit:reports/junit.xml, or github:- for stdout)",
                 param,
                 ctx,
@@ -148,7 +183,7 @@ def check_stdout(reports: tuple[tuple[str, str], ...], as_json: bool) -> bool:
             f"--report {on_stdout[0]}:- and --report {on_stdout[1]}:- both write to stdout, "
             "which carries one format",
             f"write all but one to a file, e.g. --report {on_stdout[1]}:reports/"
-            f"compliance.{FORMATS[on_stdout[1]].suffix}",
+            f"compliance.{DIFF_FORMATS[on_stdout[1]].suffix}",
         )
     if on_stdout and as_json:
         raise InputError(
@@ -208,6 +243,11 @@ def _unwritable(path: str) -> str:
     return ""
 
 
+_REPORT_HELP = (
+    "Also write a report: json (the run summary), junit (JUnit XML), github (workflow "
+    "annotations) or markdown (a step summary){more}; PATH - is stdout (one report at most, "
+    "not with --json; the tables then go to stderr). Repeatable."
+)
 report_option = click.option(
     "--report",
     "reports",
@@ -215,9 +255,18 @@ report_option = click.option(
     multiple=True,
     metavar="FORMAT:PATH",
     callback=_started,
-    help="Also write a report: json (the run summary), junit (JUnit XML), github (workflow "
-    "annotations) or markdown (a step summary); PATH - is stdout (one report at most, not "
-    "with --json; the tables then go to stderr). Repeatable.",
+    help=_REPORT_HELP.format(more=""),
+)
+diff_report_option = click.option(
+    "--report",
+    "reports",
+    type=ReportSpec(DIFF_FORMATS),
+    multiple=True,
+    metavar="FORMAT:PATH",
+    callback=_started,
+    help=_REPORT_HELP.format(
+        more=", diff-json (the changes, as --json prints them) or diff-markdown (as --markdown)"
+    ),
 )
 
 
@@ -247,7 +296,7 @@ def write_reports(reports: tuple[tuple[str, str], ...], outcome: Outcome) -> Non
     from compliance_bake.inputs.atomic_write import write_whole
 
     for kind, where in reports:
-        data = FORMATS[kind].render(outcome)
+        data = DIFF_FORMATS[kind].render(outcome)
         if where == "-":
             sys.stdout.flush()
             click.echo(data.decode("utf-8"), nl=False)
