@@ -29,10 +29,11 @@ import contextlib
 import os
 import stat
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -40,100 +41,71 @@ if TYPE_CHECKING:
     from compliance_bake.cli.outcome import Outcome
 
 
-class Format(Protocol):
-    """One report format: its name in `--report NAME:PATH`, a file suffix for hints, and the
-    bytes of an outcome (each escapes outside text for its own language)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def suffix(self) -> str: ...
-
-    def render(self, outcome: Outcome) -> bytes: ...
-
-
 @dataclass(frozen=True, slots=True)
-class JsonSummary:
-    name: str = "json"
-    suffix: str = "json"
+class Format:
+    """One report format: its name in `--report NAME:PATH`, a file suffix for hints, and what
+    makes the bytes of an outcome (each escapes outside text for its own language; its module is
+    imported only when such a report is written)."""
+
+    name: str
+    suffix: str
+    make: Callable[[Outcome], bytes]
 
     def render(self, outcome: Outcome) -> bytes:
-        from compliance_bake.cli.report_json import json_bytes
-
-        return json_bytes(outcome)
+        return self.make(outcome)
 
 
-@dataclass(frozen=True, slots=True)
-class JUnit:
-    name: str = "junit"
-    suffix: str = "xml"
+def _json(outcome: Outcome) -> bytes:
+    from compliance_bake.cli.report_json import json_bytes
 
-    def render(self, outcome: Outcome) -> bytes:
-        import socket
-
-        from compliance_bake.cli.report_junit import junit_bytes
-
-        started, seconds = run_clock()
-        return junit_bytes(outcome, started, seconds, socket.gethostname())
+    return json_bytes(outcome)
 
 
-@dataclass(frozen=True, slots=True)
-class GitHubAnnotations:
-    name: str = "github"
-    suffix: str = "txt"
+def _junit(outcome: Outcome) -> bytes:
+    import socket
 
-    def render(self, outcome: Outcome) -> bytes:
-        from compliance_bake.cli.report_github import github_bytes
+    from compliance_bake.cli.report_junit import junit_bytes
 
-        return github_bytes(outcome)
+    started, seconds = run_clock()
+    return junit_bytes(outcome, started, seconds, socket.gethostname())
 
 
-@dataclass(frozen=True, slots=True)
-class MarkdownSummary:
-    name: str = "markdown"
-    suffix: str = "md"
+def _github(outcome: Outcome) -> bytes:
+    from compliance_bake.cli.report_github import github_bytes
 
-    def render(self, outcome: Outcome) -> bytes:
-        from compliance_bake.cli.report_github import markdown_bytes
-
-        return markdown_bytes(outcome)
+    return github_bytes(outcome)
 
 
-@dataclass(frozen=True, slots=True)
-class DiffDocument:
+def _markdown(outcome: Outcome) -> bytes:
+    from compliance_bake.cli.report_github import markdown_bytes
+
+    return markdown_bytes(outcome)
+
+
+def _diff_json(outcome: Outcome) -> bytes:
     """`diff`'s own JSON (schemas/diff.schema.json), what `diff --json` prints."""
+    from compliance_bake.report.escape import terminal_json
 
-    name: str = "diff-json"
-    suffix: str = "json"
-
-    def render(self, outcome: Outcome) -> bytes:
-        from compliance_bake.report.escape import terminal_json
-
-        return (terminal_json(outcome.details) + "\n").encode("utf-8")
+    return (terminal_json(outcome.details) + "\n").encode("utf-8")
 
 
-@dataclass(frozen=True, slots=True)
-class DiffMarkdown:
+def _diff_markdown(outcome: Outcome) -> bytes:
     """`diff`'s short Markdown report, what `diff --markdown` prints."""
+    from compliance_bake.report.escape import visible_lines
 
-    name: str = "diff-markdown"
-    suffix: str = "md"
-
-    def render(self, outcome: Outcome) -> bytes:
-        from compliance_bake.report.escape import visible_lines
-
-        return visible_lines(outcome.markdown or "").encode("utf-8")
+    return visible_lines(outcome.markdown or "").encode("utf-8")
 
 
-FORMATS: dict[str, Format] = {
-    f.name: f for f in (JsonSummary(), JUnit(), GitHubAnnotations(), MarkdownSummary())
-}
-DIFF_FORMATS: dict[str, Format] = {
-    **FORMATS,
-    "diff-json": DiffDocument(),
-    "diff-markdown": DiffMarkdown(),
-}
+_ALL = (
+    Format("json", "json", _json),
+    Format("junit", "xml", _junit),
+    Format("github", "txt", _github),
+    Format("markdown", "md", _markdown),
+    Format("diff-json", "json", _diff_json),
+    Format("diff-markdown", "md", _diff_markdown),
+)
+DIFF_FORMATS: dict[str, Format] = {f.name: f for f in _ALL}
+FORMATS = {name: f for name, f in DIFF_FORMATS.items() if not name.startswith("diff-")}
 
 
 class ReportSpec(click.ParamType):  # type: ignore[type-arg]
