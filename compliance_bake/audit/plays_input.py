@@ -2,9 +2,10 @@
 
 Engine-neutral. A plays path must name a regular file: it is opened without blocking
 (`O_NONBLOCK`, so a FIFO with no writer cannot hang the audit) and refused, exit 2, when it is a
-FIFO, a device, a socket or a folder. The one exception is `-`, standard input, whatever it is:
-it is copied into a private temporary folder (mode 0700, removed afterwards) while its records
-are counted, because an engine reads its input more than once. `PlaysInput.readable` gives the
+FIFO, a device, a socket or a folder. Standard input (`-`) is held to the same rule: a terminal
+or a FIFO (a pipe too) is refused, exit 2, and a regular file redirected in is copied into a
+private temporary folder (mode 0700, removed afterwards) while its records are counted, because
+an engine reads its input more than once. `PlaysInput.readable` gives the
 file an engine may read: the file itself, or a copy with every record past the reader's limit,
 and every CSV record with another count of fields than the header's, blanked out
 (`without_oversized`, below).
@@ -16,11 +17,12 @@ import codecs
 import mmap
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -119,6 +121,20 @@ def regular_file(path: Path, what: str = "plays file") -> None:
         raise unreadable(path, exc, what) from None
 
 
+def _regular_stdin(stream: BinaryIO) -> None:
+    """Refuse a standard input that is a terminal or a FIFO (a pipe, a named FIFO): a plays
+    input is a regular file on every form, `-` included, so a stream never reaches an engine."""
+    kind = "a terminal" if stream.isatty() else None
+    with suppress(OSError, ValueError):  # no descriptor (a test's stream): nothing to refuse
+        if kind is None and stat.S_ISFIFO(os.fstat(stream.fileno()).st_mode):
+            kind = "a FIFO (a pipe)"
+    if kind is not None:
+        raise InputError(
+            f"{STDIN} ({STDIN_NAME}): not a regular file ({kind}), so not a plays file",
+            "write the plays to a file and pass its path, or redirect one in (- < plays.csv)",
+        )
+
+
 def _spool(stream: BinaryIO, target: Path, fmt: PlaysFormat, limit: int) -> RecordCount | None:
     """Copy the stream into `target`, counting its records on the way (not Parquet's)."""
     scanner = None
@@ -156,11 +172,7 @@ def plays_input(
     try:
         if plays.name == STDIN:
             source = stdin if stdin is not None else sys.stdin.buffer
-            if source.isatty():
-                raise InputError(
-                    f"--plays {STDIN} reads {STDIN_NAME}, which is a terminal",
-                    "pipe the plays in (zcat plays.csv.gz | compliance-bake audit deep --plays -)",
-                )
+            _regular_stdin(source)
             try:
                 plays.count = _spool(source, plays.path, fmt, limit)
             except OSError as exc:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from compliance_bake.audit.database import is_database, without_password
+from compliance_bake.audit.database import is_database
 from compliance_bake.audit.engines import EngineOptions, open_engine
 from compliance_bake.audit.engines.interface import PlaysOptions, Window
 from compliance_bake.audit.play_lines import with_lines
@@ -32,6 +32,7 @@ from compliance_bake.audit.relations import reference_relations
 from compliance_bake.audit.result import ZipWindowResult
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.database import without_password
 from compliance_bake.inputs.models import LicenceRegistry
 from compliance_bake.progress import NoProgress, ProgressSink
 

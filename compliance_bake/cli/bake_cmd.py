@@ -278,10 +278,12 @@ def snapshot(
     finally:
         if target is not None:
             target.close()
+    from compliance_bake.inputs.fixtures import partner_lines
     from compliance_bake.inputs.registry_source import folder_of
 
     # A mismatch points at the licence to fix: in a rehearsal, the service's own file.
-    found = outcome.of_bake(result, service_fixtures_dir or folder_of(fixtures_path(fixtures_dir)))
+    folder = service_fixtures_dir or folder_of(fixtures_path(fixtures_dir))
+    found = outcome.of_bake(result, None if folder is None else partner_lines(folder))
     if as_json:
         click.echo(terminal_json(result.summary()))
     else:

@@ -137,8 +137,8 @@ def _policy(console: Any, record: PolicyRecord, waived: frozenset[int] = frozens
 def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) -> None:
     from rich.table import Table
 
-    from compliance_bake.cli.outcome import of_bake, pair_text, reason_words, row_disagreements
-    from compliance_bake.report.disagreements import FAILING, KINDS
+    from compliance_bake.cli.outcome import of_bake, pair_text, row_disagreements
+    from compliance_bake.report.disagreements import FAILING, KINDS, reason_words
 
     snap = result.snapshot
     console = _out()

@@ -122,8 +122,12 @@ def named(counts: dict[str, int]) -> list[str]:
 def pair_words(state: str, partner: str, reason: str | None) -> str:
     """`NJ node-x ("the target's reason")`, or `(no reason given)`: a pair as every output
     names it, with the target's words as given (a caller escapes them for a terminal)."""
-    said = "no reason given" if reason is None else json_text(reason)
-    return f"{state} {partner} ({said})"
+    return f"{state} {partner} ({reason_words(reason)})"
+
+
+def reason_words(reason: str | None) -> str:
+    """The target's reason as given, quoted, or that it gave none."""
+    return "no reason given" if reason is None else json_text(reason)
 
 
 def json_text(text: str) -> str:

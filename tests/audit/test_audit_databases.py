@@ -19,15 +19,11 @@ from typing import Any
 
 import pytest
 
-from compliance_bake.audit.database import (
-    DatabaseRead,
-    Provenance,
-    check_count,
-    database_source,
-    jdbc_options,
-    without_password,
-)
+from compliance_bake.audit.database import Provenance, database_source
+from compliance_bake.audit.engines.database_read import DatabaseRead, check_count
+from compliance_bake.audit.engines.spark_jdbc import jdbc_options
 from compliance_bake.errors import SourceError
+from compliance_bake.inputs.database import without_password
 from tests._pg_helpers import Cluster
 from tests._phase_lines import diagnostics
 from tests._plays_helpers import engine_args
