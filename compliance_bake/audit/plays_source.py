@@ -111,7 +111,7 @@ def not_regular(path: Path, kind: str, what: str = "plays file") -> InputError:
         return InputError(f"{path}: is a folder, not a {what}", "pass a file")
     return InputError(
         f"{path}: not a regular file ({kind}), so not a {what}",
-        "pass a regular file; write a stream to a file first and pass its path",
+        f"pass a regular file; to read a stream, give --plays {STDIN} and pipe it in",
     )
 
 

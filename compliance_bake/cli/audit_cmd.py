@@ -140,7 +140,7 @@ def deep(
 
     Every record of the file counts in totalPlays: a row the reader cannot take, a record over
     64 MiB included, is a malformed-row violation with its line. --plays - reads standard input
-    when it is a regular file redirected in; a pipe or another FIFO is refused (exit 2).
+    (copied to a private temporary folder first), so a compressed file can be piped in.
 
     \b
     Examples:
@@ -149,7 +149,7 @@ def deep(
       compliance-bake audit deep --plays plays.parquet --days 90 --json
       compliance-bake audit deep --plays plays.jsonl --fixtures my-fixtures \\
         --out out --report junit:reports/audit-junit.xml
-      compliance-bake audit deep --plays - < plays.csv
+      zcat plays.csv.gz | compliance-bake audit deep --plays -
       compliance-bake audit deep --plays 'plays/*.csv' --engine spark \\
         --spark-master 'local[2]'
       compliance-bake audit deep --plays sqlite:plays.db \\
