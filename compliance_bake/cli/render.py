@@ -137,8 +137,8 @@ def _policy(console: Any, record: PolicyRecord, waived: frozenset[int] = frozens
 def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) -> None:
     from rich.table import Table
 
-    from compliance_bake.cli.outcome import of_bake, pair_text, reason_words, row_disagreements
-    from compliance_bake.report.disagreements import FAILING, KINDS
+    from compliance_bake.cli.outcome import of_bake, pair_text, reason_words
+    from compliance_bake.report.disagreements import FAILING, KINDS, classify_row
 
     snap = result.snapshot
     console = _out()
@@ -172,7 +172,7 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
     shown = 0
     waived = frozenset() if result.waivers is None else result.waivers.settled("shadow")
     for index, row in enumerate(shadow.rows):
-        kinds = row_disagreements(row, from_target)
+        kinds = classify_row(row, from_target)
         if row.match and not any(kind in FAILING for kind in kinds):
             continue
         if shown == MISMATCH_ROWS_SHOWN:

@@ -12,6 +12,7 @@ snapshot's recorded counts can be computed again from its rows.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple, Protocol
 
 # `shadow.sources`: which party gave each column of the rows.
 SOURCE_TARGET = "target"
@@ -64,9 +65,46 @@ def failing(counts: Mapping[str, int] | None) -> list[str]:
     return [KINDS[kind] for kind in FAILING if found.get(kind)]
 
 
-# The kind of a row (report/row_kinds.py): (state, licenseStatus, realAllowed, shadowAllowed,
-# match, reason), the reason None where the row has none.
-RowKind = tuple[str, str | None, bool, bool, bool, str | None]
+class RowKind(NamedTuple):
+    """The kind of a row (report/row_kinds.py): its members but the partner, named as
+    `ShadowRow`'s, so that a kind and a row are classified alike (`classify_row`)."""
+
+    state: str
+    license_status: str | None
+    real_allowed: bool
+    shadow_allowed: bool
+    match: bool
+    reason: str | None  # None where the row has none
+
+    @classmethod
+    def of_json(cls, row: Mapping[str, Any]) -> RowKind:
+        """The kind of a row as the snapshot's JSON holds it."""
+        return cls(
+            row["state"], row["licenseStatus"], row["realAllowed"], row["shadowAllowed"],
+            row["match"], row.get("reason"),
+        )  # fmt: skip
+
+
+class Row(Protocol):
+    """What a row is classified by: a `ShadowRow` or a `RowKind`."""
+
+    @property
+    def state(self) -> str: ...
+    @property
+    def license_status(self) -> str | None: ...
+    @property
+    def real_allowed(self) -> bool: ...
+    @property
+    def shadow_allowed(self) -> bool: ...
+    @property
+    def reason(self) -> str | None: ...
+
+
+class Pair(Row, Protocol):
+    """A row with its partner: what `examples` names."""
+
+    @property
+    def partner(self) -> str: ...
 
 
 def licence_reason(state: str) -> str:
@@ -74,23 +112,17 @@ def licence_reason(state: str) -> str:
     return f"Partner not licensed in {state}"
 
 
-def classify(
-    state: str,
-    licence: str | None,
-    real: bool,
-    shadow: bool,
-    reason: str | None,
-    shadow_from_target: bool,
-) -> tuple[str, ...]:
+def classify_row(row: Row, shadow_from_target: bool) -> tuple[str, ...]:
     """The disagreement kinds of one row, in KINDS order (none for a row that agrees)."""
     found: list[str] = []
-    active = licence == "active"
+    real, state, reason = row.real_allowed, row.state, row.reason
+    active = row.license_status == "active"
     spec_form = reason == licence_reason(state)
     if real and not active:
         found.append(ALLOWED_WITHOUT_LICENCE)
     if not real and active:
         found.append(LICENCE_BLOCK_WITH_LICENCE if spec_form else OTHER_BLOCK_WITH_LICENCE)
-    if shadow_from_target and real is not shadow:
+    if shadow_from_target and real is not row.shadow_allowed:
         found.append(REAL_SHADOW_DIFFER)
     if not real and reason is not None and not spec_form:
         found.append(REASON_NOT_SPEC_FORM)
@@ -102,8 +134,8 @@ def classify(
 def count(kinds: Iterable[tuple[RowKind, int]], shadow_from_target: bool) -> dict[str, int]:
     """`shadow.disagreements`: how many rows of each kind, every kind named (0 when none)."""
     counts = dict.fromkeys(KINDS, 0)
-    for (state, licence, real, shadow, _, reason), rows in kinds:
-        for kind in classify(state, licence, real, shadow, reason, shadow_from_target):
+    for row, rows in kinds:
+        for kind in classify_row(row, shadow_from_target):
             counts[kind] += rows
     return counts
 
@@ -134,16 +166,13 @@ def json_text(text: str) -> str:
 
 
 def examples(
-    rows: Iterable[tuple[str, str, str | None, bool, bool, str | None]],
-    shadow_from_target: bool,
-    limit: int = 5,
+    rows: Iterable[Pair], shadow_from_target: bool, limit: int = 5
 ) -> dict[str, list[str]]:
-    """For each kind with rows, the first `limit` pairs, as `pair_words` names them; `rows`
-    yields (state, partner, licenseStatus, realAllowed, shadowAllowed, reason)."""
+    """For each kind with rows, the first `limit` pairs, as `pair_words` names them."""
     found: dict[str, list[str]] = {}
-    for state, partner, licence, real, shadow, reason in rows:
-        for kind in classify(state, licence, real, shadow, reason, shadow_from_target):
+    for row in rows:
+        for kind in classify_row(row, shadow_from_target):
             listed = found.setdefault(kind, [])
             if len(listed) < limit:
-                listed.append(pair_words(state, partner, reason))
+                listed.append(pair_words(row.state, row.partner, row.reason))
     return found

@@ -14,6 +14,7 @@ from typing import Any
 from compliance_bake.findings import DIGEST, HMAC, RECORDED, RULE
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import disagreements
+from compliance_bake.report.models import ShadowRow
 from compliance_bake.signing.integrity import hmac_present
 from compliance_bake.signing.proofs import FAILS
 from compliance_bake.signing.secret import Secret
@@ -157,6 +158,15 @@ def verify_snapshot(
     return columns
 
 
+def _pair(r: Any) -> ShadowRow:
+    """A JSON row as the pair `disagreements.examples` names, its members as they are."""
+    return ShadowRow(
+        state=r["state"], partner=r["partner"], license_status=r["licenseStatus"],
+        real_allowed=r["realAllowed"], shadow_allowed=r["shadowAllowed"],
+        match=r.get("match"), reason=r.get("reason"),
+    )  # fmt: skip
+
+
 def recorded_disagreements(shadow: Any) -> list[tuple[str, str]]:
     """`recorded disagreement <kind>: n rows: <pairs>` for each kind the block counts rows of
     (named as the bake names it); the pairs are read from the rows. Malformed counts are the
@@ -166,14 +176,7 @@ def recorded_disagreements(shadow: Any) -> list[tuple[str, str]]:
         return []
     try:
         from_target = shadow["sources"]["shadowAllowed"] == disagreements.SOURCE_TARGET_SHADOW
-        found = disagreements.examples(
-            (
-                (r["state"], r["partner"], r["licenseStatus"], r["realAllowed"],
-                 r["shadowAllowed"], r.get("reason"))
-                for r in shadow["rows"]
-            ),
-            from_target,
-        )  # fmt: skip
+        found = disagreements.examples(map(_pair, shadow["rows"]), from_target)
     except FAILS:
         found = {}
     out: list[tuple[str, str]] = []

@@ -96,7 +96,7 @@ class Authentication:
     authenticity: Authenticity
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SnapshotReading:
     """One source read through the four steps. `document` is None when the strict parse
     refused it (`parse_problem` says why); `schema` and `authentication` are None when their
@@ -108,11 +108,11 @@ class SnapshotReading:
     path: str  # the file read (a folder's api/compliance.json), or the source as shown
     folder: Path | None
     raw: bytes
-    document: Any | None
-    in_layout: bool  # the bytes are exactly the baked rendering of the document
-    parse_problem: str | None
-    schema: SchemaOutcome
-    authentication: Authentication | None
+    document: Any | None = None
+    in_layout: bool = False  # the bytes are exactly the baked rendering of the document
+    parse_problem: str | None = None
+    schema: SchemaOutcome = None
+    authentication: Authentication | None = None
     rows: Sequence[ShadowRow] | None = None
     kinds: Counter[RowKind] | None = None  # the typed rows' kinds (report/row_kinds.py)
     not_json: bool = False  # the strict parse refused text that is not JSON at all
@@ -350,22 +350,14 @@ def read_snapshot(
     """Read, strictly parse, validate and authenticate the snapshot at `source` (see above)."""
     phases("read")
     kind, path, folder, raw = _read(source, timeout, max_bytes)
+    shown = shown_url(source)
     with gc_paused(keep=True):  # an acyclic tree, kept to the end: collections would walk it
         parsed = parse_snapshot(raw)
     if isinstance(parsed, Refusal):
         return SnapshotReading(
-            shown_url(source),
-            kind,
-            path,
-            folder,
-            raw,
-            None,
-            False,
-            parsed.words,
-            None,
-            None,
-            not_json=parsed.not_json,
-        )
+            source=shown, kind=kind, path=path, folder=folder, raw=raw,
+            parse_problem=parsed.words, not_json=parsed.not_json,
+        )  # fmt: skip
     document, in_layout, rows = parsed
     kinds = None if rows is None else row_kinds(rows)
     schema = snapshot_schema_outcome(document, kinds)
@@ -373,19 +365,9 @@ def read_snapshot(
         phases("digests")
     authentication = authenticate(document, keys, folder) if isinstance(document, dict) else None
     return SnapshotReading(
-        shown_url(source),
-        kind,
-        path,
-        folder,
-        raw,
-        document,
-        in_layout,
-        None,
-        schema,
-        authentication,
-        rows,
-        kinds,
-    )
+        source=shown, kind=kind, path=path, folder=folder, raw=raw, document=document,
+        in_layout=in_layout, schema=schema, authentication=authentication, rows=rows, kinds=kinds,
+    )  # fmt: skip
 
 
 def refuse_unless_authentic(
