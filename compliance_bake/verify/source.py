@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from compliance_bake.errors import InputError
+from compliance_bake.findings import Refusal
 from compliance_bake.gc_pause import gc_paused
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
@@ -55,7 +56,7 @@ from compliance_bake.targets.fetch import (
 )
 from compliance_bake.targets.routes import DEFAULT_TIMEOUT
 from compliance_bake.verify.attestation import AttestationResult, check_attestation
-from compliance_bake.verify.document import Refusal, parse_snapshot
+from compliance_bake.verify.document import parse_snapshot
 from compliance_bake.verify.findings import json_value
 
 NOT_SNAPSHOT_HINT = "pass a snapshot baked by compliance-bake (out/api/compliance.json)"
@@ -65,7 +66,7 @@ SOURCE_HINT = (
 )
 PROOFS = ("shadow.proof", "integrity.proof")
 SNAPSHOT_BLOCKS = ("enhancements", "shadow", "geo", "integrity")  # spec 2.1's objects
-SchemaOutcome = SchemaViolation | str | None  # str: the exception that stopped the validator
+SchemaOutcome = SchemaViolation | Refusal | None  # Refusal: the validator itself stopped
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +137,8 @@ class SnapshotReading:
             return self.parse_problem
         if not isinstance(self.document, dict):
             return "not a snapshot: the JSON is not an object"
-        if isinstance(self.schema, str):
-            return f"not a snapshot: the schema cannot validate it ({self.schema})"
+        if isinstance(self.schema, Refusal):
+            return f"not a snapshot: the schema cannot validate it ({self.schema.message})"
         if self.schema is not None:
             return f"not a snapshot: {plain_violation(self.schema)}"
         return None
@@ -244,7 +245,7 @@ def schema_outcome(schema: str, doc: Any) -> SchemaOutcome:
     try:
         return schemas.first_violation(schema, doc)
     except (RecursionError, ValueError) as exc:  # jsonschema-rs on a pathological document
-        return type(exc).__name__
+        return Refusal(schema, type(exc).__name__)
 
 
 def snapshot_schema_outcome(document: Any, kinds: Counter[RowKind] | None) -> SchemaOutcome:
@@ -356,7 +357,7 @@ def read_snapshot(
     if isinstance(parsed, Refusal):
         return SnapshotReading(
             source=shown, kind=kind, path=path, folder=folder, raw=raw,
-            parse_problem=parsed.words, not_json=parsed.not_json,
+            parse_problem=parsed.message, not_json=parsed.not_json,
         )  # fmt: skip
     document, in_layout, rows = parsed
     kinds = None if rows is None else row_kinds(rows)
