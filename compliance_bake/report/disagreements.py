@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple, Protocol
 
+from compliance_bake.findings import FAIL, WARN
+
 # `shadow.sources`: which party gave each column of the rows.
 SOURCE_TARGET = "target"
 SOURCE_TARGET_SHADOW = "target shadow check"
@@ -47,16 +49,19 @@ KINDS: dict[str, str] = {
     BLOCK_WITHOUT_REASON: "blocked without a reason",
 }
 
-# The kinds that fail a bake (exit 1) and `verify`: the target departs from the registry or from
-# itself. The other two are reported (the bake's output, `verify`'s notes) and do not fail: the
-# row holds the target's words, or says it gave none, and a service may give no reason at all
-# (docs/service-api.md: `reason` is optional).
-FAILING = (
-    ALLOWED_WITHOUT_LICENCE,
-    LICENCE_BLOCK_WITH_LICENCE,
-    OTHER_BLOCK_WITH_LICENCE,
-    REAL_SHADOW_DIFFER,
-)
+# Each kind's severity (findings.py). FAIL fails a bake (exit 1) and `verify`: the target departs
+# from the registry or from itself. WARN is reported (the bake's output, `verify`'s notes) and
+# does not fail: the row holds the target's words, or says it gave none, and a service may give
+# no reason at all (docs/service-api.md: `reason` is optional).
+SEVERITY: dict[str, str] = {
+    ALLOWED_WITHOUT_LICENCE: FAIL,
+    LICENCE_BLOCK_WITH_LICENCE: FAIL,
+    OTHER_BLOCK_WITH_LICENCE: FAIL,
+    REAL_SHADOW_DIFFER: FAIL,
+    REASON_NOT_SPEC_FORM: WARN,
+    BLOCK_WITHOUT_REASON: WARN,
+}
+FAILING = tuple(kind for kind, severity in SEVERITY.items() if severity == FAIL)
 
 
 def failing(counts: Mapping[str, int] | None) -> list[str]:
@@ -143,7 +148,7 @@ def count(kinds: Iterable[tuple[RowKind, int]], shadow_from_target: bool) -> dic
 def fails(kinds: Iterable[str]) -> bool:
     """Whether a row with these kinds is one the bake fails on: every output that lists failing
     pairs (the terminal's short summary, the portal's banner) lists exactly these rows."""
-    return any(kind in FAILING for kind in kinds)
+    return any(SEVERITY[kind] == FAIL for kind in kinds)
 
 
 def named(counts: dict[str, int]) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compliance_bake.findings import DIGEST, HMAC, RECORDED, RULE
+from compliance_bake.findings import DIGEST, FAIL, HMAC, RECORDED, RULE
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import disagreements
 from compliance_bake.report.models import ShadowRow
@@ -146,9 +146,10 @@ def verify_snapshot(
     counts = counts if isinstance(counts, dict) else {}
     waived_rows = {} if waived is None else waived.waived_kinds(SHADOW)
     for kind, what in recorded_disagreements(shadow):
-        if kind in disagreements.FAILING and waived_rows.get(kind, 0) >= counts[kind]:
+        failing = disagreements.SEVERITY[kind] == FAIL
+        if failing and waived_rows.get(kind, 0) >= counts[kind]:
             report.notes.append(what.replace("recorded disagreement", "waived", 1))
-        elif kind in disagreements.FAILING:
+        elif failing:
             report.add(name, False, what, RECORDED)
         else:  # reported, as the bake reports it: the row holds the target's words or none
             report.notes.append(what.replace("recorded disagreement", "reported", 1))
