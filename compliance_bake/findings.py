@@ -8,8 +8,7 @@ and nothing signs: the signed bytes may be intact) for *authentic*, RULE and REC
 *compliant*; the log's own commands read only `ok` and `line`.
 
 A finding's severity says what it does to a verdict: FAIL fails it, WARN is reported and holds,
-INFO is a check that held. Every verdict reads the severity (`ok`, `Findings.failures`), never a
-list of kinds. A `Refusal` is the one shape of "this input is not one": where, and why.
+INFO is a check that held. A `Refusal` is the one shape of "this input is not one".
 """
 
 from __future__ import annotations
@@ -19,11 +18,6 @@ from dataclasses import dataclass, field
 FILE, DIGEST, HMAC, KEY, RULE, RECORDED = "file", "digest", "hmac", "key", "rule", "recorded"
 EXTRA = "extra"
 FAIL, WARN, INFO = "fail", "warn", "info"
-
-
-def severity(ok: bool) -> str:
-    """A check's severity from whether it held: INFO, or FAIL."""
-    return INFO if ok else FAIL
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +53,7 @@ class Findings:
         self, file: str, ok: bool, what: str, kind: str = FILE, rule: str | None = None
     ) -> bool:
         """Record a finding; `ok` back, so a check can branch on what it just recorded."""
-        self.findings.append(Finding(file, severity(ok), what, kind, rule))
+        self.findings.append(Finding(file, INFO if ok else FAIL, what, kind, rule))
         return ok
 
     def extend(self, other: Findings) -> None:

@@ -105,13 +105,6 @@ class Row(Protocol):
     def reason(self) -> str | None: ...
 
 
-class Pair(Row, Protocol):
-    """A row with its partner: what `examples` names."""
-
-    @property
-    def partner(self) -> str: ...
-
-
 def licence_reason(state: str) -> str:
     """The specification's reason for a block (spec 2.3, 7): the licence one."""
     return f"Partner not licensed in {state}"
@@ -168,16 +161,3 @@ def json_text(text: str) -> str:
     import json
 
     return json.dumps(text, ensure_ascii=False)
-
-
-def examples(
-    rows: Iterable[Pair], shadow_from_target: bool, limit: int = 5
-) -> dict[str, list[str]]:
-    """For each kind with rows, the first `limit` pairs, as `pair_words` names them."""
-    found: dict[str, list[str]] = {}
-    for row in rows:
-        for kind in classify_row(row, shadow_from_target):
-            listed = found.setdefault(kind, [])
-            if len(listed) < limit:
-                listed.append(pair_words(row.state, row.partner, row.reason))
-    return found

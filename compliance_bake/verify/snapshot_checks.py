@@ -159,13 +159,21 @@ def verify_snapshot(
     return columns
 
 
-def _pair(r: Any) -> ShadowRow:
-    """A JSON row as the pair `disagreements.examples` names, its members as they are."""
-    return ShadowRow(
-        state=r["state"], partner=r["partner"], license_status=r["licenseStatus"],
-        real_allowed=r["realAllowed"], shadow_allowed=r["shadowAllowed"],
-        match=r.get("match"), reason=r.get("reason"),
-    )  # fmt: skip
+def _examples(rows: Any, from_target: bool, limit: int = 5) -> dict[str, list[str]]:
+    """For each kind with rows, the first `limit` pairs, as `disagreements.pair_words` names
+    them; each JSON row is read by name, its members as they are."""
+    found: dict[str, list[str]] = {}
+    for r in rows:
+        row = ShadowRow(
+            state=r["state"], partner=r["partner"], license_status=r["licenseStatus"],
+            real_allowed=r["realAllowed"], shadow_allowed=r["shadowAllowed"],
+            match=r.get("match"), reason=r.get("reason"),
+        )  # fmt: skip
+        for kind in disagreements.classify_row(row, from_target):
+            listed = found.setdefault(kind, [])
+            if len(listed) < limit:
+                listed.append(disagreements.pair_words(row.state, row.partner, row.reason))
+    return found
 
 
 def recorded_disagreements(shadow: Any) -> list[tuple[str, str]]:
@@ -177,7 +185,7 @@ def recorded_disagreements(shadow: Any) -> list[tuple[str, str]]:
         return []
     try:
         from_target = shadow["sources"]["shadowAllowed"] == disagreements.SOURCE_TARGET_SHADOW
-        found = disagreements.examples(map(_pair, shadow["rows"]), from_target)
+        found = _examples(shadow["rows"], from_target)
     except FAILS:
         found = {}
     out: list[tuple[str, str]] = []
