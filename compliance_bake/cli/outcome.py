@@ -153,17 +153,6 @@ def pair_text(row: ShadowRow) -> str:
     )
 
 
-def row_disagreements(row: ShadowRow, shadow_from_target: bool) -> tuple[str, ...]:
-    return disagreements.classify(
-        row.state,
-        row.license_status,
-        row.real_allowed,
-        row.shadow_allowed,
-        row.reason,
-        shadow_from_target,
-    )
-
-
 def disagreement_text(row: ShadowRow, kinds: tuple[str, ...]) -> str:
     """A disagreeing pair: each kind by name, then the pair and the target's reason as given."""
     named = "; ".join(disagreements.KINDS[kind] for kind in kinds) or "mismatch"
@@ -192,7 +181,7 @@ def _shadow_cases(
     by_state: dict[str, list[tuple[ShadowRow, tuple[str, ...]]]] = {}
     for index, row in enumerate(rows):
         wrong = by_state.setdefault(row.state, [])
-        kinds = row_disagreements(row, shadow_from_target)
+        kinds = disagreements.classify_row(row, shadow_from_target)
         if row.match and index in waived:
             continue
         if not row.match or disagreements.fails(kinds):

@@ -137,8 +137,15 @@ def _policy(console: Any, record: PolicyRecord, waived: frozenset[int] = frozens
 def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) -> None:
     from rich.table import Table
 
-    from compliance_bake.cli.outcome import of_bake, pair_text, row_disagreements
-    from compliance_bake.report.disagreements import FAILING, KINDS, reason_words
+    from compliance_bake.cli.outcome import of_bake, pair_text
+    from compliance_bake.findings import FAIL
+    from compliance_bake.report.disagreements import (
+        KINDS,
+        SEVERITY,
+        classify_row,
+        fails,
+        reason_words,
+    )
 
     snap = result.snapshot
     console = _out()
@@ -162,9 +169,10 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
         )
     waived_kinds = {} if result.waivers is None else result.waivers.waived_kinds("shadow")
     for kind, n in (shadow.disagreements or {}).items():
-        if n and kind in FAILING and waived_kinds.get(kind, 0) >= n:
+        failing = SEVERITY.get(kind) == FAIL
+        if n and failing and waived_kinds.get(kind, 0) >= n:
             console.print(f"  waived: {count(n)} {safe(KINDS.get(kind, kind))}")
-        elif n and kind in FAILING:
+        elif n and failing:
             console.print(f"  [bold red]{count(n)}[/bold red] {safe(KINDS.get(kind, kind))}")
         elif n:
             console.print(f"  reported: {count(n)} {safe(KINDS.get(kind, kind))}")
@@ -172,8 +180,8 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
     shown = 0
     waived = frozenset() if result.waivers is None else result.waivers.settled("shadow")
     for index, row in enumerate(shadow.rows):
-        kinds = row_disagreements(row, from_target)
-        if row.match and not any(kind in FAILING for kind in kinds):
+        kinds = classify_row(row, from_target)
+        if row.match and not fails(kinds):
             continue
         if shown == MISMATCH_ROWS_SHOWN:
             console.print("  … and more in the registry file")

@@ -16,7 +16,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
-from compliance_bake.findings import Finding, Findings
+from compliance_bake.findings import FAIL, INFO, Finding, Findings
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.log import check, merkle, note
 from compliance_bake.log.tiles import TILE_HEIGHT, TILE_WIDTH, Source, TileMissing, TileReader
@@ -53,9 +53,9 @@ def _entry(index: int, data: bytes) -> tuple[dict[str, Any], Finding | None]:
     try:
         value = loads_strict(data)
     except StrictJSONError as exc:
-        return {"index": index}, Finding("", False, f"entry {index}: not JSON ({exc})")
+        return {"index": index}, Finding("", FAIL, f"entry {index}: not JSON ({exc})")
     if not isinstance(value, dict):
-        return {"index": index}, Finding("", False, f"entry {index}: not a JSON object")
+        return {"index": index}, Finding("", FAIL, f"entry {index}: not a JSON object")
     return {"index": index, **value}, None
 
 
@@ -72,7 +72,7 @@ def audit_log(location: str, source: Source, keys: Sequence[Ed25519PublicKey]) -
     if not problems:
         root = check.root_problem(source, cp)
         result.findings.append(
-            root or Finding("", True, "every tile recomputed from the entries, and the root")
+            root or Finding("", INFO, "every tile recomputed from the entries, and the root")
         )
     for index, data in enumerate(entries):
         value, bad = _entry(index, data)

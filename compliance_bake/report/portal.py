@@ -382,17 +382,7 @@ def _failing_states(snapshot: Snapshot, per_state: Totals) -> list[tuple[str, in
     found = Counter(
         row.state
         for row in shadow.rows
-        if not row.match
-        or disagreements.fails(
-            disagreements.classify(
-                row.state,
-                row.license_status,
-                row.real_allowed,
-                row.shadow_allowed,
-                row.reason,
-                from_target,
-            )
-        )
+        if not row.match or disagreements.fails(disagreements.classify_row(row, from_target))
     )
     return sorted(found.items())
 

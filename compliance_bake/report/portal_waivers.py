@@ -136,10 +136,7 @@ def without_waived(
         if index >= len(rows):
             continue
         row = rows[index]
-        kinds = disagreements.classify(
-            row.state, row.license_status, row.real_allowed, row.shadow_allowed, row.reason,
-            from_target,
-        )  # fmt: skip
+        kinds = disagreements.classify_row(row, from_target)
         failing = [kind for kind in kinds if kind in disagreements.FAILING]
         if row.match and all(("shadow", index, kind) in waived for kind in failing):
             settled[row.state] = settled.get(row.state, 0) + 1

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from compliance_bake.findings import Refusal
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import (
     StrictJSONError,
@@ -41,15 +42,6 @@ class ParsedSnapshot(NamedTuple):
     document: Any  # the strict reading: JSON values
     in_layout: bool  # the bytes are exactly the baked rendering of the document
     rows: Sequence[ShadowRow] | None  # the shadow rows, typed, when read so (else None)
-
-
-class Refusal(NamedTuple):
-    """The words that refuse a document, and whether it is JSON at all: text that is not
-    (`not_json`) holds no snapshot to judge, while doubtful JSON may be a snapshot tampered
-    with (verify/source.py `SnapshotReading.no_snapshot`)."""
-
-    words: str
-    not_json: bool
 
 
 class _ShadowBlock(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
@@ -94,7 +86,7 @@ def read_document(
     raw = read_regular_file(path, max_bytes=max_bytes, what="snapshot", inside=inside)
     parsed = parse_snapshot(raw)
     if isinstance(parsed, Refusal):
-        raise ValueError(parsed.words)
+        raise ValueError(parsed.message)
     return parsed.document
 
 
@@ -130,4 +122,4 @@ def parse_snapshot_bytes(raw: bytes) -> tuple[Any, bool] | Refusal:
     try:
         return loads_pretty(raw)
     except StrictJSONError as exc:
-        return Refusal(f"not JSON at {exc.where}: {exc}", exc.syntax)
+        return Refusal(exc.where, f"not JSON at {exc.where}: {exc}", not_json=exc.syntax)

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from compliance_bake.findings import DIGEST, HMAC, RECORDED, RULE
+from compliance_bake.findings import DIGEST, HMAC, RECORDED, RULE, Refusal
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.policy.decide import decide
@@ -33,7 +33,7 @@ from compliance_bake.report.policy import FAILING, KINDS, classify, question_wor
 from compliance_bake.signing import proofs
 from compliance_bake.signing.canon import same_mac
 from compliance_bake.signing.secret import Secret
-from compliance_bake.verify.document import Refusal, parse_snapshot_bytes
+from compliance_bake.verify.document import parse_snapshot_bytes
 from compliance_bake.verify.files import read_folder_file, schema_finding
 from compliance_bake.verify.findings import VerifyReport
 from compliance_bake.verify.source import schema_outcome
@@ -58,9 +58,9 @@ def check_policy_file(
         return b"", None
     parsed = parse_snapshot_bytes(raw)
     if isinstance(parsed, Refusal):
-        report.add(NAME, False, parsed.words)
+        report.add(NAME, False, parsed.message)
         return raw, None
-    doc: Any = parsed[0]  # a Refusal is a tuple too: mypy cannot narrow the union
+    doc: Any = parsed[0]
     report.add(
         NAME,
         dumps_pretty(doc) == raw,

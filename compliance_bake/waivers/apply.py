@@ -53,14 +53,7 @@ def shadow_items(shadow: Mapping[str, Any]) -> list[Item]:
     from_target = shadow["sources"]["shadowAllowed"] == disagreements.SOURCE_TARGET_SHADOW
     found: list[Item] = []
     for index, row in enumerate(shadow["rows"]):
-        kinds = disagreements.classify(
-            row["state"],
-            row["licenseStatus"],
-            row["realAllowed"],
-            row["shadowAllowed"],
-            row.get("reason"),
-            from_target,
-        )
+        kinds = disagreements.classify_row(disagreements.RowKind.of_json(row), from_target)
         found += [
             Item(SHADOW, index, row["state"], row["partner"], kind)
             for kind in kinds

@@ -95,7 +95,8 @@ def test_the_diffs_own_json_and_markdown_are_report_formats_and_the_flags_alias_
     written = {"json": tmp_path / "changes.json", "markdown": tmp_path / "changes.md"}
     result = invoke(
         "diff", str(old), str(new),
-        "--report", f"diff-json:{written['json']}", "--report", f"diff-markdown:{written['markdown']}",
+        "--report", f"diff-json:{written['json']}",
+        "--report", f"diff-markdown:{written['markdown']}",
     )  # fmt: skip
     assert result.exit_code == by_flag["--json"].exit_code == 1
     assert written["json"].read_text("utf-8") == by_flag["--json"].output

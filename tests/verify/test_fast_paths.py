@@ -32,6 +32,7 @@ from compliance_bake.inputs.jsonio import (
 )
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals, strict_equals
+from compliance_bake.report.row_kinds import reason_holds
 from compliance_bake.signing import proofs
 from compliance_bake.signing.integrity import profile_discrete, profiles_discrete
 from compliance_bake.signing.proofs import snapshot_digests
@@ -306,7 +307,7 @@ def test_the_columns_show_a_baked_matrix_holds_and_a_one_value_edit_does_not(
             columns.covers(states, found),
             columns.statuses_within(found, LICENCE_STATUSES),
             columns.licence_decides(found),
-            columns.reasons_hold(found),
+            all(map(reason_holds, found.kinds)),
         ]
 
     assert holds(demo_snapshot) == [True] * 4

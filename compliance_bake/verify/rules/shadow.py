@@ -15,6 +15,7 @@ from compliance_bake.report import disagreements
 from compliance_bake.report.deepequal import strict_equals
 from compliance_bake.report.disagreements import SOURCE_REGISTRY, SOURCE_TARGET_SHADOW
 from compliance_bake.report.models import IntegrityCheck, ZipWindow, integrity_checks
+from compliance_bake.report.row_kinds import reason_holds
 from compliance_bake.signing.integrity import (
     digests_consistent,
     profile_discrete,
@@ -114,7 +115,7 @@ def _licence_decides(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
 
 @rule("shadow-reason", "no reason on an allowed row; a block's reason is text (2.3)")
 def _shadow_reason(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
-    if ctx.columns is not None and columns.reasons_hold(ctx.columns):
+    if ctx.columns is not None and all(map(reason_holds, ctx.columns.kinds)):
         return []
     bad = []
     for i, r in enumerate(snap["shadow"]["rows"]):
@@ -132,11 +133,7 @@ def row_kinds(snap: dict[str, Any], ctx: RuleContext) -> Counter[disagreements.R
     """The rows' kinds (columns.py), from the columns or, without them, row by row."""
     if ctx.columns is not None:
         return ctx.columns.kinds
-    return Counter(
-        (r["state"], r["licenseStatus"], r["realAllowed"], r["shadowAllowed"], r["match"],
-         r.get("reason"))
-        for r in snap["shadow"]["rows"]
-    )  # fmt: skip
+    return Counter(map(disagreements.RowKind.of_json, snap["shadow"]["rows"]))
 
 
 @rule("shadow-disagreements", "disagreements count the rows by kind (2.3)")
