@@ -73,34 +73,55 @@ def _fraction(text: str) -> Any:
 
 
 def _check_tree(value: Any, path: str, *, values: bool = True) -> None:
-    """Raise, with the JSON path, on what the parser's hooks left refused (a duplicate key; with
-    `values`, a fraction or a constant too) and on nesting past MAX_DEPTH; with `values`, also on
-    an integer outside 64 bits and a lone surrogate. The one walk of both parsers below."""
+    """Raise, with the JSON path, on the first thing `problem` finds."""
+    found = problem(value, path, values=values)
+    if found is not None:
+        raise StrictJSONError(*found)
+
+
+def problem(value: Any, path: str = "$", *, values: bool = True) -> tuple[str, str] | None:
+    """The one strictness predicate, of both parsers and of a service's answer: what strict JSON
+    refuses in `value` and where, or None. Always: what the parser's hooks left refused (a
+    duplicate key; with `values`, a fraction or a constant too) and nesting past MAX_DEPTH; with
+    `values`, also a float, an integer outside 64 bits and a lone surrogate in a string or a
+    key."""
     stack: list[tuple[Any, str, int]] = [(value, path, 0)]
     while stack:
         item, where, depth = stack.pop()
-        if isinstance(item, _Refused):
-            raise StrictJSONError(item.message, where)
-        if isinstance(item, (dict, list)) and depth >= MAX_DEPTH:
+        kind = type(item)
+        if kind is _Refused:
+            return item.message, where
+        if (kind is dict or kind is list) and depth >= MAX_DEPTH:
             shown = where if len(where) <= 40 else f"{where[:40]}..."
-            raise StrictJSONError(f"nested deeper than {MAX_DEPTH} levels", shown)
-        if values and type(item) is int and not INT_MIN <= item <= INT_MAX:
-            raise StrictJSONError("an integer outside the 64-bit range", where)
-        if values and isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                raise StrictJSONError("lone surrogate in a string", where) from None
-        elif isinstance(item, dict):
-            for key, child in item.items():
-                if values:
-                    try:
-                        key.encode("utf-8")
-                    except UnicodeEncodeError:
-                        raise StrictJSONError("lone surrogate in a key", where) from None
-                stack.append((child, f"{where}.{key}", depth + 1))
-        elif isinstance(item, list):
+            return f"nested deeper than {MAX_DEPTH} levels", shown
+        words = _value_problem(item, kind) if values else None
+        if words is not None:
+            return words, where
+        if kind is dict:
+            stack.extend((child, f"{where}.{key}", depth + 1) for key, child in item.items())
+        elif kind is list:
             stack.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(item))
+    return None
+
+
+def _value_problem(item: Any, kind: type) -> str | None:
+    if kind is float:
+        return f"{item!r} is not {'a whole number' if math.isfinite(item) else 'JSON'}"
+    if kind is int and not INT_MIN <= item <= INT_MAX:
+        return "an integer outside the 64-bit range"
+    if kind is str and not _utf8(item):
+        return "a lone surrogate in a string"
+    if kind is dict and not all(_utf8(key) for key in item):
+        return "a lone surrogate in a key"
+    return None
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def loads_strict(text: str | bytes, *, fractions: bool = False) -> Any:
@@ -148,31 +169,12 @@ def _parse(text: str | bytes, **hooks: Any) -> Any:
 
 def strict_problem(value: Any) -> str | None:
     """What `loads_strict` would refuse in `value` (a parsed part of an answer), with its place
-    under it (`[1].min_wager`), or None: a fraction, NaN or Infinity, an integer outside the
-    64-bit range, a lone surrogate."""
-    stack: list[tuple[Any, str]] = [(value, "")]
-    while stack:
-        item, where = stack.pop()
-        kind = type(item)
-        if kind is float:
-            what = (
-                f"{item!r} is not a whole number"
-                if math.isfinite(item)
-                else f"{item!r} is not JSON"
-            )
-            return what + (f" at {where}" if where else "")
-        if kind is int and not INT_MIN <= item <= INT_MAX:
-            return "an integer outside the 64-bit range" + (f" at {where}" if where else "")
-        if kind is str:
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return "a lone surrogate in a string" + (f" at {where}" if where else "")
-        elif kind is dict:
-            stack.extend((child, f"{where}.{key}") for key, child in item.items())
-        elif kind is list:
-            stack.extend((child, f"{where}[{i}]") for i, child in enumerate(item))
-    return None
+    under it (`at [1].min_wager`), or None: `problem`'s words for a message."""
+    found = problem(value, "")
+    if found is None:
+        return None
+    words, where = found
+    return words + (f" at {where}" if where else "")
 
 
 def _plainly_clean(value: Any) -> bool:

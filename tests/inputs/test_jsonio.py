@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
+from compliance_bake.inputs.jsonio import (
+    StrictJSONError,
+    dumps_pretty,
+    loads_strict,
+    loads_unambiguous,
+    strict_problem,
+)
 
 text = st.text(st.characters(exclude_categories=("Cs",)), max_size=12)
 json_values = st.recursive(
@@ -42,3 +48,38 @@ def test_fractions_are_read_as_the_decimals_they_spell_only_when_asked() -> None
         loads_strict('{"min": 0.49}')
     with pytest.raises(StrictJSONError):
         loads_strict('{"min": NaN}', fractions=True)
+
+
+# JSON texts strict JSON may refuse: a fraction, a constant, a large integer, a lone surrogate in
+# a string or a key, each at any depth (a key twice is refused by both parsers alike).
+doubtful = st.recursive(
+    st.sampled_from(["1.5", "NaN", "-Infinity", str(2**64), '"\\ud800"', "7", '"x"', "null"]),
+    lambda inner: (
+        st.lists(inner, max_size=3).map(lambda items: f"[{', '.join(items)}]")
+        | st.lists(st.tuples(st.sampled_from(['"k"', '"\\udc00"', '"j"']), inner), max_size=2).map(
+            lambda pairs: "{" + ", ".join(f"{k}: {v}" for k, v in dict(pairs).items()) + "}"
+        )
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(doubtful)
+def test_the_one_strictness_predicate_judges_as_the_strict_parser(raw: str) -> None:
+    """`strict_problem` over the lenient reading refuses exactly what `loads_strict` refuses,
+    keys and values alike."""
+    try:
+        loads_strict(raw)
+    except StrictJSONError:
+        refused = True
+    else:
+        refused = False
+    assert (strict_problem(loads_unambiguous(raw.encode())) is not None) == refused
+
+
+def test_a_lone_surrogate_in_a_key_is_a_strictness_problem() -> None:
+    # Failed before: the answers' predicate walked the values only.
+    assert strict_problem({"ok": {"\ud800": 1}}) == "a lone surrogate in a key at .ok"
+    assert strict_problem([{"a": 1.5}]) == "1.5 is not a whole number at [0].a"
+    assert strict_problem({"a": ["x", None, 2**63]}) is None
