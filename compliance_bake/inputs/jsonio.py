@@ -19,12 +19,10 @@ kept because the plain strict parser takes seconds of CPU on a 500,000-row snaps
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import re
 import sys
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -198,7 +196,7 @@ def loads_pretty(raw: bytes) -> tuple[Any, bool]:
     refuses NaN/Infinity, a BOM, bad UTF-8 and lone surrogates; a duplicate key (orjson keeps the
     last), an integer past 64 bits (orjson reads a float) or any byte out of the layout makes
     the rendering differ from `raw`; nesting past 254 levels makes it refuse to render. A float
-    renders back as it was read, so the bytes are searched for one (`_may_hold_float`). Anything
+    renders back as it was read, so the bytes are searched for one (`may_hold_float`). Anything
     doubtful is read again by `loads_strict`, which refuses with the place.
     """
     try:
@@ -220,7 +218,7 @@ def plainly_pretty(value: Any, raw: bytes) -> bool:
     """Whether `value`, orjson's reading of `raw`, is the strict reading and `raw` its
     `dumps_pretty` rendering, shown at C speed (`loads_pretty`'s fast path): `raw` is that
     rendering and holds no float. False leaves the question to `loads_strict`."""
-    return renders_as(value, raw) and not _may_hold_float(raw)
+    return renders_as(value, raw) and not may_hold_float(value, raw)
 
 
 def renders_as(value: Any, raw: bytes) -> bool:
@@ -235,65 +233,66 @@ def renders_as(value: Any, raw: bytes) -> bool:
         return False
 
 
-def may_hold_float(value: Any) -> bool:
-    """True whenever `value` holds a float (and, rarely, when only a string looks like one):
-    the float scan of `loads_pretty`, over the value's rendering. For a small part of a document
-    whose other parts hold no float by their type."""
-    try:
-        return _may_hold_float(dumps_pretty(value))
-    except (TypeError, MemoryError):
-        return True
+def may_hold_float(value: Any, rendering: bytes | None = None) -> bool:
+    """True whenever `value` holds a float (and, rarely, when only a string looks like one, such
+    as `"x:1.5,"`: a slow path then decides, never a wrong answer). `rendering` is orjson's text
+    of `value`, compact or indented (rendered here when not given). The one float scan: of
+    `loads_pretty` over a file's bytes, of `canon` over its compact text.
 
-
-# A digit, then what may follow a float's integer part in orjson's rendering (`1.5`, `1e+20`):
-# an `e` found by the regex's literal search and checked behind (`e` is frequent in keys), a `.`
-# (rare) by `bytes.find`.
-_DIGIT_THEN_E = re.compile(rb"e(?<=[0-9]e)")
-_DIGITS = range(0x30, 0x3A)
-_MINUS, _SPACE, _COLON, _NEWLINE = b"- :\n"
-_MAX_CANDIDATES = 10_000  # past this many, let the strict reader decide
-
-
-def _may_hold_float(raw: bytes) -> bool:
-    """True whenever `raw`, a `dumps_pretty` rendering, holds a float (and, rarely, when only a
-    string looks like one, such as `"a: 1.5"`: the strict reader then decides).
-
-    In that layout a number stands at the start, after `": "` (a member) or after a newline
-    and an indent (an item), and a float is an optional minus, digits, then `.` or `e`. Inside
-    a string a newline is escaped, so neither a version (`CPython 3.11.7`), a timestamp
-    (`04:06:00.000Z`) nor a hex digest (`3e9f`) looks like one.
+    In orjson's text, with white space taken out, a number token stands between a structural
+    character (`[`, `,`, `:`) and another (`,`, `}`, `]`), and a float token has a fraction or an
+    exponent, so every float matches _FLOAT_TOKEN; a timestamp (`04:06:00.000Z`) or a version
+    inside a string ends at a `"`, and does not. The scan runs at memory speed: every character
+    that cannot occur in a float token or around it is deleted (`_FLOAT_TOKEN` matches there
+    whenever it matches the whole text: deleting cannot break a match, only make more), then
+    `_FLOAT_TOKEN` is tried only where a digit run ends in `.`, `e` or `E`, where a match must
+    start.
     """
-    exponents = (found.start() for found in _DIGIT_THEN_E.finditer(raw))
-    marks = (at for at in itertools.chain(_dots(raw), exponents) if raw[at - 1] in _DIGITS)
-    for count, at in enumerate(marks):
-        if count == _MAX_CANDIDATES or _starts_a_number(raw, at - 1):
+    if type(value) is float:
+        return True
+    if rendering is None:
+        try:
+            rendering = orjson.dumps(value)
+        except (TypeError, MemoryError):
             return True
-    return False
+    return _find_float_token(rendering.translate(None, _NOT_NEAR_FLOAT))
 
 
-def _dots(raw: bytes) -> Iterator[int]:
-    at = raw.find(b".", 1)
+_FLOAT_TOKEN = re.compile(rb"[\[,:]-?[0-9]+(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)[,}\]]")
+# Digits become b"0", the characters that may follow the integer part of a float become b".",
+# everything else b" ".
+_MARKS = bytes(
+    0x30 if 0x30 <= byte <= 0x39 else 0x2E if byte in b".eE" else 0x20 for byte in range(256)
+)
+_DIGIT_THEN_MARK = b"0."
+# Every character that is neither part of a float token nor one that may stand around it
+# (the structural characters of `_FLOAT_TOKEN`, and `"` so that no match spans a string's end).
+_NOT_NEAR_FLOAT = bytes(byte for byte in range(256) if byte not in b'0123456789.eE+-[,:]}"')
+_DIGIT = 0x30
+_MINUS = 0x2D
+# Past this many candidate pairs, one regex search over the rest is cheaper than the walk.
+_MAX_CANDIDATES = 1_000
+
+
+def _find_float_token(data: bytes) -> bool:
+    """Whether `_FLOAT_TOKEN.search(data)` finds a match, without running the regex over it all:
+    a match holds a digit that ends a digit run followed by `.`, `e` or `E`, and starts just
+    before that run (or its minus)."""
+    marks = data.translate(_MARKS)
+    at = marks.find(_DIGIT_THEN_MARK)
+    tried = 0
     while at >= 0:
-        yield at
-        at = raw.find(b".", at + 1)
-
-
-def _starts_a_number(raw: bytes, at: int) -> bool:
-    """Whether the digit run ending at `at` (with its minus) stands where a number can."""
-    start = at
-    while start > 0 and raw[start - 1] in _DIGITS:
-        start -= 1
-    if start > 0 and raw[start - 1] == _MINUS:
-        start -= 1
-    if start == 0:
-        return True
-    if raw[start - 1] != _SPACE:
-        return False
-    if start > 1 and raw[start - 2] == _COLON:
-        return True
-    while start > 0 and raw[start - 1] == _SPACE:
-        start -= 1
-    return start == 0 or raw[start - 1] == _NEWLINE
+        start = at
+        while start > 0 and marks[start - 1] == _DIGIT:
+            start -= 1
+        begin = start - 2 if start >= 2 and data[start - 1] == _MINUS else start - 1
+        if begin >= 0 and _FLOAT_TOKEN.match(data, begin):
+            return True
+        tried += 1
+        if tried > _MAX_CANDIDATES:
+            return _FLOAT_TOKEN.search(data, at) is not None
+        at = marks.find(_DIGIT_THEN_MARK, at + 1)
+    return False
 
 
 def dumps_pretty(value: Any) -> bytes:
