@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from compliance_bake.inputs.jsonio import (
     StrictJSONError,
     dumps_pretty,
+    loads_compact_flat,
     loads_strict,
     loads_unambiguous,
     strict_problem,
@@ -83,3 +84,48 @@ def test_a_lone_surrogate_in_a_key_is_a_strictness_problem() -> None:
     assert strict_problem({"ok": {"\ud800": 1}}) == "a lone surrogate in a key at .ok"
     assert strict_problem([{"a": 1.5}]) == "1.5 is not a whole number at [0].a"
     assert strict_problem({"a": ["x", None, 2**63]}) is None
+
+
+compact = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**65), 2**65) | st.floats() | text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(compact, st.sampled_from(["as is", "a key twice", "spaced"]))
+def test_the_compact_answer_fast_path_reads_only_what_the_strict_parser_reads(
+    value: Any, change: str
+) -> None:
+    """`loads_compact_flat` gives the strict reading or nothing, never another value."""
+    import json
+
+    raw = json.dumps({"k": value, "n": 1}, separators=(",", ":"), ensure_ascii=False)
+    if change == "a key twice":
+        raw = raw[:-1] + ',"n":2}'
+    elif change == "spaced":
+        raw = raw.replace(",", ", ", 1)
+    try:
+        strict: Any = loads_strict(raw)
+    except StrictJSONError:
+        strict = StrictJSONError
+    fast = loads_compact_flat(raw.encode("utf-8", "surrogatepass"))
+    assert fast is None or fast == strict
+
+
+@pytest.mark.parametrize(
+    ("raw", "fast"),
+    [
+        (b'{"allowed":false,"status":403,"reason":"suspended","x":[null,{"y":"z"}]}', True),
+        (b'{"allowed":true,"status":200.0}', False),  # a fraction
+        (b'{"allowed":true,"allowed":false}', False),  # a key twice
+        (b'{"n":18446744073709551616}', False),  # past 64 bits
+        (b'{"allowed": true}', False),  # not orjson's compact text
+        (b'[{"allowed":true}]', False),  # not an object
+    ],
+)
+def test_the_compact_answer_fast_path_takes_only_plain_compact_objects(
+    raw: bytes, fast: bool
+) -> None:
+    assert (loads_compact_flat(raw) is not None) is fast
