@@ -8,13 +8,14 @@ is refused by the parser itself), a document too large for memory. Every refusal
 StrictJSONError; each caller turns it into its own exit code and names its file or route.
 Out: the layout every file in `out/` uses (2-space indent, keys in the order built, UTF-8, a final
 newline). `verify` re-renders with the same function and compares bytes.
-`loads_pretty` is the strict parser of a file of `out/` (verify/document.py, after its typed
-reading of a snapshot): a file in that layout is read with one orjson parse, the strictness the
-same, the proof being that the bytes are exactly what `dumps_pretty` makes of the value
-(`renders_as`) and that the value holds no float; anything else goes to `loads_strict`. It is
-kept because the plain strict parser takes seconds of CPU on a 500,000-row snapshot, which
-`make bench`'s verify and diff figures would show; tests/verify/test_fast_paths.py holds it to
-`loads_strict`.
+The one module that reads JSON. The plain parsers are `loads_strict` and, for a service's answer,
+`loads_unambiguous`; `problem` is the one strictness predicate of both (keys and values), and of
+the parts of an answer a profile reads (`strict_problem`). Three fast paths read at C speed where
+`make bench` or `make bench-target` would show the plain parser (docs/benchmarks.md), each
+beside its proof, a pure function that is tested against the plain path
+(tests/inputs/test_jsonio.py, tests/verify/test_fast_paths.py, tests/verify/test_document.py):
+`loads_typed` (a snapshot with its rows typed), `loads_pretty` (a file of `out/`: `renders_as`
+and `may_hold_float`, the one float scan) and `loads_compact_flat` (a service's compact answer).
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ import json
 import math
 import re
 import sys
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 MAX_DEPTH = 255  # nested arrays/objects; orjson writes no deeper, so no file of ours is
+T = TypeVar("T")
 INT_MIN, INT_MAX = -(2**63), 2**64 - 1  # what orjson reads and writes; I-JSON asks for less
 
 
@@ -212,6 +215,27 @@ def loads_pretty(raw: bytes) -> tuple[Any, bool]:
     except TypeError:  # orjson renders no deeper than 254 levels: not the layout
         same = False
     return value, same
+
+
+def loads_typed(
+    raw: bytes, layout: type[T], floatless: Callable[[dict[str, Any]], Any]
+) -> tuple[T, dict[str, Any]] | None:
+    """msgspec's reading of `raw` into `layout` and its JSON values, when those are the strict
+    reading of `raw`: the fast path of a document whose bulk has a type that holds no number
+    (a snapshot's shadow rows, verify/document.py). None leaves it to `loads_pretty`.
+
+    The proof, at C speed: `raw` is exactly the values' rendering (`renders_as`), and what
+    `floatless` leaves of them (the typed parts taken out) holds no float (`may_hold_float`)."""
+    import msgspec
+
+    try:
+        read = msgspec.json.decode(raw, type=layout)
+    except (ValueError, MemoryError, RecursionError):  # msgspec's errors are ValueErrors
+        return None
+    document: dict[str, Any] = msgspec.to_builtins(read)
+    if renders_as(document, raw) and not may_hold_float(floatless(document)):
+        return read, document
+    return None
 
 
 def plainly_pretty(value: Any, raw: bytes) -> bool:
