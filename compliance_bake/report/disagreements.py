@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from compliance_bake.report.escape import json_line
+
 # `shadow.sources`: which party gave each column of the rows.
 SOURCE_TARGET = "target"
 SOURCE_TARGET_SHADOW = "target shadow check"
@@ -122,15 +124,8 @@ def named(counts: dict[str, int]) -> list[str]:
 def pair_words(state: str, partner: str, reason: str | None) -> str:
     """`NJ node-x ("the target's reason")`, or `(no reason given)`: a pair as every output
     names it, with the target's words as given (a caller escapes them for a terminal)."""
-    said = "no reason given" if reason is None else json_text(reason)
+    said = "no reason given" if reason is None else json_line(reason)
     return f"{state} {partner} ({said})"
-
-
-def json_text(text: str) -> str:
-    """A string as JSON text: quoted, control characters escaped."""
-    import json
-
-    return json.dumps(text, ensure_ascii=False)
 
 
 def examples(
