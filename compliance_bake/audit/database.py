@@ -27,11 +27,12 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from compliance_bake.audit.columns import AUDITED, ColumnMap
 from compliance_bake.errors import InputError, SourceError
 from compliance_bake.inputs.files import CREDENTIAL_MAX_BYTES, read_regular_file
+from compliance_bake.inputs.redaction import redacted
 
 SQLITE = "sqlite:"
 POSTGRES = ("postgresql://", "postgres://")
@@ -42,17 +43,6 @@ _FIX_ONE = "give --plays-table NAME or --plays-query SQL (exactly one) with a da
 
 def is_database(text: str) -> bool:
     return text.startswith(SQLITE) or text.startswith(POSTGRES)
-
-
-def without_password(url: str) -> str:
-    """The URL without a password, in its user part or its query (`?password=`)."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, host = netloc.rsplit("@", 1)
-        netloc = user.split(":", 1)[0] + "@" + host
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "password"])
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -122,7 +112,7 @@ class DatabaseSource:
     @property
     def shown(self) -> str:
         """The source as every message and the report name it: no password."""
-        return self.text if self.kind == "sqlite" else without_password(self.text)
+        return self.text if self.kind == "sqlite" else redacted(self.text, database=True)
 
     @property
     def path(self) -> Path:
@@ -147,11 +137,9 @@ class DatabaseSource:
     def scrub(self, text: str) -> str:
         """A driver's message with the password (URL or PGPASSWORD) taken out, first line."""
         line = (text.strip().splitlines() or [""])[0][:300]
-        for secret in (_password(self.text), os.environ.get("PGPASSWORD")):
-            if secret:
-                for form in (secret, quote(secret), quote(secret, safe="")):
-                    line = line.replace(form, "***")
-        return line.replace(self.text, self.shown)
+        secrets = (_password(self.text), os.environ.get("PGPASSWORD"))
+        forms = [f(s) for s in secrets if s for f in (str, quote, lambda s: quote(s, safe=""))]
+        return redacted(line, forms, "***", database=True)
 
 
 def quote_table(name: str) -> str:
@@ -164,7 +152,7 @@ def database_source(text: str, table: str | None, query: str | None) -> Database
     kind = "sqlite" if text.startswith(SQLITE) else "postgresql"
     if kind == "postgresql":
         unambiguous_url(text)
-    shown = text if kind == "sqlite" else without_password(text)
+    shown = text if kind == "sqlite" else redacted(text, database=True)
     if (table is None) == (query is None):
         raise InputError(f"{shown}: a database source needs a table or a query", _FIX_ONE)
     if table is not None and not all(part for part in table.split(".")):

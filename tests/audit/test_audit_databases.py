@@ -25,9 +25,9 @@ from compliance_bake.audit.database import (
     check_count,
     database_source,
     jdbc_options,
-    without_password,
 )
 from compliance_bake.errors import SourceError
+from compliance_bake.inputs.redaction import redacted
 from tests._pg_helpers import Cluster
 from tests._phase_lines import diagnostics
 from tests._plays_helpers import engine_args
@@ -347,9 +347,12 @@ def _closed_port() -> int:
     return free_port()  # nothing listens there once the probe socket is closed
 
 
-def test_without_password_keeps_the_rest_of_the_url() -> None:
-    assert without_password("postgresql://u:p%40ss@h:5/db?sslmode=require&password=x") == (
+def test_a_database_url_keeps_the_rest_of_the_url() -> None:
+    assert redacted("postgresql://u:p%40ss@h:5/db?sslmode=require&password=x", database=True) == (
         "postgresql://u@h:5/db?sslmode=require"
+    )
+    assert redacted("see postgresql://u:p@h/db?password=x.", database=True) == (
+        "see postgresql://u@h/db"
     )
 
 
