@@ -18,7 +18,7 @@ import pytest
 from click.testing import Result
 
 from tests.conftest import invoke
-from tests.log._log_helpers import baked_once, bake_env, log_verify, mint, verify_out, witness
+from tests.log._log_helpers import bake_env, baked_once, log_verify, mint, verify_out, witness
 
 USER, PASSWORD = "auditor", "hunter2-url-password"
 CREDENTIALS = f"{USER}:{PASSWORD}@"
