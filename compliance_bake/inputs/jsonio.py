@@ -218,8 +218,8 @@ def loads_pretty(raw: bytes) -> tuple[Any, bool]:
 
 
 def loads_typed(
-    raw: bytes, layout: type[T], floatless: Callable[[dict[str, Any]], Any]
-) -> tuple[T, dict[str, Any]] | None:
+    raw: bytes, layout: type[T], floatless: Callable[[Any], Any]
+) -> tuple[T, Any] | None:
     """msgspec's reading of `raw` into `layout` and its JSON values, when those are the strict
     reading of `raw`: the fast path of a document whose bulk has a type that holds no number
     (a snapshot's shadow rows, verify/document.py). None leaves it to `loads_pretty`.
@@ -232,7 +232,7 @@ def loads_typed(
         read = msgspec.json.decode(raw, type=layout)
     except (ValueError, MemoryError, RecursionError):  # msgspec's errors are ValueErrors
         return None
-    document: dict[str, Any] = msgspec.to_builtins(read)
+    document = msgspec.to_builtins(read)
     if renders_as(document, raw) and not may_hold_float(floatless(document)):
         return read, document
     return None
@@ -257,7 +257,7 @@ def renders_as(value: Any, raw: bytes) -> bool:
         return False
 
 
-def loads_compact_flat(raw: bytes) -> dict[str, Any] | None:
+def loads_compact_flat(raw: bytes) -> Any:
     """The strict reading of `raw`, at C speed, when `raw` is exactly orjson's compact text of an
     object whose leaves are strings, booleans, integers and nulls (what a FastAPI service or
     JavaScript's JSON.stringify sends); None leaves it to the plain parsers, which have the

@@ -113,7 +113,7 @@ def _typed_reading(raw: bytes) -> ParsedSnapshot | None:
     return None if typed is None else ParsedSnapshot(typed[1], True, typed[0].shadow.rows)
 
 
-def _without_rows(document: dict[str, Any]) -> dict[str, Any]:
+def _without_rows(document: Any) -> Any:
     return {**document, "shadow": {**document["shadow"], "rows": []}}
 
 
