@@ -20,8 +20,8 @@ from compliance_bake.audit.violations import Violation
 from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, ZipWindowResult
 from compliance_bake.clock import iso_millis
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_NOTHING_CHECKED, EXIT_OK
-from compliance_bake.inputs.database import without_password
 from compliance_bake.inputs.jsonio import dumps_pretty
+from compliance_bake.inputs.redaction import redacted
 from compliance_bake.inputs.registry_source import RegistryForm, registry_form
 from compliance_bake.inputs.registry_source import shown_source as shown_registry
 from compliance_bake.report import models
@@ -64,7 +64,7 @@ def audit_command(
 
 def shown_source(plays: str) -> str:
     """The plays source as output names it: a database URL without its password."""
-    return without_password(plays) if is_database(plays) else plays
+    return redacted(plays, database=True) if is_database(plays) else plays
 
 
 def _kind(audit: ZipWindowResult) -> models.JsonObject:

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compliance_bake.cli.terminal import count, counted, json_text
+from compliance_bake.cli.terminal import count, counted
 from compliance_bake.errors import EXIT_NOTHING_CHECKED, EXIT_OK
 from compliance_bake.report import disagreements
+from compliance_bake.report.escape import json_line
 from compliance_bake.signing.integrity import ITEMIZED_BY, zip_window_words
 
 if TYPE_CHECKING:
@@ -112,9 +113,9 @@ def _differences(expected: Any, actual: Any, path: str = "$") -> list[str]:
         for key in [*expected, *(k for k in actual if k not in expected)]:
             where = f"{path}.{key}"
             if key not in actual:
-                found.append(f"{where}: expected {json_text(expected[key])}, actual missing")
+                found.append(f"{where}: expected {json_line(expected[key])}, actual missing")
             elif key not in expected:
-                found.append(f"{where}: not expected, actual {json_text(actual[key])}")
+                found.append(f"{where}: not expected, actual {json_line(actual[key])}")
             else:
                 found += _differences(expected[key], actual[key], where)
         return found
@@ -124,7 +125,7 @@ def _differences(expected: Any, actual: Any, path: str = "$") -> list[str]:
             found += _differences(e, a, f"{path}[{index}]")
         return found
     same = type(expected) is type(actual) and expected == actual
-    return [] if same else [f"{path}: expected {json_text(expected)}, actual {json_text(actual)}"]
+    return [] if same else [f"{path}: expected {json_line(expected)}, actual {json_line(actual)}"]
 
 
 def _board_case(row: BoardRow) -> Case:
@@ -135,7 +136,7 @@ def _board_case(row: BoardRow) -> Case:
     found = _differences(row.expected_state, row.actual_state) or [
         "$: expected and actual differ in type"
     ]
-    detail = f"expected: {json_text(row.expected_state)}\nactual:   {json_text(row.actual_state)}"
+    detail = f"expected: {json_line(row.expected_state)}\nactual:   {json_line(row.actual_state)}"
     fields = f"{count(len(found))} field{'s differ' if len(found) != 1 else ' differs'}"
     return Case(row.feature, False, fields, tuple(Item(f) for f in found), detail=detail)
 
@@ -208,7 +209,7 @@ def play_text(play: ViolatingPlay) -> str:
     from compliance_bake.cli.terminal import cut
 
     if play.play_id is None:
-        return f"row {json_text(cut(play.raw or ''))}"
+        return f"row {json_line(cut(play.raw or ''))}"
     facts = [f"{name} {cut(value)}" for name, value in (
         ("partner", play.partner), ("state", play.state), ("zip", play.zip)
     ) if value is not None]  # fmt: skip

@@ -8,14 +8,13 @@ a short summary of what failed (`failure_summary`), then one verdict line.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 from compliance_bake.cli.phases import err_console
 from compliance_bake.cli.short_summary import failure_summary
 from compliance_bake.cli.terminal import clipped, count, previous_lines, safe, width
-from compliance_bake.report.escape import terminal_json
+from compliance_bake.report.escape import json_line, terminal_json
 from compliance_bake.signing.integrity import zip_window_words
 
 if TYPE_CHECKING:
@@ -51,7 +50,7 @@ def to_depth(value: Any, depth: int) -> str:
             return [cut(v, level + 1) for v in item]
         return item
 
-    return json.dumps(cut(value, 0), ensure_ascii=False, separators=(", ", ": "))
+    return json_line(cut(value, 0))
 
 
 def _mark(ok: bool) -> str:

@@ -20,23 +20,13 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from compliance_bake.errors import InputError, SourceError
+from compliance_bake.inputs.redaction import redacted
 
 SQLITE = "sqlite:"
 POSTGRES = ("postgresql://", "postgres://")
-
-
-def without_password(url: str) -> str:
-    """The URL without a password, in its user part or its query (`?password=`)."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, host = netloc.rsplit("@", 1)
-        netloc = user.split(":", 1)[0] + "@" + host
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "password"])
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -104,7 +94,7 @@ class Database:
     @property
     def shown(self) -> str:
         """The database as every message and the report name it: no password."""
-        return self.text if self.kind == "sqlite" else without_password(self.text)
+        return self.text if self.kind == "sqlite" else redacted(self.text, database=True)
 
     @property
     def path(self) -> Path:
@@ -113,11 +103,9 @@ class Database:
     def scrub(self, text: str) -> str:
         """A driver's message with the password (URL or PGPASSWORD) taken out, first line."""
         line = (text.strip().splitlines() or [""])[0][:300]
-        for secret in (url_password(self.text), os.environ.get("PGPASSWORD")):
-            if secret:
-                for form in (secret, quote(secret), quote(secret, safe="")):
-                    line = line.replace(form, "***")
-        return line.replace(self.text, self.shown)
+        secrets = (url_password(self.text), os.environ.get("PGPASSWORD"))
+        forms = [f(s) for s in secrets if s for f in (str, quote, lambda s: quote(s, safe=""))]
+        return redacted(line, forms, "***", database=True)
 
 
 def database_at(text: str, where: str = "") -> Database:

@@ -21,13 +21,14 @@ from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.log import check, merkle, note
 from compliance_bake.log.tiles import TILE_HEIGHT, TILE_WIDTH, Source, TileMissing, TileReader
 from compliance_bake.report.models import JsonObject
+from compliance_bake.targets.fetch import shown_url
 
 
 @dataclass(slots=True)
 class LogAudit(Findings):
     """The log's checkpoint, its entries as read, and what failed (`failures`)."""
 
-    location: str
+    location: str  # as every output shows it: a URL without its user name or password
     checkpoint: note.Checkpoint | None = None
     entries: list[dict[str, Any]] = field(default_factory=list)
 
@@ -60,7 +61,7 @@ def _entry(index: int, data: bytes) -> tuple[dict[str, Any], Finding | None]:
 
 
 def audit_log(location: str, source: Source, keys: Sequence[Ed25519PublicKey]) -> LogAudit:
-    result = LogAudit(location)
+    result = LogAudit(shown_url(location))
     signed = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, keys)
     if isinstance(signed, Finding):
         result.findings.append(signed)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple, Protocol
 
 from compliance_bake.findings import FAIL, WARN
+from compliance_bake.report.escape import json_line
 
 # `shadow.sources`: which party gave each column of the rows.
 SOURCE_TARGET = "target"
@@ -157,11 +158,4 @@ def pair_words(state: str, partner: str, reason: str | None) -> str:
 
 def reason_words(reason: str | None) -> str:
     """The target's reason as given, quoted, or that it gave none."""
-    return "no reason given" if reason is None else json_text(reason)
-
-
-def json_text(text: str) -> str:
-    """A string as JSON text: quoted, control characters escaped."""
-    import json
-
-    return json.dumps(text, ensure_ascii=False)
+    return "no reason given" if reason is None else json_line(reason)

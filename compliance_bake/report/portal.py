@@ -186,10 +186,6 @@ def read_facts(page: bytes) -> PortalFacts | None:
         return None
 
 
-def _json_value(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-
-
 def file_names(text: str) -> str:
     """Free text with each absolute path reduced to its file name."""
     return _ABSOLUTE.sub(lambda m: _name(m.group()), text)
@@ -237,7 +233,7 @@ def _environment() -> Any:
         keep_trailing_newline=True,
     )
     env.filters["cell"] = escape.html_cell
-    env.filters["json"] = _json_value
+    env.filters["json"] = escape.json_line
     env.filters["names"] = file_names
     env.filters["command"] = command_file_names
     env.filters["words"] = words
@@ -288,8 +284,8 @@ def _board_row(row: BoardRow) -> BoardView:
         fields.append(
             StateField(
                 name=name,
-                expected="(missing)" if expected is missing else _json_value(expected),
-                actual="(missing)" if actual is missing else _json_value(actual),
+                expected="(missing)" if expected is missing else escape.json_line(expected),
+                actual="(missing)" if actual is missing else escape.json_line(actual),
                 differs=expected is missing
                 or actual is missing
                 or not strict_equals(expected, actual),

@@ -41,6 +41,7 @@ from compliance_bake.inputs.schemas import SchemaViolation
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
 from compliance_bake.report.disagreements import RowKind
+from compliance_bake.report.escape import json_line
 from compliance_bake.report.models import ShadowRow, Snapshot
 from compliance_bake.report.row_kinds import row_kinds, rows_meet_schema
 from compliance_bake.signing import proofs
@@ -57,7 +58,7 @@ from compliance_bake.targets.fetch import (
 from compliance_bake.targets.routes import DEFAULT_TIMEOUT
 from compliance_bake.verify.attestation import AttestationResult, check_attestation
 from compliance_bake.verify.document import parse_snapshot
-from compliance_bake.verify.findings import json_value
+from compliance_bake.verify.findings import QUOTED
 
 NOT_SNAPSHOT_HINT = "pass a snapshot baked by compliance-bake (out/api/compliance.json)"
 SOURCE_HINT = (
@@ -212,7 +213,7 @@ def plain_violation(violation: SchemaViolation) -> str:
     """What is wrong where, in words and JSON values: the validator's own wording names schema
     keywords (`not`, `const`) and prints the schema's internals, which a reader of the snapshot
     cannot act on."""
-    where, value = violation.path, json_value(violation.instance, 80)
+    where, value = violation.path, json_line(violation.instance, 80)
     message, keyword = violation.message, violation.keyword
     quoted = re.findall(r"'((?:[^'\\]|\\.)*)'", message)
     if keyword == "not":
@@ -222,7 +223,7 @@ def plain_violation(violation: SchemaViolation) -> str:
             return f"{where}: {absent} is not allowed with the other values of this object"
         return f"{where}: {value} is a value this place forbids"
     if keyword == "additionalProperties" and quoted:
-        names = ", ".join(json_value(q) for q in quoted)
+        names = ", ".join(json_line(q, QUOTED) for q in quoted)
         return f"{where}: {names} is not a property this object may have"
     if keyword == "required":
         missing = message.removesuffix(" is a required property")

@@ -1,5 +1,7 @@
 """The fast paths that stay say what the plain ones say, and catch what they catch.
 
+- `may_hold_float`, the one float scan of a rendering (compact or indented), finds every float
+  the value holds;
 - `loads_pretty` (one orjson parse of a file in the baked layout) reads what `loads_strict` reads
   and refuses what it refuses, with the same place;
 - the registry copies, compared by serialisation (`json_equals`) or by their bytes, still fail on
@@ -29,6 +31,7 @@ from compliance_bake.inputs.jsonio import (
     dumps_pretty,
     loads_pretty,
     loads_strict,
+    may_hold_float,
 )
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals, strict_equals
@@ -54,6 +57,40 @@ values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4),
     max_leaves=20,
 )
+
+
+def _holds_float(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_holds_float(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_holds_float(item) for item in value)
+    return type(value) is float
+
+
+@settings(max_examples=400, deadline=None)
+@given(values)
+def test_the_one_float_scan_finds_every_float_in_either_rendering(value: Any) -> None:
+    """A float found by the value's types is found in its compact and its indented text; a
+    value without one is told so unless a string looks like one."""
+    import orjson
+
+    try:
+        compact = orjson.dumps(value)
+    except TypeError:  # an integer past 64 bits: orjson writes none, and neither do we
+        return
+    for rendering in (compact, dumps_pretty(value)):
+        if _holds_float(value):
+            assert may_hold_float(value, rendering)
+        elif not any(type(leaf) is str for leaf in _leaves(value)):
+            assert not may_hold_float(value, rendering)
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
 
 
 def _read(read: Any, raw: bytes) -> tuple[str, Any]:

@@ -50,7 +50,8 @@ from compliance_bake.audit.sql import (
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.database import POSTGRES as POSTGRES_URLS
-from compliance_bake.inputs.database import failing, without_password
+from compliance_bake.inputs.database import failing
+from compliance_bake.inputs.redaction import redacted
 from compliance_bake.progress import ProgressSink
 
 # $1 and $2 are the window's edges, instants (sql._PG_PARAMS); $3 .. $8 the reference relations
@@ -119,7 +120,7 @@ class PostgresEngine:
         self, plays: str, fmt: PlaysFormat | None = None, options: PlaysOptions = NO_OPTIONS
     ) -> str:
         if not is_postgres(plays):
-            shown = without_password(plays) if "://" in plays else plays
+            shown = redacted(plays, database=True)
             raise InputError(
                 f"{shown}: --engine postgres audits plays inside their PostgreSQL server",
                 "give --plays postgresql://..., or --engine duckdb for this source",
