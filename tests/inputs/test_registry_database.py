@@ -1,7 +1,7 @@
 """A registry in the operator's database (`--registry sqlite:PATH`, `--registry postgresql://`,
 `--registry-map FILE`): compliance_bake/inputs/registry_database.py.
 
-The same registry (tests/inputs/_registry_db.py) as a fixtures folder, in a real SQLite file and
+The same registry (tests/support/registry_db.py) as a fixtures folder, in a real SQLite file and
 in the run's real PostgreSQL cluster bakes, through the real CLI and the in-process engine, into
 snapshots whose decisions and policy questions are the folder's; `verify` passes. A bad registry
 is one line, exit 2, and no out folder.
@@ -19,7 +19,7 @@ import pytest
 from compliance_bake.inputs.jurisdictions import NAMES
 from compliance_bake.inputs.zipindex import zip_index
 from tests.conftest import NOW, invoke
-from tests.inputs import _registry_db as reg
+from tests.support import registry_db as reg
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
 

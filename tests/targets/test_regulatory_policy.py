@@ -8,9 +8,7 @@ names it too; a registry maximum below the service's fails at an amount between 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,50 +19,20 @@ import pytest
 from compliance_bake.policy.amounts import amount_json
 from compliance_bake.policy.recorded import question_from_json
 from tests.conftest import NOW, invoke
-from tests.targets.test_target_profiles import _stop, bun_binary
+from tests.targets.bun_services import REGISTRY, regulatory_running
 
 pytestmark = pytest.mark.service
 
 HERE = Path(__file__).resolve().parent
-SERVICE = HERE / "services" / "bun_regulatory.ts"
 PROFILE = HERE / "profiles" / "bun_regulatory_questions.toml"
 HEADLINE_PROFILE = HERE / "profiles" / "bun_regulatory.toml"
-REGISTRY = HERE / "policy_registry"
-NOW_SECONDS = "1795320360"  # tests.conftest.NOW
 POLICY = "registry/compliance-policy.json"
-
-
-def _start(limits: Path = REGISTRY / "limits.json", broken: str = "") -> tuple[Any, str]:
-    env = dict(
-        os.environ,
-        FIXTURES=str(REGISTRY / "licences.json"),
-        LIMITS=str(limits),
-        GEO=str(REGISTRY / "geo.json"),
-        NOW=NOW_SECONDS,
-        BROKEN=broken,
-    )
-    process = subprocess.Popen(
-        [bun_binary(), "run", str(SERVICE)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if not line.startswith("listening on "):
-        process.kill()
-        pytest.fail(f"the Bun service did not start: {line!r}")
-    return process, line.split()[-1]
 
 
 @pytest.fixture
 def service() -> Iterator[str]:
-    process, url = _start()
-    try:
+    with regulatory_running() as url:
         yield url
-    finally:
-        _stop(process)
 
 
 def _bake(out: Path, url: str, profile: Path = PROFILE, registry: Path = REGISTRY) -> Any:
@@ -150,12 +118,9 @@ SWITCHES = {
 @pytest.mark.parametrize("switch", list(SWITCHES))
 def test_each_broken_rule_fails_the_bake_and_verify_naming_it(switch: str, tmp_path: Path) -> None:
     words, key, kinds = SWITCHES[switch]
-    process, url = _start(broken=switch)
-    try:
-        out = tmp_path / "out"
+    out = tmp_path / "out"
+    with regulatory_running(broken=switch) as url:
         run = _bake(out, url)
-    finally:
-        _stop(process)
     assert run.exit_code == 1, run.output
     failing = [q for q in _record(out)["questions"] if key in q["disagreements"]]
     assert failing, switch
@@ -183,12 +148,9 @@ def test_a_registry_maximum_below_the_service_s_fails_between_them(tmp_path: Pat
     (registry / "limits.json").write_text(json.dumps(rows))
     service_limits = tmp_path / "service-limits.json"
     service_limits.write_text(json.dumps(service_rows))
-    process, url = _start(limits=service_limits)
-    try:
-        out = tmp_path / "out"
+    out = tmp_path / "out"
+    with regulatory_running(limits=service_limits) as url:
         run = _bake(out, url, registry=registry)
-    finally:
-        _stop(process)
     assert run.exit_code == 1, run.output
     failing = [q for q in _record(out)["questions"] if "maxWagerNotEnforced" in q["disagreements"]]
     assert failing
