@@ -1,4 +1,8 @@
-"""One registry, written three ways: a fixtures folder, a SQLite file and a PostgreSQL database.
+"""A registry written three ways: a fixtures folder, a SQLite file and a PostgreSQL database.
+
+`folder_rows` gives the four tables' rows of any fixtures folder with a limits.json (the
+regulatory Bun service's tests/targets/policy_registry); `statements`, `write_sqlite` and
+`postgres_sql` write them, by default the tables of this one registry:
 
 The registry is the bundled fixtures' (fixtures/licences.json and geo.json: their states,
 partners, licences and profiles) with limit rows for every wager type of its states, in the
@@ -70,8 +74,8 @@ def bundled() -> tuple[dict[str, Any], dict[str, Any]]:
     )
 
 
-def licence_rows() -> list[tuple[str, str, str, str, int]]:
-    licences, _ = bundled()
+def licence_rows(licences: dict[str, Any] | None = None) -> list[tuple[str, str, str, str, int]]:
+    licences = licences or bundled()[0]
     return [
         (p["nodeId"], lic["state"], lic["licenceNumber"], lic["status"], 1767225600)
         for p in licences["partners"]
@@ -79,8 +83,8 @@ def licence_rows() -> list[tuple[str, str, str, str, int]]:
     ]
 
 
-def geo_rows() -> list[tuple[str, str, int, str, str, int]]:
-    _, geo = bundled()
+def geo_rows(geo: dict[str, Any] | None = None) -> list[tuple[str, str, int, str, str, int]]:
+    geo = geo or bundled()[1]
     return [
         (p["nodeId"], p["stateCode"], p["age"], p["location"], p["zipCode"], 1767225600)
         for p in geo["partners"]
@@ -137,6 +141,30 @@ def table_rows() -> dict[str, list[tuple[Any, ...]]]:
         "regulatory_limits": limit_values(),
         "partner_geo_profiles": list(geo_rows()),
         "partner_profile_bindings": [(node, meta, 1767225600) for node, meta in BINDINGS],
+    }
+
+
+def folder_rows(folder: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """The four tables' rows of a fixtures folder's registry: its licences, its geo profiles,
+    its limit rows in file order (ids from 1) and a binding per partner whose metadata says
+    geo.json's identityVerified."""
+    licences, geo, limits = (
+        json.loads((folder / name).read_text())
+        for name in ("licences.json", "geo.json", "limits.json")
+    )
+    rows = [
+        (number, *(row[column] for column in LIMIT_COLUMNS[1:]))
+        for number, row in enumerate(limits["limits"], start=1)
+    ]
+    bindings = [
+        (p["nodeId"], json.dumps({"identity_verified": p.get("identityVerified", False)}), 0)
+        for p in geo["partners"]
+    ]
+    return {
+        "partner_state_licenses": list(licence_rows(licences)),
+        "regulatory_limits": limit_values(rows),
+        "partner_geo_profiles": list(geo_rows(geo)),
+        "partner_profile_bindings": bindings,
     }
 
 
