@@ -186,6 +186,10 @@ class HttpTarget:
                 values[name] = value
         return operation.for_values(tuple(sorted(values.items())))
 
+    @property
+    def wager_types(self) -> tuple[str, ...]:
+        return tuple(self._profile.wagers or ())
+
     def wager_types_missing(self, wager_types: Iterable[str]) -> None:
         """InputError (exit 2) when a wager type to be asked has no `[wagers."TYPE"]` table
         that the profile's questions need; called before any request."""

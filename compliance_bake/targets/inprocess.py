@@ -97,6 +97,10 @@ class InProcessTarget:
     ) -> Iterator[Decision]:
         raise RuntimeError("the in-process engine has no shadow decision")
 
+    @property
+    def wager_types(self) -> tuple[str, ...]:
+        return ()
+
     def wager_types_missing(self, wager_types: Iterable[str]) -> None:
         return None  # the engine takes any wager type
 

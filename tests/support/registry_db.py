@@ -16,6 +16,7 @@ geo.json's `identityVerified`.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -218,3 +219,48 @@ def postgres_sql(**kwargs: Any) -> str:
             values = ", ".join("(" + ", ".join(map(_literal, row)) + ")" for row in rows)
             parts.append(sql.split(" VALUES ")[0] + " VALUES " + values + ";")
     return "\n".join(parts)
+
+
+def postgres_database(cluster: Any, sql: str) -> str:
+    """A new database of the cluster (tests/_pg_helpers.Cluster) set up by `sql` as the
+    superuser; its name."""
+    name = "registry_" + os.urandom(6).hex()
+    cluster.psql(f"CREATE DATABASE {name}", database="postgres")
+    cluster.psql(sql, database=name)
+    return name
+
+
+# Other names for every table and a few columns, for the map.
+OTHER_NAMES = {
+    "partner_state_licenses": "op_licences",
+    "regulatory_limits": "op_limits",
+    "partner_geo_profiles": "op_profiles",
+    "partner_profile_bindings": "op_bindings",
+}
+OTHER_COLUMNS = {
+    "partner_state_licenses": {"node_id": "partner", "status": "licence_state"},
+    "regulatory_limits": {"state_code": "jurisdiction", "max_wager": "stake_cap"},
+    "partner_geo_profiles": {"zip_code": "postal"},
+    "partner_profile_bindings": {"metadata_json": "meta"},
+}
+MAP_TOML = """
+states = ["MA", "NJ"]
+
+[partner_state_licenses]
+table = "op_licences"
+columns = { node_id = "partner", status = "licence_state" }
+
+[regulatory_limits]
+table = "op_limits"
+[regulatory_limits.columns]
+state_code = "jurisdiction"
+max_wager = "stake_cap"
+
+[partner_geo_profiles]
+query = "SELECT node_id, state_code, age, location, postal FROM op_profiles"
+columns = { zip_code = "postal" }
+
+[partner_profile_bindings]
+table = "op_bindings"
+columns = { metadata_json = "meta" }
+"""
