@@ -21,6 +21,7 @@ from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, ZipWindowResult
 from compliance_bake.clock import iso_millis
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_NOTHING_CHECKED, EXIT_OK
 from compliance_bake.inputs.jsonio import dumps_pretty
+from compliance_bake.inputs.registry_map import MappedSource
 from compliance_bake.inputs.registry_source import RegistryForm, registry_form
 from compliance_bake.inputs.registry_source import shown_source as shown_registry
 from compliance_bake.report import models
@@ -38,9 +39,10 @@ def audit_command(
     plays_format: PlaysFormat | None = None,
     options: PlaysOptions | None = None,
 ) -> str:
-    """The command line that runs this audit (with `now` and `fixtures`: reproduces it). The
-    demo fixtures are the default of --fixtures, so they are not named. Plays read from standard
-    input keep `--plays -`: the command reproduces the audit with the same plays piped in."""
+    """The command line that runs this audit (with `now` and `fixtures`: reproduces it, a
+    database registry with its --registry-map). The demo fixtures are the default of
+    --fixtures, so they are not named. Plays read from standard input keep `--plays -`: the
+    command reproduces the audit with the same plays piped in."""
     words = ["compliance-bake", "audit", "deep", "--plays", not_an_option(shown_source(plays))]
     if options is not None:
         if options.columns.given:
@@ -56,6 +58,8 @@ def audit_command(
         words += ["--now", now]
     if isinstance(fixtures, str) and registry_form(fixtures) is not RegistryForm.FOLDER:
         words += ["--registry", shown_registry(fixtures)]
+        if isinstance(fixtures, MappedSource):
+            words += ["--registry-map", not_an_option(str(fixtures.map_file))]
     elif fixtures is not None and not is_demo_fixtures(Path(fixtures)):
         words += ["--fixtures", not_an_option(str(fixtures))]
     return shlex.join(words)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import pytest
 from compliance_bake.inputs.jurisdictions import NAMES
 from compliance_bake.inputs.registry_source import read_registry
 from compliance_bake.inputs.zipindex import zip_index
+from compliance_bake.resources import demo_fixtures_dir
 from tests.conftest import NOW, invoke
 from tests.support import registry_db as reg
 
@@ -132,6 +134,26 @@ def test_a_profile_s_wager_types_come_first_in_every_state_then_the_rows(tmp_pat
     ]  # fmt: skip
     plain = read_registry(f"sqlite:{database}").registry.states
     assert plain[1].wager_types[0] == "basketball.totals"
+
+
+def test_the_deep_audit_s_command_carries_the_map_and_reruns_the_bake_s_audit(
+    tmp_path: Path,
+) -> None:
+    database = reg.write_sqlite(
+        tmp_path / "registry.db", names=reg.OTHER_NAMES, columns=reg.OTHER_COLUMNS
+    )
+    map_file = tmp_path / "map.toml"
+    map_file.write_text(reg.MAP_TOML)
+    plays = demo_fixtures_dir() / "plays.csv"
+    mapped = (f"sqlite:{database}", "--registry-map", str(map_file), "--deep-audit", str(plays))
+    run = bake(tmp_path / "out", *mapped)
+    assert run.exit_code == 0, run.output
+    deep = _json(tmp_path / "out" / "api" / "compliance.json")["deepAudit"]
+    words = shlex.split(deep["command"])
+    assert words[words.index("--registry") + 1 :][:3] == list(mapped[:3])
+    again = invoke(*words[1:], "--out", str(tmp_path / "audit"), "--json")
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.output)["zipWindow"] == deep["zipWindow"]
 
 
 def test_without_the_map_the_other_names_are_a_missing_table(tmp_path: Path) -> None:
