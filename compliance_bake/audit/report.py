@@ -39,10 +39,9 @@ def audit_command(
     plays_format: PlaysFormat | None = None,
     options: PlaysOptions | None = None,
 ) -> str:
-    """The command line that runs this audit (with `now` and `fixtures`: reproduces it, a
-    database registry with its --registry-map). The demo fixtures are the default of
-    --fixtures, so they are not named. Plays read from standard input keep `--plays -`: the
-    command reproduces the audit with the same plays piped in."""
+    """The command line that runs this audit (with `now` and `fixtures`, and a database's
+    --registry-map: reproduces it). The demo fixtures are the default of --fixtures, so they are
+    not named. Plays from standard input keep `--plays -`: it reruns with them piped in."""
     words = ["compliance-bake", "audit", "deep", "--plays", not_an_option(shown_source(plays))]
     if options is not None:
         if options.columns.given:

@@ -426,15 +426,12 @@ def _states(
     return tuple(sorted(codes | {row.state for row in limits}))
 
 
-def _state(
-    code: str, limits: Sequence[LimitRow], profile_types: Sequence[str], fail: _Fail
-) -> StateRules:
-    """A regulated state: its jurisdiction's name, its wager types (the profile's first, in its
-    order, so the matrix asks the headline wager type the profile is written for; then its
-    rows', in the rows' order), and `limits` (what the status panel's hasLimits reports) the
-    count of its rows."""
+def _state(code: str, limits: Sequence[LimitRow], extra: Sequence[str], fail: _Fail) -> StateRules:
+    """A regulated state: its jurisdiction's name, its wager types (`extra`, a profile's, first, so
+    the matrix asks the profile's headline; then its rows', in order), and `limits` (the status
+    panel's hasLimits) its rows' count."""
     own = [row for row in limits if row.state == code]
-    wager_types = tuple(dict.fromkeys([*profile_types, *(row.wager_type for row in own)]))
+    wager_types = tuple(dict.fromkeys([*extra, *(row.wager_type for row in own)]))
     if not wager_types:
         raise fail(
             LIMITS, None, "state_code", f"no row of {code}, so {code} permits no wager type",

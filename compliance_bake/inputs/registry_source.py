@@ -64,9 +64,8 @@ def folder_of(source: str | Path) -> Path | None:
 
 
 def read_registry(source: str | Path, wager_types: Sequence[str] = ()) -> Fixtures:
-    """The registry of `source`, whatever its form; InputError (exit 2) when it cannot be read.
-    A database registry's states permit `wager_types` too (a target profile's `[wagers]`);
-    a folder's licences.json lists its own."""
+    """The registry of `source`, whatever its form (a database's states also permit
+    `wager_types`, a profile's `[wagers]`); InputError (exit 2) when it cannot be read."""
     if isinstance(source, Path):
         return load_fixtures(source)
     if not source.strip():

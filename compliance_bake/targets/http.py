@@ -67,6 +67,7 @@ class HttpTarget:
         self._url = routes.parse_target_url(url) if isinstance(url, str) else url
         self._settings = settings or HttpSettings()
         self._profile = profile or builtin_profile()
+        self.wager_types = tuple(self._profile.wagers or ())
         auth = self._profile.auth
         headers = {"Accept": "application/json", "User-Agent": f"compliance-bake/{__version__}"}
         self._shown_headers = dict(headers)
@@ -185,10 +186,6 @@ class HttpTarget:
             else:
                 values[name] = value
         return operation.for_values(tuple(sorted(values.items())))
-
-    @property
-    def wager_types(self) -> tuple[str, ...]:
-        return tuple(self._profile.wagers or ())
 
     def wager_types_missing(self, wager_types: Iterable[str]) -> None:
         """InputError (exit 2) when a wager type to be asked has no `[wagers."TYPE"]` table

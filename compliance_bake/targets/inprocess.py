@@ -23,6 +23,7 @@ def python_runtime() -> str:
 class InProcessTarget:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
+        self.wager_types: tuple[str, ...] = ()  # no profile, no [wagers]
 
     @property
     def base(self) -> str:
@@ -96,10 +97,6 @@ class InProcessTarget:
         self, questions: Sequence[Question], progress: Progress | None = None
     ) -> Iterator[Decision]:
         raise RuntimeError("the in-process engine has no shadow decision")
-
-    @property
-    def wager_types(self) -> tuple[str, ...]:
-        return ()
 
     def wager_types_missing(self, wager_types: Iterable[str]) -> None:
         return None  # the engine takes any wager type
