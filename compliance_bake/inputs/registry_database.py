@@ -16,8 +16,9 @@ column (exit 2).
 
 What the tables give (docs/fixtures.md): the regulated states are the map's `states`, else
 those of the licence and limit rows; a state's name is its jurisdiction's
-(`inputs/jurisdictions.py`); its wager types are its limit rows' `sport_id.market_id`, in the
-rows' order (by `id` where the table has one), the first being the one the shadow matrix asks;
+(`inputs/jurisdictions.py`); its wager types are the target profile's `[wagers]` types, then its
+limit rows' `sport_id.market_id` in the rows' order (by `id` where the table has one), the first
+being the one the shadow matrix asks;
 the partners are those of `partner_geo_profiles` (each licence's partner needs its profile);
 a partner is identity-verified when a binding's `metadata_json` says so
 (`rows.identity_verified_from_metadata`).
@@ -86,14 +87,14 @@ class _Row:
         self.values = values
 
 
-def read_database_registry(source: str, shown: str) -> Fixtures:
+def read_database_registry(source: str, shown: str, wager_types: Sequence[str] = ()) -> Fixtures:
     """The registry of a database source (`shown`: its text without the password, as the
-    snapshot records it); InputError (exit 2) for a bad source, map or registry, SourceError
-    (exit 3) for a server that cannot be reached or breaks off."""
+    snapshot records it; each state permits `wager_types` too); InputError (exit 2) for a bad
+    source, map or registry, SourceError (exit 3) for a server unreached or breaking off."""
     mapping = read_map(source.map_file) if isinstance(source, MappedSource) else DEFAULT_MAP
     database = database_at(str(source), "--registry ")
     rows = _read_all(database, mapping)
-    return _registry(database, mapping, rows, str(shown))  # a plain str: the record's
+    return _registry(database, mapping, rows, str(shown), wager_types)  # shown: the record's str
 
 
 def _read_all(database: Database, mapping: RegistryMap) -> dict[str, list[_Row]]:
@@ -197,7 +198,11 @@ _Fail = Callable[[str, "_Row | None", str, str, str], InputError]
 
 
 def _registry(
-    database: Database, mapping: RegistryMap, rows: Mapping[str, list[_Row]], shown: str
+    database: Database,
+    mapping: RegistryMap,
+    rows: Mapping[str, list[_Row]],
+    shown: str,
+    wager_types: Sequence[str],
 ) -> Fixtures:
     def fail(table: str, row: _Row | None, column: str, problem: str, hint: str) -> InputError:
         """One line naming the source, the table, the row and the column (as the source names
@@ -241,7 +246,7 @@ def _registry(
             )  # fmt: skip
     verified = _verified(rows[BINDINGS], fail)
     registry = LicenceRegistry(
-        states=tuple(_state(code, limit_rows, fail) for code in states),
+        states=tuple(_state(code, limit_rows, wager_types, fail) for code in states),
         partners=tuple(Partner(node, held) for node, held in by_partner.items()),
     )
     facts = tuple(PartnerFacts(p.node_id, p.age, p.zip_code, p.node_id in verified) for p in geo)
@@ -399,11 +404,13 @@ def _states(
     return tuple(sorted(codes | {row.state for row in limits}))
 
 
-def _state(code: str, limits: Sequence[LimitRow], fail: _Fail) -> StateRules:
-    """A regulated state: its jurisdiction's name, its rows' wager types in the rows' order,
-    and `limits` (what the status panel's hasLimits reports) the count of its rows."""
+def _state(code: str, limits: Sequence[LimitRow], extra: Sequence[str], fail: _Fail) -> StateRules:
+    """A regulated state: its jurisdiction's name, its wager types (`extra`, a profile's, first, so
+    the matrix asks the profile's headline; then its rows', in order), and `limits` (the status
+    panel's hasLimits) its rows' count."""
     own = [row for row in limits if row.state == code]
-    if not own:
+    wager_types = tuple(dict.fromkeys([*extra, *(row.wager_type for row in own)]))
+    if not wager_types:
         raise fail(
             LIMITS, None, "state_code", f"no row of {code}, so {code} permits no wager type",
             f"add a row per wager type {code} permits (the first is the one the matrix asks)",
@@ -411,6 +418,6 @@ def _state(code: str, limits: Sequence[LimitRow], fail: _Fail) -> StateRules:
     return StateRules(
         code=code,
         name=jurisdiction_name(code) or code,
-        wager_types=tuple(dict.fromkeys(row.wager_type for row in own)),
+        wager_types=wager_types,
         limits={"limitRows": len(own)},
     )

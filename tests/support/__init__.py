@@ -1,4 +1,4 @@
 """What the tests and the benchmarks share: a live `serve` on a loopback port
-(`live_service`), generated fixtures of any size (`gen_fixtures`), and a child process's own CPU,
-wall and peak (`peak`). The benchmarks under bench/ import these; the tests import nothing from
-bench/."""
+(`live_service`), generated fixtures of any size (`gen_fixtures`), a child process's own CPU,
+wall and peak (`peak`), and a registry written into SQLite and PostgreSQL (`registry_db`). The
+benchmarks under bench/ import these; the tests import nothing from bench/."""
