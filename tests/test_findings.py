@@ -60,3 +60,60 @@ def test_a_validator_that_stops_is_a_refusal_not_a_string(monkeypatch: pytest.Mo
 
     assert not schema_finding("board.json", got, report)
     assert report.failures[0].what == "schema: cannot validate (RecursionError)"
+
+
+def _logged(counts: dict[str, int]) -> Any:
+    from compliance_bake.log.entry import entry_of
+
+    document = {
+        "generatedAt": "2026-11-01T04:06:00Z",
+        "integrity": {"checks": [{"id": "c", "ok": True}], "proof": {"digest": "d"}},
+        "enhancements": {"passed": 1, "total": 1},
+        "shadow": {"disagreements": counts, "summary": {"mismatches": 0}, "base": "t"},
+    }
+    return entry_of(document, "sha", "key")["verdict"]
+
+
+def test_the_log_entry_fails_by_a_kinds_severity(monkeypatch: pytest.MonkeyPatch) -> None:
+    warned = {disagreements.REASON_NOT_SPEC_FORM: 2, disagreements.REAL_SHADOW_DIFFER: 0}
+    assert _logged(warned)["ok"] and "shadowDisagreements" not in _logged(warned)
+    monkeypatch.setitem(disagreements.SEVERITY, disagreements.REASON_NOT_SPEC_FORM, FAIL)
+    assert _logged(warned) == {
+        "ok": False,
+        "board": {"passed": 1, "total": 1},
+        "shadowMismatches": 0,
+        "shadowDisagreements": {disagreements.REASON_NOT_SPEC_FORM: 2},
+    }
+
+
+def test_a_policy_kind_is_waivable_and_counted_by_its_severity(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from compliance_bake.report import policy, portal_waivers
+    from compliance_bake.waivers.apply import policy_items
+
+    question = {
+        "state": "NJ",
+        "partner": "p",
+        "kind": "k",
+        "question": {},
+        "expected": {"rule": "r"},
+    }
+    record = {"questions": [{**question, "disagreements": [policy.OTHER_REASON]}]}
+    assert policy.SEVERITY[policy.OTHER_REASON] == WARN
+    assert policy_items(record) == [] and portal_waivers.failing_items({}, record) == 0
+    monkeypatch.setitem(policy.SEVERITY, policy.OTHER_REASON, FAIL)
+    assert [item.kind for item in policy_items(record)] == [policy.OTHER_REASON]
+    assert portal_waivers.failing_items({}, record) == 1
+
+
+def test_each_rule_is_a_finding_of_its_file_failing_with_its_places() -> None:
+    from compliance_bake.verify.rules import RULES, RuleContext, check_rules
+
+    found = check_rules({}, RuleContext(hmac_ok=True), "api/compliance.json")
+    assert [f.rule for f in found] == [r.id for r, _ in RULES]
+    assert all(f.file == "api/compliance.json" and f.kind == RULE for f in found)
+    assert any("could not run on this document" in f.what for f in found)
+    for finding, (spec_rule, _) in zip(found, RULES, strict=True):
+        bare = f"rule {spec_rule.id}: {spec_rule.message}"
+        assert (finding.severity == FAIL) is (finding.what != bare), finding

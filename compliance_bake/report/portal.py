@@ -38,6 +38,7 @@ from operator import attrgetter, not_
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
+from compliance_bake.findings import FAIL
 from compliance_bake.report import disagreements, escape
 from compliance_bake.report.deepequal import strict_equals
 from compliance_bake.report.models import (
@@ -345,7 +346,7 @@ def _verdict(
     )
     counts = dict(snapshot.shadow.disagreements or {})
     kinds = [
-        (disagreements.KINDS[kind], n, kind in disagreements.FAILING)
+        (disagreements.KINDS[kind], n, disagreements.SEVERITY[kind] == FAIL)
         for kind, n in counts.items()
         if n and kind in disagreements.KINDS
     ]

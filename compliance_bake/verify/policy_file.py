@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from compliance_bake.findings import DIGEST, HMAC, RECORDED, RULE, Refusal
+from compliance_bake.findings import DIGEST, FAIL, HMAC, RECORDED, RULE, Refusal
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.policy.decide import decide
@@ -29,7 +29,7 @@ from compliance_bake.policy.recorded import (
     registry_from_json,
 )
 from compliance_bake.report import layout
-from compliance_bake.report.policy import FAILING, KINDS, classify, question_words
+from compliance_bake.report.policy import KINDS, SEVERITY, classify, question_words
 from compliance_bake.signing import proofs
 from compliance_bake.signing.canon import same_mac
 from compliance_bake.signing.secret import Secret
@@ -148,7 +148,7 @@ def _redecide(
                 f"{where}: records {item['disagreements']}, the answers make {list(kinds)}"
             )
         for kind in kinds:
-            if kind in FAILING and index not in waived:
+            if SEVERITY[kind] == FAIL and index not in waived:
                 failing[kind] += 1
                 if len(named) < _NAMED:
                     named.append(f"{KINDS[kind]}: {question_words(item)} ({where})")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compliance_bake.findings import DIGEST, FAIL, HMAC, RECORDED, RULE
+from compliance_bake.findings import DIGEST, FAIL, HMAC, RECORDED
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import disagreements
 from compliance_bake.report.models import ShadowRow
@@ -128,11 +128,7 @@ def verify_snapshot(
         block_renderings=block_renderings,
         columns=columns,
     )
-    for result in check_rules(snap, context):
-        what = f"rule {result.rule.id}: {result.rule.message}"
-        if not result.ok:
-            what += ": " + "; ".join(result.places)
-        report.add(name, result.ok, what, RULE, result.rule.id)
+    report.findings.extend(check_rules(snap, context, name))
     checks = integrity.get("checks")
     for check in checks if isinstance(checks, list) else []:
         if isinstance(check, dict) and check.get("ok") is not True:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from compliance_bake.findings import FAIL
 from compliance_bake.report import disagreements, policy
 from compliance_bake.waivers.read import QUESTION_FIELDS, Waiver, WaiverFile, field_text
 
@@ -57,7 +58,7 @@ def shadow_items(shadow: Mapping[str, Any]) -> list[Item]:
         found += [
             Item(SHADOW, index, row["state"], row["partner"], kind)
             for kind in kinds
-            if kind in disagreements.FAILING
+            if disagreements.SEVERITY[kind] == FAIL
         ]
     return found
 
@@ -74,7 +75,7 @@ def policy_items(record: Mapping[str, Any] | None) -> list[Item]:
                 POLICY, index, doc["state"], doc["partner"], kind, doc["expected"]["rule"], question
             )
             for kind in doc["disagreements"]
-            if kind in policy.FAILING
+            if policy.SEVERITY.get(kind) == FAIL
         ]
     return found
 

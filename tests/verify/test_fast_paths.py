@@ -24,6 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compliance_bake.findings import FAIL, INFO
 from compliance_bake.inputs.jsonio import (
     INT_MAX,
     MAX_DEPTH,
@@ -317,7 +318,7 @@ def _results(snap: dict[str, Any], monkeypatch: pytest.MonkeyPatch, walk: bool) 
         if walk:
             patch.setattr(rules, "shadow_columns", lambda snap: None)
         found = rules.check_rules(snap, RuleContext(hmac_ok=True))
-    return [(r.rule.id, r.places) for r in found if r.rule.id in _SHADOW_RULES]
+    return [(f.rule, f.severity, f.what) for f in found if f.rule in _SHADOW_RULES]
 
 
 def test_the_column_rules_give_the_row_by_row_findings(
@@ -368,9 +369,9 @@ def test_a_state_in_two_runs_is_counted_pair_by_pair(
     snap = copy.deepcopy(demo_snapshot)
     rows = snap["shadow"]["rows"]
     rows.append(rows.pop(0))  # the first state's first row now stands at the end: not a run
-    assert _results(snap, monkeypatch, walk=False)[0] == ("shadow-coverage", ())
+    assert _results(snap, monkeypatch, walk=False)[0][:2] == ("shadow-coverage", INFO)
     rows.append(copy.deepcopy(rows[1]))  # and a pair twice, in no run
-    assert _results(snap, monkeypatch, walk=False)[0][1] != ()
+    assert _results(snap, monkeypatch, walk=False)[0][1] == FAIL
 
 
 def test_the_secret_search_by_renderings_finds_what_the_full_search_finds(baked: Path) -> None:
