@@ -89,15 +89,13 @@ def init(source: str, timeout: float) -> None:
     if is_url(source):
         raw = fetch_document(source, timeout=timeout, max_bytes=_OPENAPI_MAX_BYTES)
     else:
-        try:
-            raw = read_regular_file(
-                source, max_bytes=_OPENAPI_MAX_BYTES, what="OpenAPI document (JSON)"
-            )
-        except FileNotFoundError:
-            raise InputError(
-                f"--from-openapi {shown}: no such file",
-                "give the OpenAPI document's URL or a JSON file",
-            ) from None
+        missing = InputError(
+            f"--from-openapi {shown}: no such file",
+            "give the OpenAPI document's URL or a JSON file",
+        )
+        raw = read_regular_file(
+            source, max_bytes=_OPENAPI_MAX_BYTES, what="OpenAPI document (JSON)", missing=missing
+        )
     try:
         document = loads_strict(raw)
     except StrictJSONError as exc:

@@ -21,7 +21,7 @@ from typing import Any
 
 from compliance_bake.errors import InputError
 from compliance_bake.identity.keys import PREFIX_LEN, KeyRecord, KeyStore
-from compliance_bake.inputs.files import FIXTURE_MAX_BYTES, read_regular_file
+from compliance_bake.inputs.files import FIXTURE_MAX_BYTES, read_if_present
 from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
 from compliance_bake.inputs.private_file import write_private_bytes
 
@@ -63,9 +63,8 @@ def load_keys(path: Path) -> KeyStore:
             f"(mode {stat.S_IMODE(info.st_mode):04o})",
             f"chmod 600 {path}",
         )
-    try:
-        raw = read_regular_file(path, max_bytes=FIXTURE_MAX_BYTES, what="agent-key file")
-    except FileNotFoundError:
+    raw = read_if_present(path, max_bytes=FIXTURE_MAX_BYTES, what="agent-key file")
+    if raw is None:
         return KeyStore()
     try:
         doc = loads_strict(raw)

@@ -202,16 +202,22 @@ def read_regular_file(
     what: str,
     error: type[InputError] = InputError,
     inside: Path | None = None,
+    missing: InputError | None = None,
 ) -> bytes:
     """`read_bounded`, its refusals worded: `error` (one line naming the path, with a fix) when
     it is a link inside `inside`, not a regular file, larger than the cap, or unreadable.
-    FileNotFoundError propagates (NotADirectoryError too): each caller words "missing" itself.
+    When there is no file at the path (FileNotFoundError, or NotADirectoryError: a file stands
+    where one of its folders should be), `missing` is raised: the caller's words for what the
+    file is and how to give it; without `missing`, the OSError propagates to a caller for whom
+    a missing file is a finding rather than an error.
     """
     shown = path if inside is None else inside / path
     try:
         return read_bounded(path, max_bytes, inside=inside)
     except (FileNotFoundError, NotADirectoryError):
-        raise
+        if missing is None:
+            raise
+        raise missing from None
     except LeavesFolder:
         raise error(
             f"{shown}: a symbolic link inside {inside}, not followed",
@@ -234,3 +240,14 @@ def read_regular_file(
         ) from None
     except OSError as exc:
         raise error(f"{shown}: cannot read the {what} ({exc.strerror})", "check its path") from None
+
+
+def read_if_present(
+    path: Path | str, *, max_bytes: int, what: str, inside: Path | None = None
+) -> bytes | None:
+    """`read_regular_file` of a file whose absence is itself an answer (no state kept yet, no
+    password file, a tile not written): None when there is no file at the path."""
+    try:
+        return read_regular_file(path, max_bytes=max_bytes, what=what, inside=inside)
+    except (FileNotFoundError, NotADirectoryError):
+        return None

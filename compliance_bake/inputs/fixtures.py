@@ -53,15 +53,10 @@ _HINTS = {
 
 def _read(folder: Path, name: str, option: str = "--fixtures", *, fractions: bool = False) -> Any:
     path = folder / name
-    try:
-        raw = read_regular_file(
-            path, max_bytes=FIXTURE_MAX_BYTES, what="fixture file", error=FixtureError
-        )
-    except FileNotFoundError:
-        raise FixtureError(
-            f"{path}: not found",
-            _folder_hint(option),
-        ) from None
+    missing = FixtureError(f"{path}: not found", _folder_hint(option))
+    raw = read_regular_file(
+        path, max_bytes=FIXTURE_MAX_BYTES, what="fixture file", error=FixtureError, missing=missing
+    )
     if not raw.strip():
         raise FixtureError(
             f"{path}: the file is empty",

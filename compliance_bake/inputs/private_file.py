@@ -42,9 +42,10 @@ def read_private_text(
     try:
         # Opened again without blocking and checked on the descriptor: a FIFO swapped in after
         # the stat above is refused, not waited on.
-        raw = read_regular_file(path, max_bytes=CREDENTIAL_MAX_BYTES, what=what, error=error)
-    except FileNotFoundError:
-        raise error(f"{source}: {what} {path} does not exist", missing_fix) from None
+        missing = error(f"{what} {path} does not exist", missing_fix)
+        raw = read_regular_file(
+            path, max_bytes=CREDENTIAL_MAX_BYTES, what=what, error=error, missing=missing
+        )
     except InputError as exc:
         raise error(f"{source}: {exc.message}", exc.hint) from None
     try:

@@ -105,10 +105,8 @@ def with_map(source: str | None, map_file: Path) -> MappedSource:
 def read_map(path: Path) -> RegistryMap:
     """The map of a TOML file; InputError (exit 2) naming the file and the key when it is not
     one."""
-    try:
-        raw = read_regular_file(path, max_bytes=FIXTURE_MAX_BYTES, what="registry map")
-    except (FileNotFoundError, NotADirectoryError):
-        raise InputError(f"{MAP_OPTION} {path}: no such file", "give the map's path") from None
+    missing = InputError(f"{MAP_OPTION} {path}: no such file", "give the map's path")
+    raw = read_regular_file(path, max_bytes=FIXTURE_MAX_BYTES, what="registry map", missing=missing)
     try:
         doc = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

@@ -33,7 +33,7 @@ from compliance_bake.clock import parse_instant
 from compliance_bake.errors import InputError
 from compliance_bake.findings import Finding
 from compliance_bake.inputs.atomic_write import remove_inside, write_whole
-from compliance_bake.inputs.files import LeavesFolder, read_regular_file
+from compliance_bake.inputs.files import LeavesFolder, read_if_present
 from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict
 from compliance_bake.log import check, merkle, note
 from compliance_bake.log.check import CHECKPOINT
@@ -83,14 +83,11 @@ class Appended:
 def _current(directory: Path, key: SigningKey) -> note.Checkpoint | None:
     """The log's checkpoint, checked as every reader of a log checks it (log/check.py), against
     the key that will sign the next one."""
-    try:
-        raw = read_regular_file(
-            CHECKPOINT, max_bytes=note.MAX_NOTE_BYTES, what="log's checkpoint", inside=directory
-        )
-    except FileNotFoundError:
+    raw = read_if_present(
+        CHECKPOINT, max_bytes=note.MAX_NOTE_BYTES, what="log's checkpoint", inside=directory
+    )
+    if raw is None:
         return None
-    except NotADirectoryError:
-        raise InputError(f"--log {directory}: not a folder", "pass a folder for the log") from None
     signed = check.read_signed(raw, str(directory / CHECKPOINT), [key.private.public_key()])
     if isinstance(signed, Finding):
         raise InputError(

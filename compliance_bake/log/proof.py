@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
 from compliance_bake.findings import KEY, Finding, Findings
-from compliance_bake.inputs.files import read_regular_file
+from compliance_bake.inputs.files import read_if_present, read_regular_file
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.log import check, merkle, note
 from compliance_bake.log.append import OUT_CHECKPOINT, OUT_INCLUSION
@@ -81,12 +81,13 @@ def _read_inside(out_dir: Path, name: str, max_bytes: int) -> bytes:
 
 def _read(out_dir: Path, name: str, found: LogProof) -> bytes | None:
     try:
-        return _read_inside(out_dir, name, MAX_OUT_LOG_BYTES)
-    except (FileNotFoundError, NotADirectoryError):
-        found.add(name, False, "missing", KEY)
+        raw = read_if_present(name, max_bytes=MAX_OUT_LOG_BYTES, what=name, inside=out_dir)
     except InputError as exc:
         found.add(name, False, exc.one_line(), KEY)
-    return None
+        return None
+    if raw is None:
+        found.add(name, False, "missing", KEY)
+    return raw
 
 
 def _inclusion(raw: bytes | None) -> Inclusion | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from compliance_bake.errors import InputError
-from compliance_bake.inputs.files import read_regular_file
+from compliance_bake.inputs.files import read_if_present
 from compliance_bake.log.tiles import Source
 from compliance_bake.targets.fetch import fetch_document, is_url
 
@@ -19,11 +19,8 @@ MAX_FILE_BYTES = 1 << 20  # a full entry bundle of 256 entries of 4 KiB is 1 MiB
 
 def folder_source(folder: Path) -> Source:
     def read(path: str) -> bytes | None:
-        try:
-            # Inside the log folder: a link there (to a key, to /dev/zero) is refused.
-            return read_regular_file(path, max_bytes=MAX_FILE_BYTES, what="log file", inside=folder)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
+        # Inside the log folder: a link there (to a key, to /dev/zero) is refused.
+        return read_if_present(path, max_bytes=MAX_FILE_BYTES, what="log file", inside=folder)
 
     return read
 

@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
 from compliance_bake.findings import INFO, Finding, Findings
-from compliance_bake.inputs.files import read_regular_file
+from compliance_bake.inputs.files import read_if_present
 from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
 from compliance_bake.log import check, note
 from compliance_bake.log.append import Writer
@@ -61,9 +61,8 @@ def default_name(key: SigningKey) -> str:
 
 
 def load_state(path: Path, log_key: Ed25519PublicKey) -> note.Checkpoint | None:
-    try:
-        raw = read_regular_file(path, max_bytes=note.MAX_NOTE_BYTES * 2, what="witness state")
-    except FileNotFoundError:
+    raw = read_if_present(path, max_bytes=note.MAX_NOTE_BYTES * 2, what="witness state")
+    if raw is None:
         return None
     try:
         doc = loads_strict(raw)

@@ -113,45 +113,40 @@ def _row_questions(
 
     state, partner, sport, market, amount, bet_type, age, zip_code = allowed
 
-    # Each question is `allowed` with one field changed, built whole (a `_replace` per question
-    # costs more than deciding it).
-    def with_amount(kind: str, value: Decimal) -> PolicyQuestion:
-        asked = Question(state, partner, sport, market, value, bet_type, age, zip_code)
-        return PolicyQuestion(kind, asked, row)
-
-    def with_bet_type(kind: str, value: str) -> PolicyQuestion:
-        asked = Question(state, partner, sport, market, amount, value, age, zip_code)
-        return PolicyQuestion(kind, asked, row)
-
-    def with_age(kind: str, value: int) -> PolicyQuestion:
-        asked = Question(state, partner, sport, market, amount, bet_type, value, zip_code)
-        return PolicyQuestion(kind, asked, row)
-
-    def with_zip(kind: str, value: str) -> PolicyQuestion:
-        asked = Question(state, partner, sport, market, amount, bet_type, age, value)
+    # Each question is `allowed` with the one field named changed, built whole (a `_replace` per
+    # question costs more than deciding it).
+    def asking(
+        kind: str,
+        *,
+        amount: Decimal | None = amount,
+        bet_type: str | None = bet_type,
+        age: int | None = age,
+        zip_code: str | None = zip_code,
+    ) -> PolicyQuestion:
+        asked = Question(state, partner, sport, market, amount, bet_type, age, zip_code)
         return PolicyQuestion(kind, asked, row)
 
     if AMOUNT in carried:
         if row.max_wager is not None:
-            yield with_amount(Kind.MAX, row.max_wager)
-            yield with_amount(Kind.ABOVE_MAX, row.max_wager + CENT)
+            yield asking(Kind.MAX, amount=row.max_wager)
+            yield asking(Kind.ABOVE_MAX, amount=row.max_wager + CENT)
         if row.min_wager is not None:
-            yield with_amount(Kind.MIN, row.min_wager)
+            yield asking(Kind.MIN, amount=row.min_wager)
             if row.min_wager >= CENT:
-                yield with_amount(Kind.BELOW_MIN, row.min_wager - CENT)
+                yield asking(Kind.BELOW_MIN, amount=row.min_wager - CENT)
     if BET_TYPE in carried and row.allowed_bet_types is not None:
         for allowed_type in row.allowed_bet_types:
-            yield with_bet_type(Kind.BET_TYPE, allowed_type)
-        yield with_bet_type(Kind.BET_TYPE_REFUSED, refused_bet_type(row.allowed_bet_types))
+            yield asking(Kind.BET_TYPE, bet_type=allowed_type)
+        yield asking(Kind.BET_TYPE_REFUSED, bet_type=refused_bet_type(row.allowed_bet_types))
     if AGE in carried:
-        yield with_age(Kind.AGE_MIN, min_age)
+        yield asking(Kind.AGE_MIN, age=min_age)
         if min_age > 0:
-            yield with_age(Kind.BELOW_AGE, min_age - 1)
+            yield asking(Kind.BELOW_AGE, age=min_age - 1)
     if ZIP_CODE in carried and prefixes:
-        yield with_zip(Kind.ZIP_INSIDE, zip_inside(prefixes[0]))
+        yield asking(Kind.ZIP_INSIDE, zip_code=zip_inside(prefixes[0]))
         outside = zip_outside(prefixes)
         if outside is not None:
-            yield with_zip(Kind.ZIP_OUTSIDE, outside)
+            yield asking(Kind.ZIP_OUTSIDE, zip_code=outside)
 
 
 def _allowed(row: LimitRow, base: Question, carried: frozenset[str]) -> Question:

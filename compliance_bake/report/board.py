@@ -274,7 +274,7 @@ def run_board(
     """The board with every feature measured, not yet signed (`signature` is UNSIGNED)."""
     check_roles(registry, licences_file)
     inputs = BoardInputs(registry, licences_file)
-    rows = tuple(feature(target, inputs) for feature in FEATURES)
+    rows = [feature(target, inputs) for feature in FEATURES]
     return Board(
         generated_at=generated_at,
         console_depth=console_depth,

@@ -50,67 +50,25 @@ class Block(msgspec.Struct, frozen=True, rename="camel"):
         return out
 
 
-@dataclass(frozen=True, slots=True)
-class BoardRow:
+class BoardRow(Block, frozen=True):
     """One row of the board: a feature, measured (spec 2.2)."""
 
     feature: str
-    expected_state: JsonObject
-    actual_state: JsonObject
+    expected_state: dict[str, Any]  # JSON objects (see above), which msgspec takes as they are
+    actual_state: dict[str, Any]
     match: bool
     notes: str
 
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> BoardRow:
-        return cls(
-            feature=doc["feature"],
-            expected_state=doc["expectedState"],
-            actual_state=doc["actualState"],
-            match=doc["match"],
-            notes=doc["notes"],
-        )
 
-    def to_json(self) -> JsonObject:
-        return {
-            "feature": self.feature,
-            "expectedState": self.expected_state,
-            "actualState": self.actual_state,
-            "match": self.match,
-            "notes": self.notes,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Board:
+class Board(Block, frozen=True):
     """The board: the snapshot's `enhancements` block (spec 2.2)."""
 
     generated_at: str
     console_depth: int
-    rows: tuple[BoardRow, ...]
+    rows: Sequence[BoardRow]
     passed: int
     total: int
     signature: str
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Board:
-        return cls(
-            generated_at=doc["generatedAt"],
-            console_depth=doc["consoleDepth"],
-            rows=tuple(map(BoardRow.from_json, doc["rows"])),
-            passed=doc["passed"],
-            total=doc["total"],
-            signature=doc["signature"],
-        )
-
-    def to_json(self) -> JsonObject:
-        return {
-            "generatedAt": self.generated_at,
-            "consoleDepth": self.console_depth,
-            "rows": [row.to_json() for row in self.rows],
-            "passed": self.passed,
-            "total": self.total,
-            "signature": self.signature,
-        }
 
 
 # A partner's id is a non-empty string (the snapshot schema's `minLength: 1`): a snapshot's
@@ -248,19 +206,11 @@ class ZipWindow(Block, frozen=True):
     label: str
 
 
-@dataclass(frozen=True, slots=True)
-class DeepAudit:
+class DeepAudit(Block, frozen=True):
     """The optional `deepAudit` block (spec 2.5)."""
 
     zip_window: ZipWindow
     command: str
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> DeepAudit:
-        return cls(zip_window=ZipWindow.from_json(doc["zipWindow"]), command=doc["command"])
-
-    def to_json(self) -> JsonObject:
-        return {"zipWindow": self.zip_window.to_json(), "command": self.command}
 
 
 class IntegrityCheck(Block, frozen=True):

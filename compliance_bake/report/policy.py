@@ -28,7 +28,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from compliance_bake.errors import TargetError
 from compliance_bake.findings import FAIL, WARN
 from compliance_bake.gc_pause import gc_paused
 from compliance_bake.inputs.models import Decision
@@ -41,6 +40,7 @@ from compliance_bake.policy.recorded import (
     registry_json,
 )
 from compliance_bake.progress import NoProgress, ProgressSink
+from compliance_bake.report.shadow import answered
 from compliance_bake.targets.interface import Target
 
 SCHEMA_VERSION = 1
@@ -219,11 +219,12 @@ def _run_policy(
     sink = progress or NoProgress()
     if questions:
         sink.begin("policy questions", len(questions) * (2 if target.has_shadow else 1))
-    real = _answered(target, list(target.ask_many(questions, sink.advance)), len(questions))
-    shadow: Sequence[Decision | None] = [None] * len(questions)
+    count, what = len(questions), "policy questions"
+    real = answered(target, list(target.ask_many(questions, sink.advance)), count, what)
+    shadow: Sequence[Decision | None] = [None] * count
     if target.has_shadow and questions:
-        shadow = _answered(
-            target, list(target.shadow_ask_many(questions, sink.advance)), len(questions)
+        shadow = answered(
+            target, list(target.shadow_ask_many(questions, sink.advance)), count, what
         )
     if questions:
         sink.end()
@@ -244,15 +245,6 @@ def _run_policy(
         found,
         registry_json(policy, pairs, source, read_at),
     )
-
-
-def _answered(target: Target, decisions: list[Decision], total: int) -> list[Decision]:
-    if len(decisions) != total:
-        raise TargetError(
-            f"{target.base}: answered {len(decisions)} of {total} policy questions",
-            "check the target's health and retry",
-        )
-    return decisions
 
 
 def question_words(doc: Mapping[str, Any]) -> str:

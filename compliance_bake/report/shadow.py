@@ -80,11 +80,11 @@ def run_shadow(
     sink.begin("shadow matrix", total * (2 if from_target else 1))
     rows: list[ShadowRow] = []
     allow = mismatches = 0
-    real = _answered(target, list(target.check_many(requests, sink.advance)), total)
+    real = answered(target, list(target.check_many(requests, sink.advance)), total)
     target_shadow: list[bool] | None = None
     if from_target:
-        answered = _answered(target, list(target.shadow_many(requests, sink.advance)), total)
-        target_shadow = list(map(_ALLOWED, answered))
+        given = answered(target, list(target.shadow_many(requests, sink.advance)), total)
+        target_shadow = list(map(_ALLOWED, given))
     for index, rules in enumerate(states):
         state = rules.code
         # spec 2.3 and 3: `active`, else null (a suspended, revoked or expired licence is
@@ -113,10 +113,14 @@ def run_shadow(
     )
 
 
-def _answered(target: Target, decisions: list[Decision], total: int) -> list[Decision]:
+def answered(
+    target: Target, decisions: list[Decision], total: int, what: str = "checks"
+) -> list[Decision]:
+    """`decisions`, when the target answered each of the `total` questions (`what` they are);
+    TargetError else: a batch answer short of its questions cannot be paired with them."""
     if len(decisions) != total:
         raise TargetError(
-            f"{target.base}: answered {len(decisions)} of {total} checks",
+            f"{target.base}: answered {len(decisions)} of {total} {what}",
             "check the target's health and retry",
         )
     return decisions

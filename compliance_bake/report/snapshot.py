@@ -121,7 +121,7 @@ def build_snapshot(
 
     # Sign the blocks from their JSON, each canonicalised once. The shadow block's JSON is the
     # one the snapshot's JSON holds: its 500,000 rows become JSON once.
-    board = replace(board, signature=proofs.board_signature(board.to_json()))
+    board = msgspec.structs.replace(board, signature=proofs.board_signature(board.to_json()))
     shadow_json = shadow.to_json()
     rows_json = cast("list[dict[str, str | bool | None]]", shadow_json["rows"])
     sealed = proofs.seal_shadow(shadow_json, rows_json, runtime, stamp, secret.value)

@@ -36,6 +36,7 @@ ENV_PUBLIC_FILE = "COMPLIANCE_PUBLIC_KEY_FILE"
 LOCAL_FILE = Path(".compliance-bake") / "signing-key.pem"
 _FIX_MISSING = f"run `compliance-bake signing-key mint`, or set {ENV_FILE} to the key file"
 _FIX_NOT_A_KEY = "point it at the private key `compliance-bake signing-key mint` wrote"
+_FIX_PUBLIC = "point it at the .pub.pem file `signing-key mint` wrote"
 
 
 class SigningKeyError(InputError):
@@ -92,22 +93,20 @@ def read_public_key(path: Path, source: str) -> bytes:
     try:
         # A regular file or refused: a FIFO or a device never blocks the reader (inputs/files.py).
         pem = read_regular_file(
-            path, max_bytes=CREDENTIAL_MAX_BYTES, what="public key", error=SigningKeyError
+            path,
+            max_bytes=CREDENTIAL_MAX_BYTES,
+            what="public key",
+            error=SigningKeyError,
+            missing=SigningKeyError(
+                f"cannot read public key {path} (No such file or directory)", _FIX_PUBLIC
+            ),
         )
-    except FileNotFoundError:
-        raise SigningKeyError(
-            f"{source}: cannot read public key {path} (No such file or directory)",
-            "point it at the .pub.pem file `signing-key mint` wrote",
-        ) from None
     except SigningKeyError as exc:
         raise SigningKeyError(f"{source}: {exc.message}", exc.hint) from None
     try:
         parse_public_key(pem)
     except ValueError as exc:
-        raise SigningKeyError(
-            f"{source}: {path} is {exc}",
-            "point it at the .pub.pem file `signing-key mint` wrote",
-        ) from None
+        raise SigningKeyError(f"{source}: {path} is {exc}", _FIX_PUBLIC) from None
     return pem
 
 

@@ -82,10 +82,9 @@ def builtin_profile() -> Profile:
 def load_profile(path: Path) -> Profile:
     """The profile in `path`; every problem is an InputError naming the file and the key."""
     where = str(path)
-    try:
-        raw = read_regular_file(path, max_bytes=PROFILE_MAX_BYTES, what="target profile (TOML)")
-    except FileNotFoundError:
-        raise InputError(f"--target-profile {where}: no such file", _FIX) from None
+    missing = InputError(f"--target-profile {where}: no such file", _FIX)
+    what = "target profile (TOML)"
+    raw = read_regular_file(path, max_bytes=PROFILE_MAX_BYTES, what=what, missing=missing)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

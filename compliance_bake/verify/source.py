@@ -193,15 +193,14 @@ def _read(source: str, timeout: float, max_bytes: int) -> tuple[str, str, Path |
     path, folder, kind = Path(source), None, "file"
     if path.is_dir():
         path, folder, kind = path / layout.API_FILE, path, "folder"
-    try:  # in a folder, through the one opener with no link inside it followed
-        if folder is None:
-            raw = read_regular_file(path, max_bytes=max_bytes, what="snapshot")
-        else:
-            raw = read_regular_file(
-                layout.API_FILE, max_bytes=max_bytes, what="snapshot", inside=folder
-            )
-    except (FileNotFoundError, NotADirectoryError):  # a file where one of its folders should be
-        raise MissingSnapshot(f"{path}: cannot read: no such file", SOURCE_HINT) from None
+    # In a folder, through the one opener with no link inside it followed.
+    raw = read_regular_file(
+        path if folder is None else layout.API_FILE,
+        max_bytes=max_bytes,
+        what="snapshot",
+        inside=folder,
+        missing=MissingSnapshot(f"{path}: cannot read: no such file", SOURCE_HINT),
+    )
     return kind, str(path), folder, raw
 
 

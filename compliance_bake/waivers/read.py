@@ -114,13 +114,11 @@ def field_text(name: str, value: object) -> str:
 def read_waivers(path: Path, clock: datetime, states: Collection[str]) -> WaiverFile:
     """The file's waivers, every one checked against the bake's clock and the registry's
     states; InputError (exit 2) on the first that is bad."""
-    try:
-        raw = read_regular_file(path, max_bytes=MAX_BYTES, what="waiver file")
-    except FileNotFoundError:
-        raise InputError(
-            f"{path}: no such waiver file",
-            f"pass the TOML file of [[waiver]] tables to {WAIVERS_OPTION}",
-        ) from None
+    missing = InputError(
+        f"{path}: no such waiver file",
+        f"pass the TOML file of [[waiver]] tables to {WAIVERS_OPTION}",
+    )
+    raw = read_regular_file(path, max_bytes=MAX_BYTES, what="waiver file", missing=missing)
     try:
         text = raw.decode("utf-8")
         doc = tomllib.loads(text)

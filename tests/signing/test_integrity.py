@@ -35,7 +35,9 @@ PASSED = DeepAudit(
     ZipWindow(True, 90, "enriched", 3, 2, "ZIP 90d window via enriched_at (2/3 plays)"),
     "compliance-bake audit deep --plays p.csv --days 90",
 )
-FAILED = replace(PASSED, zip_window=msgspec.structs.replace(PASSED.zip_window, ok=False))
+FAILED = msgspec.structs.replace(
+    PASSED, zip_window=msgspec.structs.replace(PASSED.zip_window, ok=False)
+)
 
 
 def _unlicensed(registry: LicenceRegistry) -> LicenceRegistry:

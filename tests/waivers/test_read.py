@@ -156,3 +156,12 @@ def test_a_missing_file_is_named_with_the_fix(tmp_path: Path) -> None:
         read_waivers(tmp_path / "nope.toml", CLOCK, STATES)
     assert caught.value.message == f"{tmp_path / 'nope.toml'}: no such waiver file"
     assert "--waivers" in caught.value.hint
+
+
+def test_a_path_through_a_file_is_missing_too(tmp_path: Path) -> None:
+    """ENOTDIR (a file stands where a folder of the path should be) names no file either: the
+    same words, not an OSError."""
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read_waivers(tmp_path / "file" / "w.toml", CLOCK, STATES)
+    assert caught.value.message == f"{tmp_path / 'file' / 'w.toml'}: no such waiver file"

@@ -15,7 +15,7 @@ from compliance_bake.audit.columns import AUDITED
 from compliance_bake.audit.database import DatabaseSource
 from compliance_bake.audit.engines.database_read import ROW_KEY
 from compliance_bake.inputs.database import url_password
-from compliance_bake.inputs.files import CREDENTIAL_MAX_BYTES, read_regular_file
+from compliance_bake.inputs.files import CREDENTIAL_MAX_BYTES, read_if_present
 
 # Debian's JDBC drivers (libpostgresql-jdbc-java, libxerial-sqlite-jdbc-java; `make tools`).
 JDBC_JARS = ("/usr/share/java/postgresql.jar", "/usr/share/java/sqlite-jdbc.jar")
@@ -68,9 +68,8 @@ def _os_user() -> str:
 def _pgpass(host: str, port: str, database: str, user: str) -> str | None:
     """The password of the first matching `host:port:database:user:password` line."""
     path = Path(os.environ.get("PGPASSFILE") or Path.home() / ".pgpass")
-    try:
-        raw = read_regular_file(path, max_bytes=CREDENTIAL_MAX_BYTES, what="password file")
-    except (FileNotFoundError, NotADirectoryError):
+    raw = read_if_present(path, max_bytes=CREDENTIAL_MAX_BYTES, what="password file")
+    if raw is None:
         return None
     lines = raw.decode("utf-8", "replace").splitlines()
     for line in lines:
