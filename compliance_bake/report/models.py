@@ -122,9 +122,9 @@ class ShadowRow(msgspec.Struct, frozen=True, gc=False, rename="camel", omit_defa
     """One (state, partner) pair of the shadow matrix (spec 2.3); `reason` only when blocked.
 
     The one model with 500,000 instances in a large bake, hence a msgspec Struct and not a
-    dataclass: a frozen dataclass sets each field through `object.__setattr__`, and 500,000
-    of them cost 0.46 s of CPU against 0.03 s for the Struct (which the garbage collector does
-    not track either: its fields are strings, booleans and None). Its JSON names are its field
+    dataclass: a frozen dataclass sets each field through `object.__setattr__`, many times the
+    Struct's cost (docs/benchmarks.md), and the garbage collector does not track a Struct
+    either (its fields are strings, booleans and None). Its JSON names are its field
     names in camelCase; `reason` is left out when None.
     """
 
@@ -217,7 +217,7 @@ class Shadow:
 
 
 def shadow_rows_json(rows: Sequence[ShadowRow]) -> list[dict[str, str | bool | None]]:
-    """`[row.to_json() for row in rows]`, in one call (0.13 s for 500,000 rows, not 0.5 s)."""
+    """`[row.to_json() for row in rows]`, in one call of msgspec's, in C."""
     out: list[dict[str, str | bool | None]] = msgspec.to_builtins(rows)
     return out
 

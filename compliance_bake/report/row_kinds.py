@@ -26,7 +26,7 @@ _KIND = attrgetter("state", "license_status", "real_allowed", "shadow_allowed", 
 
 def row_kinds(rows: Iterable[ShadowRow]) -> Counter[RowKind]:
     """The rows of each kind, the kinds in the order they first appear (`attrgetter` reads a
-    row's members at C speed: 0.1 s for 500,000 rows, against 0.16 s for a generator)."""
+    row's members at C speed, faster than a generator)."""
     return Counter(map(_KIND, rows))
 
 
@@ -54,8 +54,8 @@ def rows_meet_schema(kinds: Counter[RowKind], partners: Iterable[Any]) -> bool:
     """Whether rows of these kinds, with these partners, meet the snapshot schema's `shadowRow`
     definition: the schema's verdict on a large snapshot's rows, asked once per kind.
 
-    Kept because the validator walks each of the 500,000 row objects of a large snapshot (0.13
-    s of CPU in `verify`, 0.2 s in the bake, which `make bench`'s figures show). A `ShadowRow`
+    Kept because the validator walks each of the row objects of a large snapshot, a cost
+    `make bench`'s figures show (docs/benchmarks.md). A `ShadowRow`
     has exactly the definition's members, and renders a None reason by leaving it out; so what
     is left is each member's type and value: each state's pattern, licenseStatus `active` or
     null, three booleans, a non-empty partner, and no reason when realAllowed is true (a

@@ -11,8 +11,8 @@ and keeps that only where the two are provably the same bytes:
 - no character at or above U+E000 (JCS sorts keys by UTF-16 code units, orjson by code points;
   the two orders agree below U+E000);
 - integers within 2**53 (OPT_STRICT_INTEGER raises otherwise).
-Both checks scan the serialised bytes at memory speed (a 500,000-row matrix is about 75 MB;
-the regex alone takes over a second on it): the character check with `bytes.isascii` (and a byte
+Both checks scan the serialised bytes at memory speed (a large matrix is tens of megabytes,
+where the regex alone would be slow): the character check with `bytes.isascii` (and a byte
 search otherwise); the float check on the bytes with every character that cannot occur in a float
 token or around it deleted (`_FLOAT_TOKEN` matches there whenever it matches the whole text:
 deleting other characters cannot break a match, only make more, which cost the slow path and
