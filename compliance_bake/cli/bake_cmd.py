@@ -55,7 +55,6 @@ def bake() -> None:
     "service_fixtures_dir",
     metavar="DIR",
     type=click.Path(path_type=Path, file_okay=False),
-    default=None,
     help="The in-process engine (the service under test) answers from DIR/licences.json while "
     "the shadow keeps reading --fixtures (the regulator's registry): a licence that differs "
     "shows as mismatches, as a live service's drifted database would. Not with --target.",
@@ -75,7 +74,6 @@ def bake() -> None:
     "--deep-audit",
     "deep_audit",
     metavar="PLAYS",
-    default=None,
     help="Also run the 90-day ZIP-window audit over PLAYS (a .csv, .jsonl or .parquet file; - "
     "reads a CSV from standard input; sqlite:PATH or postgresql://... with --plays-table or "
     "--plays-query; with --engine spark also a folder, a glob or a URI) on the "
@@ -91,7 +89,6 @@ def bake() -> None:
     "signing_key_file",
     metavar="PATH",
     type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
     help="Ed25519 private key (PEM, mode 0600) that signs OUT/attestation/compliance.intoto.json. "
     "Else $COMPLIANCE_SIGNING_KEY_FILE, then .compliance-bake/signing-key.pem when it exists; "
     "none: no attestation (and an earlier one is removed).",
@@ -99,7 +96,6 @@ def bake() -> None:
 @click.option(
     "--previous",
     metavar="OLD",
-    default=None,
     help="Show on the portal what changed since OLD (an out/ folder, a snapshot file or the "
     "http(s):// URL of a published /api/compliance), authenticated as `diff` authenticates a "
     "side (the report signing secret; or --previous-public-key for a folder) and refused (exit "
@@ -124,7 +120,6 @@ def bake() -> None:
     metavar="DIR",
     envvar="COMPLIANCE_LOG_DIR",
     type=click.Path(path_type=Path, file_okay=False),
-    default=None,
     help="Append the published snapshot to the transparency log in DIR (C2SP tlog-tiles files; "
     "needs the signing key) and write its inclusion proof into OUT/log/.  [env: "
     "COMPLIANCE_LOG_DIR]",
@@ -133,7 +128,6 @@ def bake() -> None:
     "--log-origin",
     metavar="ORIGIN",
     envvar="COMPLIANCE_LOG_ORIGIN",
-    default=None,
     help="The origin that names a new log in its checkpoints (e.g. "
     "compliance.example.com/registry); an existing log keeps its own.",
 )
