@@ -245,15 +245,9 @@ def _deep_audit(
     from compliance_bake.audit.report import audit_command, deep_audit_block
     from compliance_bake.audit.zip_window import DEFAULT_DAYS, run_zip_window
 
-    moment = loaded.moment
-
+    moment, registry = loaded.moment, loaded.fixtures.registry
     audit = run_zip_window(
-        plays,
-        loaded.fixtures.registry,
-        moment,
-        DEFAULT_DAYS,
-        engine=engine,
-        plays_options=plays_options,
+        plays, registry, moment, DEFAULT_DAYS, engine=engine, plays_options=plays_options
     )
     command = audit_command(
         str(plays), DEFAULT_DAYS, iso_millis(moment), fixtures_dir, options=plays_options

@@ -121,7 +121,7 @@ PartnerId = Annotated[str, msgspec.Meta(min_length=1)]
 class ShadowRow(msgspec.Struct, frozen=True, gc=False, rename="camel", omit_defaults=True):
     """One (state, partner) pair of the shadow matrix (spec 2.3); `reason` only when blocked.
 
-    The one model with 500,000 instances in a large bake, hence a msgspec Struct and not a
+    A large bake makes hundreds of thousands of them, hence a msgspec Struct and not a
     dataclass: a frozen dataclass sets each field through `object.__setattr__`, many times the
     Struct's cost (docs/benchmarks.md), and the garbage collector does not track a Struct
     either (its fields are strings, booleans and None). Its JSON names are its field

@@ -1,4 +1,4 @@
-"""One request, retried when worth it and allowed: the one HTTP client, for a target and a fetch.
+"""One request, retried when worth it and allowed: the HTTP client of a target and a fetch alike.
 
 A GET, and a POST whose profile operation says `retry = true`, may be retried: a refused or
 reset connection, a body cut short, a 429 or a 5xx is retried up to `retries` times by
@@ -214,7 +214,7 @@ class Transport:
 def client_session(
     timeout: float | None, concurrency: int, headers: Mapping[str, str] | None = None
 ) -> aiohttp.ClientSession:
-    """The one way an HTTP session is made: `timeout` seconds per request, connect to last byte
+    """How every HTTP session is made: `timeout` seconds per request, connect to last byte
     (None: the caller keeps one deadline over all its requests); at most `concurrency`
     connections, kept alive; no cookie kept; no status raised (each caller reads its own)."""
     return aiohttp.ClientSession(
