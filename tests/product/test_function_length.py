@@ -38,9 +38,7 @@ def _modules() -> list[Path]:
 
 def test_the_measure_finds_a_long_function() -> None:
     body = "".join(f"    x{i} = {i}\n" for i in range(LIMIT))
-    assert long_functions(f"def short():\n    pass\n\ndef long():\n{body}") == [
-        ("long", LIMIT + 1)
-    ]
+    assert long_functions(f"def short():\n    pass\n\ndef long():\n{body}") == [("long", LIMIT + 1)]
     method = body.replace("    ", "        ")
     assert long_functions(f"class C:\n    async def m(self):\n{method}") == [("m", LIMIT + 1)]
 
