@@ -7,9 +7,9 @@ test refuses. `cli/shared.finish` ends the process (sys.exit), and makes no erro
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "compliance_bake"
+from tests.support.package_source import found_in_package
+
 ENDS_THE_PROCESS = {("cli/shared.py", "finish")}
 ERROR_MAKERS = {"fail", "failed"}  # the names an error maker goes by
 
@@ -37,10 +37,5 @@ def test_the_measure_finds_both_kinds_of_raising_helper() -> None:
 
 
 def test_every_error_maker_returns_its_error() -> None:
-    found = [
-        f"{path.relative_to(PACKAGE)}:{name}"
-        for path in sorted(PACKAGE.rglob("*.py"))
-        for name in raising_helpers(path.read_text(encoding="utf-8"))
-        if (str(path.relative_to(PACKAGE)), name) not in ENDS_THE_PROCESS
-    ]
+    found = found_in_package(raising_helpers, ENDS_THE_PROCESS)
     assert not found, f"return the error and raise it at the place: {found}"

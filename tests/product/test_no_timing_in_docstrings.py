@@ -14,9 +14,9 @@ import ast
 import io
 import re
 import tokenize
-from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "compliance_bake"
+from tests.support.package_source import found_in_package
+
 FIGURE = re.compile(
     r"(?<![\w.])~?\d{1,3}(?:,\d{3})*(?:\.\d+)?(?:\s*-\s*\d+(?:\.\d+)?)?\s*"
     r"(?:s|ms|µs|us|ns|seconds?|minutes?|x|×)(?![\w/])",
@@ -65,10 +65,5 @@ def test_the_measure_finds_a_figure_in_a_docstring_or_a_comment() -> None:
 
 
 def test_no_timing_figure_in_the_package() -> None:
-    found = [
-        f"{path.relative_to(PACKAGE)}: {figure}"
-        for path in sorted(PACKAGE.rglob("*.py"))
-        for figure in figures(path.read_text(encoding="utf-8"))
-        if (str(path.relative_to(PACKAGE)), figure) not in ALLOWED
-    ]
+    found = found_in_package(figures, ALLOWED)
     assert not found, f"move these figures to docs/benchmarks.md; say why instead: {found}"
