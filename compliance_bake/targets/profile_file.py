@@ -548,7 +548,7 @@ def _compiled(
         body=body,
         answers=frozenset(answers),
         retry=retry,
-        fields=compiled,
+        fields=tuple(compiled),
         needs_http=any(uses_http(expression) for _, expression in compiled),
     )
 
@@ -582,7 +582,7 @@ def _answers(file: _File, name: str, table: dict[str, object]) -> list[int]:
 
 def _fields(
     file: _File, name: str, table: dict[str, object], fields: tuple[str, ...]
-) -> tuple[tuple[str, Expression], ...]:
+) -> list[tuple[str, Expression]]:
     """Each answer field's JMESPath, compiled once, within bounds that keep one search small."""
     compiled: list[tuple[str, Expression]] = []
     for field in fields:
@@ -614,4 +614,4 @@ def _fields(
                 "a field's expression is a path and a few operators",
             )
         compiled.append((field, expression))
-    return tuple(compiled)
+    return compiled
