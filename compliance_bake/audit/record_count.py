@@ -97,7 +97,7 @@ class RecordCount:
 def _numpy() -> Any:
     """numpy, imported with OpenBLAS's thread pool at one thread. numpy's import starts one
     OpenBLAS thread per core, with its buffers, for linear algebra the count never does (it
-    only compares bytes), whose start-up CPU shows on a small audit (docs/benchmarks.md). A
+    only compares bytes), whose start-up CPU shows on a small audit. A
     value the user set is kept; once numpy is imported, this changes nothing."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import numpy
@@ -110,7 +110,7 @@ def line_feeds(data: Chunk, begin: int, end: int, block: int = FEED_BLOCK) -> in
     `\\n\\r\\n`) is in it: numpy over blocks of `block` bytes, each looking 2 bytes past its end.
 
     A range of one block is searched with bytes methods instead: cheap on so few bytes, and a
-    small file then never pays numpy's import (a large part of a small audit: docs/benchmarks.md).
+    small file then never pays numpy's import (a large part of a small audit).
     """
     if end <= begin:
         return 0

@@ -123,7 +123,7 @@ class ShadowRow(msgspec.Struct, frozen=True, gc=False, rename="camel", omit_defa
 
     A large bake makes hundreds of thousands of them, hence a msgspec Struct and not a
     dataclass: a frozen dataclass sets each field through `object.__setattr__`, many times the
-    Struct's cost (docs/benchmarks.md), and the garbage collector does not track a Struct
+    Struct's cost, and the garbage collector does not track a Struct
     either (its fields are strings, booleans and None). Its JSON names are its field
     names in camelCase; `reason` is left out when None.
     """

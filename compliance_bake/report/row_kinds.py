@@ -55,7 +55,7 @@ def rows_meet_schema(kinds: Counter[RowKind], partners: Iterable[Any]) -> bool:
     definition: the schema's verdict on a large snapshot's rows, asked once per kind.
 
     Kept because the validator walks each of the row objects of a large snapshot, a cost
-    `make bench`'s figures show (docs/benchmarks.md). A `ShadowRow`
+    `make bench`'s figures show. A `ShadowRow`
     has exactly the definition's members, and renders a None reason by leaving it out; so what
     is left is each member's type and value: each state's pattern, licenseStatus `active` or
     null, three booleans, a non-empty partner, and no reason when realAllowed is true (a

@@ -1,8 +1,9 @@
 """No function in the bake's walk, its command or the targets runs over 60 lines.
 
-A function that does not fit on a screen hides its order of steps; these modules are the ones
-issue 46 split, and the test keeps them split. A function's length is its `def` line to its
-last line (`end_lineno - lineno + 1`, decorators not counted, the docstring counted).
+A function that does not fit on a screen hides its order of steps; these modules hold the
+longest walks of the package, split into their steps, and the test keeps them split. A
+function's length is its `def` line to its last line (`end_lineno - lineno + 1`, decorators
+not counted, the docstring counted).
 """
 
 from __future__ import annotations
