@@ -316,7 +316,7 @@ def _load(
         require_attestation(signing_key is not None)
         previous.load()
     origin = None if log is None else prepare_log(log, signing_key)
-    fixtures = read_registry(fixtures_dir)
+    fixtures = read_registry(fixtures_dir, () if target is None else target.wager_types)
     waiver_file = None
     if waivers is not None:
         states = [state.code for state in fixtures.registry.states]

@@ -6,6 +6,9 @@ converts one shape into another. A finding's kind says which of verify's verdict
 for (verify/findings.py): FILE, DIGEST, HMAC, KEY and EXTRA (a file in out/ that no bake writes
 and nothing signs: the signed bytes may be intact) for *authentic*, RULE and RECORDED for
 *compliant*; the log's own commands read only `ok` and `line`.
+
+A finding's severity says what it does to a verdict: FAIL fails it, WARN is reported and holds,
+INFO is a check that held. A `Refusal` is the one shape of "this input is not one".
 """
 
 from __future__ import annotations
@@ -14,15 +17,21 @@ from dataclasses import dataclass, field
 
 FILE, DIGEST, HMAC, KEY, RULE, RECORDED = "file", "digest", "hmac", "key", "rule", "recorded"
 EXTRA = "extra"
+FAIL, WARN, INFO = "fail", "warn", "info"
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
     file: str  # the file it concerns, as its reader names it; "" when it concerns no one file
-    ok: bool
+    severity: str  # FAIL, WARN or INFO
     what: str
     kind: str = FILE
     rule: str | None = None  # the rule id, for kind RULE
+
+    @property
+    def ok(self) -> bool:
+        """Whether it leaves its verdict holding: every severity but FAIL."""
+        return self.severity != FAIL
 
     @property
     def line(self) -> str:
@@ -44,7 +53,7 @@ class Findings:
         self, file: str, ok: bool, what: str, kind: str = FILE, rule: str | None = None
     ) -> bool:
         """Record a finding; `ok` back, so a check can branch on what it just recorded."""
-        self.findings.append(Finding(file, ok, what, kind, rule))
+        self.findings.append(Finding(file, INFO if ok else FAIL, what, kind, rule))
         return ok
 
     def extend(self, other: Findings) -> None:
@@ -54,4 +63,15 @@ class Findings:
 
     @property
     def failures(self) -> list[Finding]:
-        return [f for f in self.findings if not f.ok]
+        return [f for f in self.findings if f.severity == FAIL]
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why an input is refused, returned where a caller decides what a refusal does (a finding,
+    an error, a skipped file) instead of a bare string: `where` it went wrong and `message`.
+    `not_json`: the text is not JSON at all (then it holds no document to judge)."""
+
+    where: str
+    message: str
+    not_json: bool = False

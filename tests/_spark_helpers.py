@@ -63,7 +63,7 @@ def start_session() -> Any:
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from compliance_bake.audit.database import jdbc_jars
+    from compliance_bake.audit.engines.spark_jdbc import jdbc_jars
 
     builder = SparkSession.builder.master(SPARK_MASTER).appName("compliance-bake tests")
     conf = dict(SESSION_CONF)

@@ -43,6 +43,8 @@ _SERVICE_NAMES = (
     "BunService",
     "bun_binary",
     "start_bun",
+    "bun_running",
+    "regulatory_running",
     "ThreadingHTTPServer",
 )
 

@@ -2,12 +2,12 @@
 
 Engine-neutral. A plays path must name a regular file: it is opened without blocking
 (`O_NONBLOCK`, so a FIFO with no writer cannot hang the audit) and refused, exit 2, when it is a
-FIFO, a device, a socket or a folder. The one exception is `-`, standard input, whatever it is:
-it is copied into a private temporary folder (mode 0700, removed afterwards) while its records
-are counted, because an engine reads its input more than once. `PlaysInput.readable` gives the
-file an engine may read: the file itself, or a copy with every record past the reader's limit,
-and every CSV record with another count of fields than the header's, blanked out
-(`without_oversized`, below).
+FIFO, a device, a socket or a folder. Standard input (`-`) is a stream a pipe carries in, or a
+regular file redirected in (a terminal or a named FIFO is refused, exit 2): it is copied into a
+private temporary folder (mode 0700, removed afterwards) while its records are counted, because
+an engine reads its input more than once. `PlaysInput.readable` gives the file an engine may
+read: the file itself, or a copy with every record past the reader's limit, and every CSV record
+with another count of fields than the header's, blanked out (`without_oversized`, below).
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ import codecs
 import mmap
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -119,6 +120,24 @@ def regular_file(path: Path, what: str = "plays file") -> None:
         raise unreadable(path, exc, what) from None
 
 
+def _streamable(stream: BinaryIO) -> None:
+    """Refuse a standard input that is a terminal or a named FIFO: a plays input is a regular
+    file, or a stream a pipe carries in. A named FIFO is a path on disk, held to the path forms'
+    rule (refused, exit 2); a pipe (`pipe:[N]` in /proc/self/fd) is the stream `-` is for."""
+    kind = "a terminal" if stream.isatty() else None
+    with suppress(OSError, ValueError):  # no descriptor (a test's stream), no /proc: a stream
+        fd = stream.fileno()
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            link = os.readlink(f"/proc/self/fd/{fd}")
+            kind = kind or (None if link.startswith("pipe:") else f"a named FIFO, {link}")
+    if kind is not None:
+        raise InputError(
+            f"--plays {STDIN} reads {STDIN_NAME}, which is {kind}",
+            "pipe the plays in (zcat plays.csv.gz | compliance-bake audit deep --plays -) "
+            "or pass a regular file's path",
+        )
+
+
 def _spool(stream: BinaryIO, target: Path, fmt: PlaysFormat, limit: int) -> RecordCount | None:
     """Copy the stream into `target`, counting its records on the way (not Parquet's)."""
     scanner = None
@@ -156,11 +175,7 @@ def plays_input(
     try:
         if plays.name == STDIN:
             source = stdin if stdin is not None else sys.stdin.buffer
-            if source.isatty():
-                raise InputError(
-                    f"--plays {STDIN} reads {STDIN_NAME}, which is a terminal",
-                    "pipe the plays in (zcat plays.csv.gz | compliance-bake audit deep --plays -)",
-                )
+            _streamable(source)
             try:
                 plays.count = _spool(source, plays.path, fmt, limit)
             except OSError as exc:

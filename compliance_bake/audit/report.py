@@ -13,7 +13,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from compliance_bake.audit.database import is_database, without_password
+from compliance_bake.audit.database import is_database
 from compliance_bake.audit.engines.interface import PlaysOptions
 from compliance_bake.audit.plays_source import PlaysFormat
 from compliance_bake.audit.violations import Violation
@@ -21,6 +21,8 @@ from compliance_bake.audit.zip_window import DEFAULT_DAYS, MODE, ZipWindowResult
 from compliance_bake.clock import iso_millis
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_NOTHING_CHECKED, EXIT_OK
 from compliance_bake.inputs.jsonio import dumps_pretty
+from compliance_bake.inputs.redaction import redacted
+from compliance_bake.inputs.registry_map import MappedSource
 from compliance_bake.inputs.registry_source import RegistryForm, registry_form
 from compliance_bake.inputs.registry_source import shown_source as shown_registry
 from compliance_bake.report import models
@@ -38,9 +40,9 @@ def audit_command(
     plays_format: PlaysFormat | None = None,
     options: PlaysOptions | None = None,
 ) -> str:
-    """The command line that runs this audit (with `now` and `fixtures`: reproduces it). The
-    demo fixtures are the default of --fixtures, so they are not named. Plays read from standard
-    input keep `--plays -`: the command reproduces the audit with the same plays piped in."""
+    """The command line that runs this audit (with `now` and `fixtures`, and a database's
+    --registry-map: reproduces it). The demo fixtures are the default of --fixtures, so they are
+    not named. Plays from standard input keep `--plays -`: it reruns with them piped in."""
     words = ["compliance-bake", "audit", "deep", "--plays", not_an_option(shown_source(plays))]
     if options is not None:
         if options.columns.given:
@@ -56,6 +58,8 @@ def audit_command(
         words += ["--now", now]
     if isinstance(fixtures, str) and registry_form(fixtures) is not RegistryForm.FOLDER:
         words += ["--registry", shown_registry(fixtures)]
+        if isinstance(fixtures, MappedSource):
+            words += ["--registry-map", not_an_option(str(fixtures.map_file))]
     elif fixtures is not None and not is_demo_fixtures(Path(fixtures)):
         words += ["--fixtures", not_an_option(str(fixtures))]
     return shlex.join(words)
@@ -63,7 +67,7 @@ def audit_command(
 
 def shown_source(plays: str) -> str:
     """The plays source as output names it: a database URL without its password."""
-    return without_password(plays) if is_database(plays) else plays
+    return redacted(plays, database=True) if is_database(plays) else plays
 
 
 def _kind(audit: ZipWindowResult) -> models.JsonObject:

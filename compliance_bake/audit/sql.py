@@ -47,7 +47,7 @@ class Dialect:
     fence: Callable[[str], str] = lambda step: ""  # after a step's columns (POSTGRES)
 
 
-def _spark_literal(text: str) -> str:
+def spark_literal(text: str) -> str:
     """A Spark SQL string literal: backslashes and quotes are escapes there."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
@@ -56,7 +56,7 @@ _END = "\\z"
 
 
 def _rlike(x: str, regex: str) -> str:
-    return f"{x} RLIKE {_spark_literal('^(?:' + regex + ')' + _END)}"
+    return f"{x} RLIKE {spark_literal('^(?:' + regex + ')' + _END)}"
 
 
 DUCKDB = Dialect(

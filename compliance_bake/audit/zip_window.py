@@ -23,7 +23,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from compliance_bake.audit.database import is_database, without_password
+from compliance_bake.audit.database import is_database
 from compliance_bake.audit.engines import EngineOptions, open_engine
 from compliance_bake.audit.engines.interface import PlaysOptions, Window
 from compliance_bake.audit.play_lines import with_lines
@@ -33,6 +33,7 @@ from compliance_bake.audit.result import ZipWindowResult
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.models import LicenceRegistry
+from compliance_bake.inputs.redaction import redacted
 from compliance_bake.progress import NoProgress, ProgressSink
 
 __all__ = ["DEFAULT_DAYS", "MODE", "VIOLATIONS_BOUND", "ZipWindowResult", "run_zip_window"]
@@ -95,7 +96,7 @@ def run_zip_window(
         violations = with_lines(plays_path, fmt, violations, columns=read.columns)
     reasons = list(Violation)
     return ZipWindowResult(
-        plays=without_password(str(plays_path)) if database else str(plays_path),
+        plays=redacted(str(plays_path), database=True) if database else str(plays_path),
         format=fmt,
         days=days,
         now=now,

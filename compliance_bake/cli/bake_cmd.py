@@ -260,6 +260,7 @@ def _bake(args: _Snapshot) -> None:
     from compliance_bake.bake import run_bake
     from compliance_bake.cli import outcome, reporters
     from compliance_bake.cli.phases import reporting
+    from compliance_bake.inputs.fixtures import partner_lines
     from compliance_bake.inputs.registry_source import folder_of
     from compliance_bake.log.append import LogTarget
 
@@ -302,8 +303,8 @@ def _bake(args: _Snapshot) -> None:
         if target is not None:
             target.close()
     # A mismatch points at the licence to fix: in a rehearsal, the service's own file.
-    registry = args.service_fixtures_dir or folder_of(fixtures_path(args.fixtures_dir))
-    found = outcome.of_bake(result, registry)
+    folder = args.service_fixtures_dir or folder_of(fixtures_path(args.fixtures_dir))
+    found = outcome.of_bake(result, None if folder is None else partner_lines(folder))
     _show(args, result, found, tables_to_stderr)
     reporters.write_reports(args.reports, found)
     finish(result.exit_code, result.nothing_audited)

@@ -13,7 +13,7 @@ from compliance_bake.cli.options import (
     secret_file_option,
     timeout_option,
 )
-from compliance_bake.cli.reporters import report_option
+from compliance_bake.cli.reporters import diff_report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes
 
 DIFF_EXIT_CODES = exit_codes(
@@ -77,9 +77,14 @@ def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[ob
     help="Changes shown per class in the terminal and Markdown reports (the rest are counted).",
 )
 @timeout_option("a URL side (fetched as `verify` fetches one)")
-@report_option
+@diff_report_option
 @json_option
-@click.option("--markdown", "as_markdown", is_flag=True, help="A short Markdown report.")
+@click.option(
+    "--markdown",
+    "as_markdown",
+    is_flag=True,
+    help="A short Markdown report (--report diff-markdown:-).",
+)
 def diff(
     old: str,
     new: str,
@@ -111,6 +116,7 @@ def diff(
       compliance-bake diff old.json out --json > changes.json
       compliance-bake diff https://registry.example/api/compliance out
       compliance-bake diff old/out out --markdown --fail-on decision
+      compliance-bake diff old/out out --report diff-json:changes.json
       compliance-bake diff old/out out --public-key signing-key.pub.pem
       compliance-bake diff a.json b.json --unauthenticated
     """
@@ -133,14 +139,11 @@ def diff(
         fail_on=fail_on,  # type: ignore[arg-type]
         timeout=timeout,
     )
-    if as_json:
-        from compliance_bake.report.escape import terminal_json
-
-        click.echo(terminal_json(result.as_json()))
-    elif as_markdown:
-        click.echo(visible_lines(render.markdown_report(result, limit)), nl=False)
-    else:
+    # --json and --markdown: the diff's own formats on stdout, before any other report.
+    alias = "diff-json" if as_json else "diff-markdown" if as_markdown else None
+    if alias is None:
         with reporters.human_output(tables_to_stderr):
             click.echo(visible_lines(render.text_report(result, limit)), nl=False)
-    reporters.write_reports(reports, outcome.of_diff(result))
+    reports = reports if alias is None else ((alias, "-"), *reports)
+    reporters.write_reports(reports, outcome.of_diff(result, limit))
     sys.exit(result.exit_code)

@@ -11,16 +11,16 @@ body also holds the case's full evidence (`detail`).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compliance_bake.cli.terminal import count, counted, json_text
+from compliance_bake.cli.terminal import count, counted
 from compliance_bake.errors import EXIT_NOTHING_CHECKED, EXIT_OK
 from compliance_bake.report import disagreements
+from compliance_bake.report.escape import json_line
 from compliance_bake.signing.integrity import ITEMIZED_BY, zip_window_words
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from compliance_bake.bake import BakeResult
     from compliance_bake.diff.model import DiffResult
     from compliance_bake.findings import Finding
+    from compliance_bake.inputs.fixtures import PartnerLines
     from compliance_bake.log.audit import LogAudit
     from compliance_bake.log.witness import WitnessRun
     from compliance_bake.report.models import BoardRow, JsonObject, ShadowRow
@@ -92,6 +93,7 @@ class Outcome:
     verdict: str  # one line: what held or what failed
     suites: dict[str, list[Case]] = field(default_factory=dict)
     details: JsonObject = field(default_factory=dict)  # the command's --json summary
+    markdown: str | None = None  # the command's own Markdown report (diff's)
 
     def failed(self) -> list[tuple[str, Case]]:
         """Every failure once: a case that sums up another suite's failed cases is left out
@@ -111,9 +113,9 @@ def _differences(expected: Any, actual: Any, path: str = "$") -> list[str]:
         for key in [*expected, *(k for k in actual if k not in expected)]:
             where = f"{path}.{key}"
             if key not in actual:
-                found.append(f"{where}: expected {json_text(expected[key])}, actual missing")
+                found.append(f"{where}: expected {json_line(expected[key])}, actual missing")
             elif key not in expected:
-                found.append(f"{where}: not expected, actual {json_text(actual[key])}")
+                found.append(f"{where}: not expected, actual {json_line(actual[key])}")
             else:
                 found += _differences(expected[key], actual[key], where)
         return found
@@ -123,7 +125,7 @@ def _differences(expected: Any, actual: Any, path: str = "$") -> list[str]:
             found += _differences(e, a, f"{path}[{index}]")
         return found
     same = type(expected) is type(actual) and expected == actual
-    return [] if same else [f"{path}: expected {json_text(expected)}, actual {json_text(actual)}"]
+    return [] if same else [f"{path}: expected {json_line(expected)}, actual {json_line(actual)}"]
 
 
 def _board_case(row: BoardRow) -> Case:
@@ -134,7 +136,7 @@ def _board_case(row: BoardRow) -> Case:
     found = _differences(row.expected_state, row.actual_state) or [
         "$: expected and actual differ in type"
     ]
-    detail = f"expected: {json_text(row.expected_state)}\nactual:   {json_text(row.actual_state)}"
+    detail = f"expected: {json_line(row.expected_state)}\nactual:   {json_line(row.actual_state)}"
     fields = f"{count(len(found))} field{'s differ' if len(found) != 1 else ' differs'}"
     return Case(row.feature, False, fields, tuple(Item(f) for f in found), detail=detail)
 
@@ -152,26 +154,10 @@ def pair_text(row: ShadowRow) -> str:
     )
 
 
-def row_disagreements(row: ShadowRow, shadow_from_target: bool) -> tuple[str, ...]:
-    return disagreements.classify(
-        row.state,
-        row.license_status,
-        row.real_allowed,
-        row.shadow_allowed,
-        row.reason,
-        shadow_from_target,
-    )
-
-
-def reason_words(reason: str | None) -> str:
-    """The target's reason as given, quoted, or that it gave none."""
-    return "no reason given" if reason is None else disagreements.json_text(reason)
-
-
 def disagreement_text(row: ShadowRow, kinds: tuple[str, ...]) -> str:
     """A disagreeing pair: each kind by name, then the pair and the target's reason as given."""
     named = "; ".join(disagreements.KINDS[kind] for kind in kinds) or "mismatch"
-    said = "" if row.real_allowed else f", reason {reason_words(row.reason)}"
+    said = "" if row.real_allowed else f", reason {disagreements.reason_words(row.reason)}"
     return f"{named}: {pair_text(row)}{said}"
 
 
@@ -185,38 +171,9 @@ def shown_path(path: Path | str) -> str:
         return text
 
 
-def partner_lines(licences: Path) -> dict[str, int]:
-    """The line of each partner's `nodeId` in licences.json, so a mismatch points at the entry
-    that says what the registry holds. A file that cannot be read gives no lines."""
-    from compliance_bake.errors import InputError
-    from compliance_bake.inputs.files import FIXTURE_MAX_BYTES, read_regular_file
-    from compliance_bake.inputs.fixtures import LICENCES_FILE
-
-    found: dict[str, int] = {}
-    try:
-        raw = read_regular_file(
-            licences / LICENCES_FILE, max_bytes=FIXTURE_MAX_BYTES, what="licences file"
-        )
-        text = raw.decode("utf-8")
-    except (InputError, OSError, UnicodeDecodeError):
-        return found
-    for number, line in enumerate(text.splitlines(), start=1):
-        key = line.find('"nodeId"')
-        if key < 0:
-            continue
-        value = line[key + len('"nodeId"') :].lstrip(" \t:")
-        try:
-            partner, _ = json.JSONDecoder().raw_decode(value)
-        except ValueError:
-            continue
-        if isinstance(partner, str):
-            found.setdefault(partner, number)
-    return found
-
-
 def _shadow_cases(
     rows: Iterable[ShadowRow],
-    fixtures: Path | None,
+    licences: PartnerLines | None,
     shadow_from_target: bool = False,
     waived: frozenset[int] = frozenset(),
 ) -> list[Case]:
@@ -225,17 +182,13 @@ def _shadow_cases(
     by_state: dict[str, list[tuple[ShadowRow, tuple[str, ...]]]] = {}
     for index, row in enumerate(rows):
         wrong = by_state.setdefault(row.state, [])
-        kinds = row_disagreements(row, shadow_from_target)
+        kinds = disagreements.classify_row(row, shadow_from_target)
         if row.match and index in waived:
             continue
         if not row.match or disagreements.fails(kinds):
             wrong.append((row, kinds))
-    lines = partner_lines(fixtures) if fixtures is not None else {}
-    where = None
-    if fixtures is not None:
-        from compliance_bake.inputs.fixtures import LICENCES_FILE
-
-        where = shown_path(fixtures / LICENCES_FILE)
+    lines = licences.lines if licences is not None else {}
+    where = shown_path(licences.file) if licences is not None else None
     cases = []
     for state, wrong in by_state.items():
         if not wrong:
@@ -256,7 +209,7 @@ def play_text(play: ViolatingPlay) -> str:
     from compliance_bake.cli.terminal import cut
 
     if play.play_id is None:
-        return f"row {json_text(cut(play.raw or ''))}"
+        return f"row {json_line(cut(play.raw or ''))}"
     facts = [f"{name} {cut(value)}" for name, value in (
         ("partner", play.partner), ("state", play.state), ("zip", play.zip)
     ) if value is not None]  # fmt: skip
@@ -286,8 +239,9 @@ def _reason_cases(
     return cases
 
 
-def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
-    """The bake's outcome; `fixtures` (the --fixtures folder) lets mismatches name their line."""
+def of_bake(result: BakeResult, licences: PartnerLines | None = None) -> Outcome:
+    """The bake's outcome; `licences` (where licences.json holds each partner) lets mismatches
+    name their line."""
     from compliance_bake.waivers.apply import POLICY, SHADOW
 
     snap, waivers = result.snapshot, result.waivers
@@ -295,7 +249,7 @@ def of_bake(result: BakeResult, fixtures: Path | None = None) -> Outcome:
     suites = {
         "self-checks": [_board_case(r) for r in snap.board.rows],
         "integrity": [Case(c.id, c.ok, c.label) for c in snap.integrity.checks],
-        "shadow": _shadow_cases(snap.shadow.rows, fixtures, snap.shadow.shadow_from_target, rows),
+        "shadow": _shadow_cases(snap.shadow.rows, licences, snap.shadow.shadow_from_target, rows),
     }
     if result.policy is not None and result.policy.shown:
         asked = frozenset() if waivers is None else waivers.settled(POLICY)
@@ -376,7 +330,7 @@ def of_audit(result: AuditResult) -> Outcome:
     audit = result.audit
     by_reason = {reason.value: n for reason, n in audit.by_reason.items()}
     if result.nothing_audited is not None:
-        verdict = f"NOTHING AUDITED (exit 5): {audit.label}"
+        verdict = f"NOTHING AUDITED (exit {EXIT_NOTHING_CHECKED}): {audit.label}"
     elif audit.ok:
         verdict = f"PASS: {zip_window_words(audit.days, audit.in_window_plays, audit.total_plays)}"
     else:
@@ -436,11 +390,12 @@ def _verify_verdict(report: VerifyReport, checks: int) -> str:
     return f"{verdict}; {unchecked}" if unchecked else verdict
 
 
-def of_diff(result: DiffResult) -> Outcome:
+def of_diff(result: DiffResult, limit: int) -> Outcome:
     """`diff` as one suite: a case per change class, failed when the class has changes and is
-    one of --fail-on, its items the changes as the text report words them."""
+    one of --fail-on, its items the changes as the text report words them; its own Markdown
+    report shows `limit` changes per class."""
     from compliance_bake.diff.model import CLASS_ORDER
-    from compliance_bake.diff.render import describe, verdict
+    from compliance_bake.diff.render import describe, markdown_report, verdict
 
     cases = []
     for cls in CLASS_ORDER:
@@ -451,7 +406,10 @@ def of_diff(result: DiffResult) -> Outcome:
         cases.append(Case(cls.value, not failed, f"{count(len(changes))} changed", items, more))
     ok = result.exit_code == EXIT_OK
     said = ("PASS: " if ok else "FAIL: ") + verdict(result)
-    return Outcome("diff", ok, result.exit_code, said, {"diff": cases}, result.as_json())
+    suites = {"diff": cases}
+    return Outcome(
+        "diff", ok, result.exit_code, said, suites, result.as_json(), markdown_report(result, limit)
+    )
 
 
 def of_verify(report: VerifyReport, exit_code: int, details: JsonObject) -> Outcome:

@@ -8,14 +8,13 @@ a short summary of what failed (`failure_summary`), then one verdict line.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 from compliance_bake.cli.phases import err_console
 from compliance_bake.cli.short_summary import failure_summary
 from compliance_bake.cli.terminal import clipped, count, previous_lines, safe, width
-from compliance_bake.report.escape import terminal_json
+from compliance_bake.report.escape import json_line, terminal_json
 from compliance_bake.signing.integrity import zip_window_words
 
 if TYPE_CHECKING:
@@ -51,7 +50,7 @@ def to_depth(value: Any, depth: int) -> str:
             return [cut(v, level + 1) for v in item]
         return item
 
-    return json.dumps(cut(value, 0), ensure_ascii=False, separators=(", ", ": "))
+    return json_line(cut(value, 0))
 
 
 def _mark(ok: bool) -> str:
@@ -137,8 +136,15 @@ def _policy(console: Any, record: PolicyRecord, waived: frozenset[int] = frozens
 def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) -> None:
     from rich.table import Table
 
-    from compliance_bake.cli.outcome import of_bake, pair_text, reason_words, row_disagreements
-    from compliance_bake.report.disagreements import FAILING, KINDS
+    from compliance_bake.cli.outcome import of_bake, pair_text
+    from compliance_bake.findings import FAIL
+    from compliance_bake.report.disagreements import (
+        KINDS,
+        SEVERITY,
+        classify_row,
+        fails,
+        reason_words,
+    )
 
     snap = result.snapshot
     console = _out()
@@ -162,9 +168,10 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
         )
     waived_kinds = {} if result.waivers is None else result.waivers.waived_kinds("shadow")
     for kind, n in (shadow.disagreements or {}).items():
-        if n and kind in FAILING and waived_kinds.get(kind, 0) >= n:
+        failing = SEVERITY.get(kind) == FAIL
+        if n and failing and waived_kinds.get(kind, 0) >= n:
             console.print(f"  waived: {count(n)} {safe(KINDS.get(kind, kind))}")
-        elif n and kind in FAILING:
+        elif n and failing:
             console.print(f"  [bold red]{count(n)}[/bold red] {safe(KINDS.get(kind, kind))}")
         elif n:
             console.print(f"  reported: {count(n)} {safe(KINDS.get(kind, kind))}")
@@ -172,8 +179,8 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
     shown = 0
     waived = frozenset() if result.waivers is None else result.waivers.settled("shadow")
     for index, row in enumerate(shadow.rows):
-        kinds = row_disagreements(row, from_target)
-        if row.match and not any(kind in FAILING for kind in kinds):
+        kinds = classify_row(row, from_target)
+        if row.match and not fails(kinds):
             continue
         if shown == MISMATCH_ROWS_SHOWN:
             console.print("  … and more in the registry file")

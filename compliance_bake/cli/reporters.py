@@ -7,7 +7,8 @@ body holds the full evidence and the items to fix), `github` (GitHub Actions wor
 an `::error` annotation per failed case, pointing with `file=`/`line=` at the fixture or plays
 line when there is one, and a `::notice` with the verdict) and `markdown` (a step summary for
 `$GITHUB_STEP_SUMMARY`: the verdict, a table of the suites, the failed cases with their first
-items). PATH `-` is stdout. Each file is written whole or not at all.
+items); `diff` adds its own two, `diff-json` and `diff-markdown` (what its `--json` and
+`--markdown`, their aliases, print). PATH `-` is stdout. Each file is written whole or not at all.
 
 stdout carries one format: at most one report goes to `-`, and not with `--json`
 (`check_stdout` refuses both, exit 2); with a report on `-` the human tables go to stderr.
@@ -28,97 +29,98 @@ import contextlib
 import os
 import stat
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from compliance_bake import __version__
-
 if TYPE_CHECKING:
-    from compliance_bake.cli.outcome import Case, Outcome
-    from compliance_bake.report.models import JsonObject
-
-
-class Format(Protocol):
-    """One report format: its name in `--report NAME:PATH`, a file suffix for hints, and the
-    bytes of an outcome (each escapes outside text for its own language)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def suffix(self) -> str: ...
-
-    def render(self, outcome: Outcome) -> bytes: ...
+    from compliance_bake.cli.outcome import Outcome
 
 
 @dataclass(frozen=True, slots=True)
-class JsonSummary:
-    name: str = "json"
-    suffix: str = "json"
+class Format:
+    """One report format: its name in `--report NAME:PATH`, a file suffix for hints, and what
+    makes the bytes of an outcome (each escapes outside text for its own language; its module is
+    imported only when such a report is written)."""
+
+    name: str
+    suffix: str
+    make: Callable[[Outcome], bytes]
 
     def render(self, outcome: Outcome) -> bytes:
-        from compliance_bake.report.escape import terminal_json
-
-        return (terminal_json(summary_document(outcome)) + "\n").encode("utf-8")
+        return self.make(outcome)
 
 
-@dataclass(frozen=True, slots=True)
-class JUnit:
-    name: str = "junit"
-    suffix: str = "xml"
+def _json(outcome: Outcome) -> bytes:
+    from compliance_bake.cli.report_json import json_bytes
 
-    def render(self, outcome: Outcome) -> bytes:
-        import socket
-
-        from compliance_bake.cli.report_junit import junit_bytes
-
-        started, seconds = run_clock()
-        return junit_bytes(outcome, started, seconds, socket.gethostname())
+    return json_bytes(outcome)
 
 
-@dataclass(frozen=True, slots=True)
-class GitHubAnnotations:
-    name: str = "github"
-    suffix: str = "txt"
+def _junit(outcome: Outcome) -> bytes:
+    import socket
 
-    def render(self, outcome: Outcome) -> bytes:
-        from compliance_bake.cli.report_github import github_bytes
+    from compliance_bake.cli.report_junit import junit_bytes
 
-        return github_bytes(outcome)
+    started, seconds = run_clock()
+    return junit_bytes(outcome, started, seconds, socket.gethostname())
 
 
-@dataclass(frozen=True, slots=True)
-class MarkdownSummary:
-    name: str = "markdown"
-    suffix: str = "md"
+def _github(outcome: Outcome) -> bytes:
+    from compliance_bake.cli.report_github import github_bytes
 
-    def render(self, outcome: Outcome) -> bytes:
-        from compliance_bake.cli.report_github import markdown_bytes
-
-        return markdown_bytes(outcome)
+    return github_bytes(outcome)
 
 
-FORMATS: dict[str, Format] = {
-    f.name: f for f in (JsonSummary(), JUnit(), GitHubAnnotations(), MarkdownSummary())
-}
-SUMMARY_SCHEMA_VERSION = 1
-JSON_ITEMS = 20  # items of a failed case in the JSON summary
+def _markdown(outcome: Outcome) -> bytes:
+    from compliance_bake.cli.report_github import markdown_bytes
+
+    return markdown_bytes(outcome)
+
+
+def _diff_json(outcome: Outcome) -> bytes:
+    """`diff`'s own JSON (schemas/diff.schema.json), what `diff --json` prints."""
+    from compliance_bake.report.escape import terminal_json
+
+    return (terminal_json(outcome.details) + "\n").encode("utf-8")
+
+
+def _diff_markdown(outcome: Outcome) -> bytes:
+    """`diff`'s short Markdown report, what `diff --markdown` prints."""
+    from compliance_bake.report.escape import visible_lines
+
+    return visible_lines(outcome.markdown or "").encode("utf-8")
+
+
+_ALL = (
+    Format("json", "json", _json),
+    Format("junit", "xml", _junit),
+    Format("github", "txt", _github),
+    Format("markdown", "md", _markdown),
+    Format("diff-json", "json", _diff_json),
+    Format("diff-markdown", "md", _diff_markdown),
+)
+DIFF_FORMATS: dict[str, Format] = {f.name: f for f in _ALL}
+FORMATS = {name: f for name, f in DIFF_FORMATS.items() if not name.startswith("diff-")}
 
 
 class ReportSpec(click.ParamType):  # type: ignore[type-arg]
     name = "FORMAT:PATH"
 
+    def __init__(self, formats: dict[str, Format] = FORMATS) -> None:
+        self.formats = formats
+
     def convert(self, value: Any, param: Any, ctx: Any) -> tuple[str, str]:
         if isinstance(value, tuple):
             return value
         kind, sep, path = str(value).partition(":")
-        if not sep or kind not in FORMATS or not path:
+        if not sep or kind not in self.formats or not path:
             self.fail(
-                f"{value!r} is not FORMAT:PATH with FORMAT one of {', '.join(FORMATS)} "
+                f"{value!r} is not FORMAT:PATH with FORMAT one of {', '.join(self.formats)} "
                 "(e.g. junit:reports/junit.xml, or github:- for stdout)",
                 param,
                 ctx,
@@ -153,7 +155,7 @@ def check_stdout(reports: tuple[tuple[str, str], ...], as_json: bool) -> bool:
             f"--report {on_stdout[0]}:- and --report {on_stdout[1]}:- both write to stdout, "
             "which carries one format",
             f"write all but one to a file, e.g. --report {on_stdout[1]}:reports/"
-            f"compliance.{FORMATS[on_stdout[1]].suffix}",
+            f"compliance.{DIFF_FORMATS[on_stdout[1]].suffix}",
         )
     if on_stdout and as_json:
         raise InputError(
@@ -213,6 +215,11 @@ def _unwritable(path: str) -> str:
     return ""
 
 
+_REPORT_HELP = (
+    "Also write a report: json (the run summary), junit (JUnit XML), github (workflow "
+    "annotations) or markdown (a step summary){more}; PATH - is stdout (one report at most, "
+    "not with --json; the tables then go to stderr). Repeatable."
+)
 report_option = click.option(
     "--report",
     "reports",
@@ -220,55 +227,19 @@ report_option = click.option(
     multiple=True,
     metavar="FORMAT:PATH",
     callback=_started,
-    help="Also write a report: json (the run summary), junit (JUnit XML), github (workflow "
-    "annotations) or markdown (a step summary); PATH - is stdout (one report at most, not "
-    "with --json; the tables then go to stderr). Repeatable.",
+    help=_REPORT_HELP.format(more=""),
 )
-
-
-def _items_json(case: Case, limit: int) -> JsonObject:
-    if case.ok or not case.item_count:
-        return {}
-    items = []
-    for item in case.items[:limit]:
-        entry: JsonObject = {"text": item.text}
-        if item.file is not None:
-            entry["file"] = item.file
-        if item.line is not None:
-            entry["line"] = item.line
-        items.append(entry)
-    return {"items": items, "moreItems": case.item_count - len(items)}
-
-
-def summary_document(outcome: Outcome) -> JsonObject:
-    """The run summary (`--report json:PATH`), per schemas/: JSON out."""
-    return {
-        "schemaVersion": SUMMARY_SCHEMA_VERSION,
-        "tool": {"name": "compliance-bake", "version": __version__},
-        "command": outcome.command,
-        "ok": outcome.ok,
-        "exitCode": outcome.exit_code,
-        "verdict": outcome.verdict,
-        "suites": [
-            {
-                "name": suite,
-                "tests": len(cases),
-                "failures": sum(not c.ok for c in cases),
-                "cases": [
-                    {
-                        "name": c.name,
-                        "ok": c.ok,
-                        "message": c.message,
-                        **({"skipped": True} if c.skipped else {}),
-                        **_items_json(c, JSON_ITEMS),
-                    }
-                    for c in cases
-                ],
-            }
-            for suite, cases in outcome.suites.items()
-        ],
-        "details": outcome.details,
-    }
+diff_report_option = click.option(
+    "--report",
+    "reports",
+    type=ReportSpec(DIFF_FORMATS),
+    multiple=True,
+    metavar="FORMAT:PATH",
+    callback=_started,
+    help=_REPORT_HELP.format(
+        more=", diff-json (the changes, as --json prints them) or diff-markdown (as --markdown)"
+    ),
+)
 
 
 def run_clock() -> tuple[datetime, float]:
@@ -297,7 +268,7 @@ def write_reports(reports: tuple[tuple[str, str], ...], outcome: Outcome) -> Non
     from compliance_bake.inputs.atomic_write import write_whole
 
     for kind, where in reports:
-        data = FORMATS[kind].render(outcome)
+        data = DIFF_FORMATS[kind].render(outcome)
         if where == "-":
             sys.stdout.flush()
             click.echo(data.decode("utf-8"), nl=False)

@@ -8,7 +8,7 @@ sequence must never reach the terminal raw, so every value printed goes through
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from compliance_bake.report.escape import visible
 
@@ -61,13 +61,6 @@ def count(n: int) -> str:
 def counted(n: int, noun: str) -> str:
     """A count with its noun, singular for one: `1 violation`, `2 violations`."""
     return f"{count(n)} {noun}" if n == 1 else f"{count(n)} {noun}s"
-
-
-def json_text(value: Any) -> str:
-    """A value as JSON text (true, null, "x"), never a Python repr."""
-    import json  # here, as shutil below: every command's --help imports this module
-
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
 
 def width() -> int:

@@ -18,6 +18,7 @@ from compliance_bake.diff.model import Change, ChangeClass
 from compliance_bake.diff.pairs import pair_changes
 from compliance_bake.diff.policy import policy_changes, recorded_licences, with_recorded_licences
 from compliance_bake.diff.waivers import waiver_changes
+from compliance_bake.findings import FAIL
 from compliance_bake.report import disagreements
 from compliance_bake.report.models import (
     BoardRow,
@@ -212,7 +213,7 @@ def _disagreements(old: Snapshot, new: Snapshot) -> list[Change]:
         COVERAGE, "shadow.sources.shadowAllowed", was.get("shadowAllowed"), now.get("shadowAllowed")
     )
     for kind in disagreements.KINDS:
-        cls = SELF_CHECK if kind in disagreements.FAILING else COSMETIC
+        cls = SELF_CHECK if disagreements.SEVERITY.get(kind) == FAIL else COSMETIC
         if before.get(kind) != after.get(kind):
             changes.append(
                 Change(

@@ -7,6 +7,7 @@ from enum import StrEnum
 
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
 from compliance_bake.report.models import JsonObject, JsonValue
+from compliance_bake.verify.source import Authenticity
 
 SCHEMA_VERSION = 1
 
@@ -70,16 +71,15 @@ class SideInfo:
 
     source: str
     generated_at: str
-    authentic: bool
-    checked: str
+    authenticity: Authenticity
     pairs: int
 
     def as_json(self) -> JsonObject:
         return {
             "source": self.source,
             "generatedAt": self.generated_at,
-            "authentic": self.authentic,
-            "checked": self.checked,
+            "authentic": self.authenticity.authentic,
+            "checked": self.authenticity.checked,
             "pairs": self.pairs,
         }
 
@@ -100,7 +100,7 @@ class DiffResult:
 
     @property
     def authenticated(self) -> bool:
-        return self.old.authentic and self.new.authentic
+        return self.old.authenticity.authentic and self.new.authenticity.authentic
 
     @property
     def failed_classes(self) -> list[ChangeClass]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from compliance_bake.diff.model import Change, ChangeClass
-from compliance_bake.report.policy import FAILING, KINDS
+from compliance_bake.findings import FAIL
+from compliance_bake.report.policy import KINDS, SEVERITY
 
 Licences = dict[tuple[str, str], str | None]
 
@@ -32,7 +33,7 @@ def policy_changes(
     for kind in KINDS:
         was, now = before.get(kind, 0), after.get(kind, 0)
         if was != now:
-            cls = ChangeClass.SELF_CHECK if kind in FAILING else ChangeClass.COSMETIC
+            cls = ChangeClass.SELF_CHECK if SEVERITY.get(kind) == FAIL else ChangeClass.COSMETIC
             field = {"field": f"policy.disagreements.{kind}"}
             changes.append(Change(cls, "policy-disagreement", field, was, now))
     if old["asked"] != new["asked"]:

@@ -166,11 +166,12 @@ def verdict(result: DiffResult) -> str:
 
 
 def _side_line(name: str, side: SideInfo) -> list[str]:
-    state = "authentic" if side.authentic else "NOT AUTHENTICATED"
+    held = side.authenticity
+    state = "authentic" if held.authentic else "NOT AUTHENTICATED"
     return [
         name + "  " + _fit(side.source, WIDTH - len(name) - 2),
         *textwrap.wrap(
-            f"generated {side.generated_at}, {side.pairs} pairs, {state}: {side.checked}",
+            f"generated {side.generated_at}, {side.pairs} pairs, {state}: {held.checked}",
             WIDTH,
             initial_indent="     ",
             subsequent_indent="     ",
@@ -212,9 +213,9 @@ def markdown_report(result: DiffResult, limit: int = DEFAULT_LIMIT) -> str:
         "### Compliance snapshot diff",
         "",
         f"- old: {_md(result.old.source)} generated {_md(result.old.generated_at)}"
-        f" ({'authentic' if result.old.authentic else 'not authenticated'})",
+        f" ({'authentic' if result.old.authenticity.authentic else 'not authenticated'})",
         f"- new: {_md(result.new.source)} generated {_md(result.new.generated_at)}"
-        f" ({'authentic' if result.new.authentic else 'not authenticated'})",
+        f" ({'authentic' if result.new.authenticity.authentic else 'not authenticated'})",
         f"- verdict: **{verdict(result)}**",
         "",
         "| class | changes |",

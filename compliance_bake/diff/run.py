@@ -18,11 +18,7 @@ from compliance_bake.targets.routes import DEFAULT_TIMEOUT
 
 def side_info(side: Side) -> SideInfo:
     return SideInfo(
-        source=side.source,
-        generated_at=side.snapshot.generated_at,
-        authentic=side.authenticity.authentic,
-        checked=side.authenticity.checked,
-        pairs=len(side.snapshot.shadow.rows),
+        side.source, side.snapshot.generated_at, side.authenticity, len(side.snapshot.shadow.rows)
     )
 
 

@@ -10,10 +10,12 @@ jurisdictions, unique ids, a real ZIP of the profile's state and city).
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compliance_bake.errors import FixtureError
+from compliance_bake.errors import FixtureError, InputError
 from compliance_bake.gc_pause import gc_paused
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import FIXTURE_MAX_BYTES, read_regular_file
@@ -288,3 +290,35 @@ def load_fixtures(folder: Path) -> Fixtures:
         except PolicyValueError as exc:
             raise _row_error(folder / LIMITS_FILE, exc) from None
     return Fixtures(policy=policy, geo=geo, source=str(folder))
+
+
+@dataclass(frozen=True, slots=True)
+class PartnerLines:
+    """Where licences.json holds each partner: the file, and the line of each `nodeId`."""
+
+    file: Path
+    lines: dict[str, int]
+
+
+def partner_lines(folder: Path) -> PartnerLines:
+    """The line of each partner's `nodeId` in the folder's licences.json, so a mismatch points
+    at the entry that says what the registry holds. A file that cannot be read gives no lines."""
+    path = folder / LICENCES_FILE
+    found: dict[str, int] = {}
+    try:
+        raw = read_regular_file(path, max_bytes=FIXTURE_MAX_BYTES, what="licences file")
+        text = raw.decode("utf-8")
+    except (InputError, OSError, UnicodeDecodeError):
+        return PartnerLines(path, found)
+    for number, line in enumerate(text.splitlines(), start=1):
+        key = line.find('"nodeId"')
+        if key < 0:
+            continue
+        value = line[key + len('"nodeId"') :].lstrip(" \t:")
+        try:
+            partner, _ = json.JSONDecoder().raw_decode(value)
+        except ValueError:
+            continue
+        if isinstance(partner, str):
+            found.setdefault(partner, number)
+    return PartnerLines(path, found)

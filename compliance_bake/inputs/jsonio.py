@@ -8,29 +8,30 @@ is refused by the parser itself), a document too large for memory. Every refusal
 StrictJSONError; each caller turns it into its own exit code and names its file or route.
 Out: the layout every file in `out/` uses (2-space indent, keys in the order built, UTF-8, a final
 newline). `verify` re-renders with the same function and compares bytes.
-`loads_pretty` is the strict parser of a file of `out/` (verify/document.py, after its typed
-reading of a snapshot): a file in that layout is read with one orjson parse, the strictness the
-same, the proof being that the bytes are exactly what `dumps_pretty` makes of the value
-(`renders_as`) and that the value holds no float; anything else goes to `loads_strict`. It is
-kept because the plain strict parser takes seconds of CPU on a 500,000-row snapshot, which
-`make bench`'s verify and diff figures would show; tests/verify/test_fast_paths.py holds it to
-`loads_strict`.
+The one module that reads JSON. The plain parsers are `loads_strict` and, for a service's answer,
+`loads_unambiguous`; `problem` is the one strictness predicate of both (keys and values), and of
+the parts of an answer a profile reads (`strict_problem`). Three fast paths read at C speed where
+`make bench` or `make bench-target` would show the plain parser (docs/benchmarks.md), each
+beside its proof, a pure function that is tested against the plain path
+(tests/inputs/test_jsonio.py, tests/verify/test_fast_paths.py, tests/verify/test_document.py):
+`loads_typed` (a snapshot with its rows typed), `loads_pretty` (a file of `out/`: `renders_as`
+and `may_hold_float`, the one float scan) and `loads_compact_flat` (a service's compact answer).
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 MAX_DEPTH = 255  # nested arrays/objects; orjson writes no deeper, so no file of ours is
+T = TypeVar("T")
 INT_MIN, INT_MAX = -(2**63), 2**64 - 1  # what orjson reads and writes; I-JSON asks for less
 
 
@@ -73,34 +74,55 @@ def _fraction(text: str) -> Any:
 
 
 def _check_tree(value: Any, path: str, *, values: bool = True) -> None:
-    """Raise, with the JSON path, on what the parser's hooks left refused (a duplicate key; with
-    `values`, a fraction or a constant too) and on nesting past MAX_DEPTH; with `values`, also on
-    an integer outside 64 bits and a lone surrogate. The one walk of both parsers below."""
+    """Raise, with the JSON path, on the first thing `problem` finds."""
+    found = problem(value, path, values=values)
+    if found is not None:
+        raise StrictJSONError(*found)
+
+
+def problem(value: Any, path: str = "$", *, values: bool = True) -> tuple[str, str] | None:
+    """The one strictness predicate, of both parsers and of a service's answer: what strict JSON
+    refuses in `value` and where, or None. Always: what the parser's hooks left refused (a
+    duplicate key; with `values`, a fraction or a constant too) and nesting past MAX_DEPTH; with
+    `values`, also a float, an integer outside 64 bits and a lone surrogate in a string or a
+    key."""
     stack: list[tuple[Any, str, int]] = [(value, path, 0)]
     while stack:
         item, where, depth = stack.pop()
-        if isinstance(item, _Refused):
-            raise StrictJSONError(item.message, where)
-        if isinstance(item, (dict, list)) and depth >= MAX_DEPTH:
+        kind = type(item)
+        if kind is _Refused:
+            return item.message, where
+        if (kind is dict or kind is list) and depth >= MAX_DEPTH:
             shown = where if len(where) <= 40 else f"{where[:40]}..."
-            raise StrictJSONError(f"nested deeper than {MAX_DEPTH} levels", shown)
-        if values and type(item) is int and not INT_MIN <= item <= INT_MAX:
-            raise StrictJSONError("an integer outside the 64-bit range", where)
-        if values and isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                raise StrictJSONError("lone surrogate in a string", where) from None
-        elif isinstance(item, dict):
-            for key, child in item.items():
-                if values:
-                    try:
-                        key.encode("utf-8")
-                    except UnicodeEncodeError:
-                        raise StrictJSONError("lone surrogate in a key", where) from None
-                stack.append((child, f"{where}.{key}", depth + 1))
-        elif isinstance(item, list):
+            return f"nested deeper than {MAX_DEPTH} levels", shown
+        words = _value_problem(item, kind) if values else None
+        if words is not None:
+            return words, where
+        if kind is dict:
+            stack.extend((child, f"{where}.{key}", depth + 1) for key, child in item.items())
+        elif kind is list:
             stack.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(item))
+    return None
+
+
+def _value_problem(item: Any, kind: type) -> str | None:
+    if kind is float:
+        return f"{item!r} is not {'a whole number' if math.isfinite(item) else 'JSON'}"
+    if kind is int and not INT_MIN <= item <= INT_MAX:
+        return "an integer outside the 64-bit range"
+    if kind is str and not _utf8(item):
+        return "a lone surrogate in a string"
+    if kind is dict and not all(_utf8(key) for key in item):
+        return "a lone surrogate in a key"
+    return None
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def loads_strict(text: str | bytes, *, fractions: bool = False) -> Any:
@@ -148,31 +170,12 @@ def _parse(text: str | bytes, **hooks: Any) -> Any:
 
 def strict_problem(value: Any) -> str | None:
     """What `loads_strict` would refuse in `value` (a parsed part of an answer), with its place
-    under it (`[1].min_wager`), or None: a fraction, NaN or Infinity, an integer outside the
-    64-bit range, a lone surrogate."""
-    stack: list[tuple[Any, str]] = [(value, "")]
-    while stack:
-        item, where = stack.pop()
-        kind = type(item)
-        if kind is float:
-            what = (
-                f"{item!r} is not a whole number"
-                if math.isfinite(item)
-                else f"{item!r} is not JSON"
-            )
-            return what + (f" at {where}" if where else "")
-        if kind is int and not INT_MIN <= item <= INT_MAX:
-            return "an integer outside the 64-bit range" + (f" at {where}" if where else "")
-        if kind is str:
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return "a lone surrogate in a string" + (f" at {where}" if where else "")
-        elif kind is dict:
-            stack.extend((child, f"{where}.{key}") for key, child in item.items())
-        elif kind is list:
-            stack.extend((child, f"{where}[{i}]") for i, child in enumerate(item))
-    return None
+    under it (`at [1].min_wager`), or None: `problem`'s words for a message."""
+    found = problem(value, "")
+    if found is None:
+        return None
+    words, where = found
+    return words + (f" at {where}" if where else "")
 
 
 def _plainly_clean(value: Any) -> bool:
@@ -196,7 +199,7 @@ def loads_pretty(raw: bytes) -> tuple[Any, bool]:
     refuses NaN/Infinity, a BOM, bad UTF-8 and lone surrogates; a duplicate key (orjson keeps the
     last), an integer past 64 bits (orjson reads a float) or any byte out of the layout makes
     the rendering differ from `raw`; nesting past 254 levels makes it refuse to render. A float
-    renders back as it was read, so the bytes are searched for one (`_may_hold_float`). Anything
+    renders back as it was read, so the bytes are searched for one (`may_hold_float`). Anything
     doubtful is read again by `loads_strict`, which refuses with the place.
     """
     try:
@@ -214,11 +217,32 @@ def loads_pretty(raw: bytes) -> tuple[Any, bool]:
     return value, same
 
 
+def loads_typed(
+    raw: bytes, layout: type[T], floatless: Callable[[Any], Any]
+) -> tuple[T, Any] | None:
+    """msgspec's reading of `raw` into `layout` and its JSON values, when those are the strict
+    reading of `raw`: the fast path of a document whose bulk has a type that holds no number
+    (a snapshot's shadow rows, verify/document.py). None leaves it to `loads_pretty`.
+
+    The proof, at C speed: `raw` is exactly the values' rendering (`renders_as`), and what
+    `floatless` leaves of them (the typed parts taken out) holds no float (`may_hold_float`)."""
+    import msgspec
+
+    try:
+        read = msgspec.json.decode(raw, type=layout)
+    except (ValueError, MemoryError, RecursionError):  # msgspec's errors are ValueErrors
+        return None
+    document = msgspec.to_builtins(read)
+    if renders_as(document, raw) and not may_hold_float(floatless(document)):
+        return read, document
+    return None
+
+
 def plainly_pretty(value: Any, raw: bytes) -> bool:
     """Whether `value`, orjson's reading of `raw`, is the strict reading and `raw` its
     `dumps_pretty` rendering, shown at C speed (`loads_pretty`'s fast path): `raw` is that
     rendering and holds no float. False leaves the question to `loads_strict`."""
-    return renders_as(value, raw) and not _may_hold_float(raw)
+    return renders_as(value, raw) and not may_hold_float(value, raw)
 
 
 def renders_as(value: Any, raw: bytes) -> bool:
@@ -233,65 +257,101 @@ def renders_as(value: Any, raw: bytes) -> bool:
         return False
 
 
-def may_hold_float(value: Any) -> bool:
-    """True whenever `value` holds a float (and, rarely, when only a string looks like one):
-    the float scan of `loads_pretty`, over the value's rendering. For a small part of a document
-    whose other parts hold no float by their type."""
-    try:
-        return _may_hold_float(dumps_pretty(value))
-    except (TypeError, MemoryError):
-        return True
+def loads_compact_flat(raw: bytes) -> Any:
+    """The strict reading of `raw`, at C speed, when `raw` is exactly orjson's compact text of an
+    object whose leaves are strings, booleans, integers and nulls (what a FastAPI service or
+    JavaScript's JSON.stringify sends); None leaves it to the plain parsers, which have the
+    messages (the fast path of a service's answer, targets/answers.py).
 
-
-# A digit, then what may follow a float's integer part in orjson's rendering (`1.5`, `1e+20`):
-# an `e` found by the regex's literal search and checked behind (`e` is frequent in keys), a `.`
-# (rare) by `bytes.find`.
-_DIGIT_THEN_E = re.compile(rb"e(?<=[0-9]e)")
-_DIGITS = range(0x30, 0x3A)
-_MINUS, _SPACE, _COLON, _NEWLINE = b"- :\n"
-_MAX_CANDIDATES = 10_000  # past this many, let the strict reader decide
-
-
-def _may_hold_float(raw: bytes) -> bool:
-    """True whenever `raw`, a `dumps_pretty` rendering, holds a float (and, rarely, when only a
-    string looks like one, such as `"a: 1.5"`: the strict reader then decides).
-
-    In that layout a number stands at the start, after `": "` (a member) or after a newline
-    and an indent (an item), and a float is an optional minus, digits, then `.` or `e`. Inside
-    a string a newline is escaped, so neither a version (`CPython 3.11.7`), a timestamp
-    (`04:06:00.000Z`) nor a hex digest (`3e9f`) looks like one.
+    The proof, as for `renders_as`: orjson refuses NaN, Infinity, bad UTF-8 and lone surrogates;
+    text equal to the rendering of its reading holds no key twice (it would be longer) and no
+    integer past 64 bits (orjson reads a float); the leaves' types hold no fraction, and 16
+    levels are within MAX_DEPTH.
     """
-    exponents = (found.start() for found in _DIGIT_THEN_E.finditer(raw))
-    marks = (at for at in itertools.chain(_dots(raw), exponents) if raw[at - 1] in _DIGITS)
-    for count, at in enumerate(marks):
-        if count == _MAX_CANDIDATES or _starts_a_number(raw, at - 1):
-            return True
-    return False
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if type(value) is dict and _flat(value, 0) and orjson.dumps(value) == raw:
+        return value
+    return None
 
 
-def _dots(raw: bytes) -> Iterator[int]:
-    at = raw.find(b".", 1)
-    while at >= 0:
-        yield at
-        at = raw.find(b".", at + 1)
+_FLAT = frozenset((str, bool, int, type(None)))
 
 
-def _starts_a_number(raw: bytes, at: int) -> bool:
-    """Whether the digit run ending at `at` (with its minus) stands where a number can."""
-    start = at
-    while start > 0 and raw[start - 1] in _DIGITS:
-        start -= 1
-    if start > 0 and raw[start - 1] == _MINUS:
-        start -= 1
-    if start == 0:
-        return True
-    if raw[start - 1] != _SPACE:
+def _flat(value: Any, depth: int) -> bool:
+    if depth > 16:
         return False
-    if start > 1 and raw[start - 2] == _COLON:
+    for item in value.values() if type(value) is dict else value:
+        kind = type(item)
+        if kind not in _FLAT and (
+            (kind is not dict and kind is not list) or not _flat(item, depth + 1)
+        ):
+            return False
+    return True
+
+
+def may_hold_float(value: Any, rendering: bytes | None = None) -> bool:
+    """True whenever `value` holds a float (and, rarely, when only a string looks like one, such
+    as `"x:1.5,"`: a slow path then decides, never a wrong answer). `rendering` is orjson's text
+    of `value`, compact or indented (rendered here when not given). The one float scan: of
+    `loads_pretty` over a file's bytes, of `canon` over its compact text.
+
+    In orjson's text, with white space taken out, a number token stands between a structural
+    character (`[`, `,`, `:`) and another (`,`, `}`, `]`), and a float token has a fraction or an
+    exponent, so every float matches _FLOAT_TOKEN; a timestamp (`04:06:00.000Z`) or a version
+    inside a string ends at a `"`, and does not. The scan runs at memory speed: every character
+    that cannot occur in a float token or around it is deleted (`_FLOAT_TOKEN` matches there
+    whenever it matches the whole text: deleting cannot break a match, only make more), then
+    `_FLOAT_TOKEN` is tried only where a digit run ends in `.`, `e` or `E`, where a match must
+    start.
+    """
+    if type(value) is float:
         return True
-    while start > 0 and raw[start - 1] == _SPACE:
-        start -= 1
-    return start == 0 or raw[start - 1] == _NEWLINE
+    if rendering is None:
+        try:
+            rendering = orjson.dumps(value)
+        except (TypeError, MemoryError):
+            return True
+    return _find_float_token(rendering.translate(None, _NOT_NEAR_FLOAT))
+
+
+_FLOAT_TOKEN = re.compile(rb"[\[,:]-?[0-9]+(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)[,}\]]")
+# Digits become b"0", the characters that may follow the integer part of a float become b".",
+# everything else b" ".
+_MARKS = bytes(
+    0x30 if 0x30 <= byte <= 0x39 else 0x2E if byte in b".eE" else 0x20 for byte in range(256)
+)
+_DIGIT_THEN_MARK = b"0."
+# Every character that is neither part of a float token nor one that may stand around it
+# (the structural characters of `_FLOAT_TOKEN`, and `"` so that no match spans a string's end).
+_NOT_NEAR_FLOAT = bytes(byte for byte in range(256) if byte not in b'0123456789.eE+-[,:]}"')
+_DIGIT = 0x30
+_MINUS = 0x2D
+# Past this many candidate pairs, one regex search over the rest is cheaper than the walk.
+_MAX_CANDIDATES = 1_000
+
+
+def _find_float_token(data: bytes) -> bool:
+    """Whether `_FLOAT_TOKEN.search(data)` finds a match, without running the regex over it all:
+    a match holds a digit that ends a digit run followed by `.`, `e` or `E`, and starts just
+    before that run (or its minus)."""
+    marks = data.translate(_MARKS)
+    at = marks.find(_DIGIT_THEN_MARK)
+    tried = 0
+    while at >= 0:
+        start = at
+        while start > 0 and marks[start - 1] == _DIGIT:
+            start -= 1
+        begin = start - 2 if start >= 2 and data[start - 1] == _MINUS else start - 1
+        if begin >= 0 and _FLOAT_TOKEN.match(data, begin):
+            return True
+        tried += 1
+        if tried > _MAX_CANDIDATES:
+            return _FLOAT_TOKEN.search(data, at) is not None
+        at = marks.find(_DIGIT_THEN_MARK, at + 1)
+    return False
 
 
 def dumps_pretty(value: Any) -> bytes:

@@ -5,7 +5,10 @@ credential: the agent key a service echoes back, a URL's user name and password,
 query. `redacted` is the one function that removes them, wherever such text is written or shown:
 every copy of a secret the process holds is replaced by a marker naming what stood there, and
 every URL in the text keeps its scheme, host, port and path only (the user name, password, query
-and fragment may each carry a credential, and which of them do cannot be told from outside).
+and fragment may each carry a credential, and which of them do cannot be told from outside). A
+database URL (`database=True`, a plays source) keeps its user name, connection options and
+fragment, as docs/plays.md records it: it names the role the audit reads as, and only the
+password, in the user part or the query (`?password=`), is a credential there.
 
 Pure and cheap on text with neither a secret nor `://` in it (one substring search each): the
 HTTP target runs every answer's texts through it.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 SECRET_SHOWN = "<secret>"
 # A URL as it sits in text: a scheme, `://`, then up to the first character that ends a URL in
@@ -36,10 +40,26 @@ def _bare_url(match: re.Match[str]) -> str:
     return f"{scheme}://{host}{path}"
 
 
-def redacted(text: str, secrets: Iterable[str | None] = (), marker: str = SECRET_SHOWN) -> str:
+def _database_url(match: re.Match[str]) -> str:
+    parts = urlsplit(match.group())
+    user, at, host = parts.netloc.rpartition("@")
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query) if k != "password"])
+    netloc = user.partition(":")[0] + at + host
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def redacted(
+    text: str,
+    secrets: Iterable[str | None] = (),
+    marker: str = SECRET_SHOWN,
+    *,
+    database: bool = False,
+) -> str:
     """`text` with every copy of each secret as `marker`, and every URL without its user name,
-    password, query and fragment."""
+    password, query and fragment (with `database`, without its password only)."""
     for secret in secrets:
         if secret and secret in text:
             text = text.replace(secret, marker)
-    return _URL.sub(_bare_url, text) if "://" in text else text
+    if "://" not in text:
+        return text
+    return _URL.sub(_database_url if database else _bare_url, text)

@@ -2,7 +2,7 @@
 
 The four tables (`inputs/registry_map.TABLES`, or where `--registry-map` says they are) are read
 in one read-only transaction (PostgreSQL: REPEATABLE READ, READ ONLY, so the four answers are one
-snapshot of the database), through the plays sources' connection code (`audit/database.py`:
+snapshot of the database), through the plays sources' connection code (`inputs/database.py`:
 the ADBC drivers, libpq's password rules, a login role that can write on the server refused,
 every driver message scrubbed of the password). Nothing is written anywhere.
 
@@ -16,8 +16,9 @@ column (exit 2).
 
 What the tables give (docs/fixtures.md): the regulated states are the map's `states`, else
 those of the licence and limit rows; a state's name is its jurisdiction's
-(`inputs/jurisdictions.py`); its wager types are its limit rows' `sport_id.market_id`, in the
-rows' order (by `id` where the table has one), the first being the one the shadow matrix asks;
+(`inputs/jurisdictions.py`); its wager types are the target profile's `[wagers]` types, then its
+limit rows' `sport_id.market_id` in the rows' order (by `id` where the table has one), the first
+being the one the shadow matrix asks;
 the partners are those of `partner_geo_profiles` (each licence's partner needs its profile);
 a partner is identity-verified when a binding's `metadata_json` says so
 (`rows.identity_verified_from_metadata`).
@@ -29,17 +30,16 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 
-from compliance_bake.audit.database import (
-    POSTGRES,
-    SQLITE,
-    DatabaseSource,
-    Session,
-    failing,
-    quote_table,
-    refuse_server_writers,
-    unambiguous_url,
-)
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.database import (
+    Database,
+    Session,
+    begin_read_only,
+    database_at,
+    failing,
+    quote_ident,
+    relation,
+)
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.inputs.jurisdictions import jurisdiction_name
 from compliance_bake.inputs.models import Fixtures, GeoProfile
@@ -87,50 +87,29 @@ class _Row:
         self.values = values
 
 
-def read_database_registry(source: str, shown: str) -> Fixtures:
+def read_database_registry(source: str, shown: str, wager_types: Sequence[str] = ()) -> Fixtures:
     """The registry of a database source (`shown`: its text without the password, as the
-    snapshot records it); InputError (exit 2) for a bad source, map or registry, SourceError
-    (exit 3) for a server that cannot be reached or breaks off."""
+    snapshot records it; each state permits `wager_types` too); InputError (exit 2) for a bad
+    source, map or registry, SourceError (exit 3) for a server unreached or breaking off."""
     mapping = read_map(source.map_file) if isinstance(source, MappedSource) else DEFAULT_MAP
-    database = _database(str(source))
+    database = database_at(str(source), "--registry ")
     rows = _read_all(database, mapping)
-    return _registry(database, mapping, rows, str(shown))  # a plain str: the record's
+    return _registry(database, mapping, rows, str(shown), wager_types)  # shown: the record's str
 
 
-def _database(text: str) -> DatabaseSource:
-    kind = "sqlite" if text.startswith(SQLITE) else "postgresql"
-    if text.startswith(POSTGRES):
-        unambiguous_url(text)
-    database = DatabaseSource(text, kind, None, None)
-    if kind == "sqlite":
-        if not text.removeprefix(SQLITE):
-            raise InputError(f"--registry {text}: no file after sqlite:", "write sqlite:PATH")
-        if not database.path.is_file():
-            raise InputError(
-                f"--registry {text}: no such SQLite file", "give sqlite:PATH of an existing file"
-            )
-    return database
-
-
-def _read_all(database: DatabaseSource, mapping: RegistryMap) -> dict[str, list[_Row]]:
+def _read_all(database: Database, mapping: RegistryMap) -> dict[str, list[_Row]]:
     """The four tables' rows, read in one read-only transaction."""
     session = Session(database)
     try:
-        with failing(database, "cannot start a read-only transaction", "check the server"):
-            if database.kind == "postgresql":
-                session.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                refuse_server_writers(session)
+        begin_read_only(session)
         return {name: _read(session, database, mapping.tables[name]) for name in TABLES}
     finally:
         session.close()
 
 
-def _read(session: Session, database: DatabaseSource, table: TableSource) -> list[_Row]:
-    relation = (
-        f"({table.query}) AS registry_query"
-        if table.query is not None
-        else quote_table(table.table or table.name)
-    )
+def _read(session: Session, database: Database, table: TableSource) -> list[_Row]:
+    named = None if table.query is not None else table.table or table.name
+    rel = relation(named, table.query, "registry_query")
     fix = (
         f"check the query of [{table.name}] in {MAP_OPTION}"
         if table.query is not None
@@ -138,7 +117,7 @@ def _read(session: Session, database: DatabaseSource, table: TableSource) -> lis
         f"{MAP_OPTION}"
     )
     with failing(database, f"cannot read {table.shown}", fix):
-        found = session.columns(f"SELECT * FROM {relation} LIMIT 0")
+        found = session.columns(f"SELECT * FROM {rel} LIMIT 0")
     columns: list[str] = []
     for column in TABLES[table.name]:
         if table.column(column) in found:
@@ -153,7 +132,7 @@ def _read(session: Session, database: DatabaseSource, table: TableSource) -> lis
         _typed(database.kind, table.column(column), index) for index, column in enumerate(columns)
     )
     with failing(database, f"cannot read {table.shown}", fix):
-        answer = session.rows(f"SELECT {pairs} FROM {relation}")
+        answer = session.rows(f"SELECT {pairs} FROM {rel}")
     read: list[_Row] = []
     for number, raw in enumerate(answer, start=1):
         values: dict[str, object] = {}
@@ -176,7 +155,7 @@ def _typed(kind: str, column: str, index: int) -> str:
     """The column's storage type and its text, as two columns of the SELECT. A SQLite REAL is
     spelt with 17 significant digits (its float round-trips); every SQLite answer is text and
     never NULL, since its reader takes a column's type from its first rows."""
-    ident = '"' + column.replace('"', '""') + '"'
+    ident = quote_ident(column)
     if kind == "postgresql":
         return f"pg_typeof({ident})::text AS t{index}, CAST({ident} AS TEXT) AS v{index}"
     return (
@@ -219,7 +198,11 @@ _Fail = Callable[[str, "_Row | None", str, str, str], InputError]
 
 
 def _registry(
-    database: DatabaseSource, mapping: RegistryMap, rows: Mapping[str, list[_Row]], shown: str
+    database: Database,
+    mapping: RegistryMap,
+    rows: Mapping[str, list[_Row]],
+    shown: str,
+    wager_types: Sequence[str],
 ) -> Fixtures:
     def fail(table: str, row: _Row | None, column: str, problem: str, hint: str) -> InputError:
         """One line naming the source, the table, the row and the column (as the source names
@@ -263,7 +246,7 @@ def _registry(
             )  # fmt: skip
     verified = _verified(rows[BINDINGS], fail)
     registry = LicenceRegistry(
-        states=tuple(_state(code, limit_rows, fail) for code in states),
+        states=tuple(_state(code, limit_rows, wager_types, fail) for code in states),
         partners=tuple(Partner(node, held) for node, held in by_partner.items()),
     )
     facts = tuple(PartnerFacts(p.node_id, p.age, p.zip_code, p.node_id in verified) for p in geo)
@@ -421,11 +404,13 @@ def _states(
     return tuple(sorted(codes | {row.state for row in limits}))
 
 
-def _state(code: str, limits: Sequence[LimitRow], fail: _Fail) -> StateRules:
-    """A regulated state: its jurisdiction's name, its rows' wager types in the rows' order,
-    and `limits` (what the status panel's hasLimits reports) the count of its rows."""
+def _state(code: str, limits: Sequence[LimitRow], extra: Sequence[str], fail: _Fail) -> StateRules:
+    """A regulated state: its jurisdiction's name, its wager types (`extra`, a profile's, first, so
+    the matrix asks the profile's headline; then its rows', in order), and `limits` (the status
+    panel's hasLimits) its rows' count."""
     own = [row for row in limits if row.state == code]
-    if not own:
+    wager_types = tuple(dict.fromkeys([*extra, *(row.wager_type for row in own)]))
+    if not wager_types:
         raise fail(
             LIMITS, None, "state_code", f"no row of {code}, so {code} permits no wager type",
             f"add a row per wager type {code} permits (the first is the one the matrix asks)",
@@ -433,6 +418,6 @@ def _state(code: str, limits: Sequence[LimitRow], fail: _Fail) -> StateRules:
     return StateRules(
         code=code,
         name=jurisdiction_name(code) or code,
-        wager_types=tuple(dict.fromkeys(row.wager_type for row in own)),
+        wager_types=wager_types,
         limits={"limitRows": len(own)},
     )

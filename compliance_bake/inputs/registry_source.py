@@ -8,6 +8,7 @@ nothing after it knows where the registry lives.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 
@@ -62,8 +63,9 @@ def folder_of(source: str | Path) -> Path | None:
     return Path(source) if registry_form(source) is RegistryForm.FOLDER else None
 
 
-def read_registry(source: str | Path) -> Fixtures:
-    """The registry of `source`, whatever its form; InputError (exit 2) when it cannot be read."""
+def read_registry(source: str | Path, wager_types: Sequence[str] = ()) -> Fixtures:
+    """The registry of `source`, whatever its form (a database's states also permit
+    `wager_types`, a profile's `[wagers]`); InputError (exit 2) when it cannot be read."""
     if isinstance(source, Path):
         return load_fixtures(source)
     if not source.strip():
@@ -74,4 +76,4 @@ def read_registry(source: str | Path) -> Fixtures:
     form = registry_form(source)
     if form is RegistryForm.FOLDER:
         return load_fixtures(Path(source))
-    return read_database_registry(source, shown_source(source))
+    return read_database_registry(source, shown_source(source), wager_types)

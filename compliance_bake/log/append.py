@@ -31,10 +31,12 @@ from typing import TypedDict
 
 from compliance_bake.clock import parse_instant
 from compliance_bake.errors import InputError
+from compliance_bake.findings import Finding
 from compliance_bake.inputs.atomic_write import remove_inside, write_whole
 from compliance_bake.inputs.files import LeavesFolder, read_regular_file
 from compliance_bake.inputs.jsonio import dumps_pretty, loads_strict
-from compliance_bake.log import merkle, note
+from compliance_bake.log import check, merkle, note
+from compliance_bake.log.check import CHECKPOINT
 from compliance_bake.log.entry import entry_bytes
 from compliance_bake.log.source import folder_source
 from compliance_bake.log.tiles import (
@@ -49,7 +51,6 @@ from compliance_bake.log.tiles import (
 from compliance_bake.report.publish import TEMP_PREFIX, crash_point, make_folders
 from compliance_bake.signing.signing_key import SigningKey
 
-CHECKPOINT = "checkpoint"
 OUT_INCLUSION = "log/inclusion.json"
 OUT_CHECKPOINT = "log/checkpoint"
 OUT_FILES = (OUT_INCLUSION, OUT_CHECKPOINT)
@@ -80,7 +81,8 @@ class Appended:
 
 
 def _current(directory: Path, key: SigningKey) -> note.Checkpoint | None:
-    """The log's checkpoint, checked against the key that will sign the next one."""
+    """The log's checkpoint, checked as every reader of a log checks it (log/check.py), against
+    the key that will sign the next one."""
     try:
         raw = read_regular_file(
             CHECKPOINT, max_bytes=note.MAX_NOTE_BYTES, what="log's checkpoint", inside=directory
@@ -89,21 +91,14 @@ def _current(directory: Path, key: SigningKey) -> note.Checkpoint | None:
         return None
     except NotADirectoryError:
         raise InputError(f"--log {directory}: not a folder", "pass a folder for the log") from None
-    try:
-        signed = note.parse_note(raw)
-        checkpoint = note.parse_checkpoint(signed.text)
-    except note.NoteError as exc:
+    signed = check.read_signed(raw, str(directory / CHECKPOINT), [key.private.public_key()])
+    if isinstance(signed, Finding):
         raise InputError(
-            f"{directory / CHECKPOINT}: not a checkpoint ({exc})",
-            "point --log at a log folder that bake snapshot wrote",
-        ) from None
-    if not note.verify_note(signed, checkpoint.origin, key.private.public_key()):
-        raise InputError(
-            f"{directory / CHECKPOINT}: not signed by the signing key {key.key_id[:16]}... "
-            f"under origin {checkpoint.origin}",
-            "append with the key that keeps this log, or run `log verify` to see what changed",
+            signed.line,
+            "point --log at the log bake snapshot keeps and append with its key, or run "
+            "`log verify` to see what changed",
         )
-    return checkpoint
+    return signed.checkpoint
 
 
 def prepare(directory: Path, origin: str | None, key: SigningKey) -> str:

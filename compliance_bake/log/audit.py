@@ -16,18 +16,19 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
-from compliance_bake.findings import Finding, Findings
+from compliance_bake.findings import FAIL, INFO, Finding, Findings
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.log import check, merkle, note
 from compliance_bake.log.tiles import TILE_HEIGHT, TILE_WIDTH, Source, TileMissing, TileReader
 from compliance_bake.report.models import JsonObject
+from compliance_bake.targets.fetch import shown_url
 
 
 @dataclass(slots=True)
 class LogAudit(Findings):
     """The log's checkpoint, its entries as read, and what failed (`failures`)."""
 
-    location: str
+    location: str  # as every output shows it: a URL without its user name or password
     checkpoint: note.Checkpoint | None = None
     entries: list[dict[str, Any]] = field(default_factory=list)
 
@@ -53,14 +54,14 @@ def _entry(index: int, data: bytes) -> tuple[dict[str, Any], Finding | None]:
     try:
         value = loads_strict(data)
     except StrictJSONError as exc:
-        return {"index": index}, Finding("", False, f"entry {index}: not JSON ({exc})")
+        return {"index": index}, Finding("", FAIL, f"entry {index}: not JSON ({exc})")
     if not isinstance(value, dict):
-        return {"index": index}, Finding("", False, f"entry {index}: not a JSON object")
+        return {"index": index}, Finding("", FAIL, f"entry {index}: not a JSON object")
     return {"index": index, **value}, None
 
 
 def audit_log(location: str, source: Source, keys: Sequence[Ed25519PublicKey]) -> LogAudit:
-    result = LogAudit(location)
+    result = LogAudit(shown_url(location))
     signed = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, keys)
     if isinstance(signed, Finding):
         result.findings.append(signed)
@@ -72,7 +73,7 @@ def audit_log(location: str, source: Source, keys: Sequence[Ed25519PublicKey]) -
     if not problems:
         root = check.root_problem(source, cp)
         result.findings.append(
-            root or Finding("", True, "every tile recomputed from the entries, and the root")
+            root or Finding("", INFO, "every tile recomputed from the entries, and the root")
         )
     for index, data in enumerate(entries):
         value, bad = _entry(index, data)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import EXIT_CHECK_FAILED, BakeError
-from compliance_bake.findings import Finding
+from compliance_bake.findings import FAIL, Finding
 from compliance_bake.log import merkle
 from compliance_bake.log.note import (
     Checkpoint,
@@ -54,7 +54,7 @@ class Signed:
 
 
 def _failed(file: str, what: str) -> Finding:
-    return Finding(file, False, what)
+    return Finding(file, FAIL, what)
 
 
 def read_signed(

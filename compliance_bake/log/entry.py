@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
-from compliance_bake.report.disagreements import FAILING
+from compliance_bake.findings import FAIL
+from compliance_bake.report.disagreements import SEVERITY
 from compliance_bake.signing.canon import canon
 
 FIELDS = ("attestationSha256", "generatedAt", "integrityDigest", "keyId", "target", "verdict")
@@ -58,8 +59,8 @@ def entry_of(document: Mapping[str, Any], attestation_sha256: str, key_id: str) 
     waived = waived_rows(document)
     failing = {
         kind: counts[kind] - waived.get(kind, 0)
-        for kind in FAILING
-        if counts.get(kind, 0) - waived.get(kind, 0)
+        for kind, severity in SEVERITY.items()
+        if severity == FAIL and counts.get(kind, 0) - waived.get(kind, 0)
     }
     verdict: Verdict = {
         "ok": all(check["ok"] is True for check in integrity["checks"]) and not failing,

@@ -20,7 +20,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
-from compliance_bake.findings import Finding, Findings
+from compliance_bake.findings import INFO, Finding, Findings
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
 from compliance_bake.log import check, note
@@ -105,12 +105,12 @@ def run_witness(
     if not problems:
         root = check.root_problem(source, current)
         run.findings.append(
-            root or Finding("", True, "the new entries' tiles recomputed, and the root")
+            root or Finding("", INFO, "the new entries' tiles recomputed, and the root")
         )
     if not run.failures and run.previous is not None:
         broken = check.consistency_problem(source, run.previous, current)
         run.findings.append(
-            broken or Finding("", True, f"extends {run.previous.describe()} (consistency proof)")
+            broken or Finding("", INFO, f"extends {run.previous.describe()} (consistency proof)")
         )
     if run.failures:
         return run

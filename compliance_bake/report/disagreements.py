@@ -12,6 +12,10 @@ snapshot's recorded counts can be computed again from its rows.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple, Protocol
+
+from compliance_bake.findings import FAIL, WARN
+from compliance_bake.report.escape import json_line
 
 # `shadow.sources`: which party gave each column of the rows.
 SOURCE_TARGET = "target"
@@ -46,16 +50,19 @@ KINDS: dict[str, str] = {
     BLOCK_WITHOUT_REASON: "blocked without a reason",
 }
 
-# The kinds that fail a bake (exit 1) and `verify`: the target departs from the registry or from
-# itself. The other two are reported (the bake's output, `verify`'s notes) and do not fail: the
-# row holds the target's words, or says it gave none, and a service may give no reason at all
-# (docs/service-api.md: `reason` is optional).
-FAILING = (
-    ALLOWED_WITHOUT_LICENCE,
-    LICENCE_BLOCK_WITH_LICENCE,
-    OTHER_BLOCK_WITH_LICENCE,
-    REAL_SHADOW_DIFFER,
-)
+# Each kind's severity (findings.py). FAIL fails a bake (exit 1) and `verify`: the target departs
+# from the registry or from itself. WARN is reported (the bake's output, `verify`'s notes) and
+# does not fail: the row holds the target's words, or says it gave none, and a service may give
+# no reason at all (docs/service-api.md: `reason` is optional).
+SEVERITY: dict[str, str] = {
+    ALLOWED_WITHOUT_LICENCE: FAIL,
+    LICENCE_BLOCK_WITH_LICENCE: FAIL,
+    OTHER_BLOCK_WITH_LICENCE: FAIL,
+    REAL_SHADOW_DIFFER: FAIL,
+    REASON_NOT_SPEC_FORM: WARN,
+    BLOCK_WITHOUT_REASON: WARN,
+}
+FAILING = tuple(kind for kind, severity in SEVERITY.items() if severity == FAIL)
 
 
 def failing(counts: Mapping[str, int] | None) -> list[str]:
@@ -64,9 +71,39 @@ def failing(counts: Mapping[str, int] | None) -> list[str]:
     return [KINDS[kind] for kind in FAILING if found.get(kind)]
 
 
-# The kind of a row (report/row_kinds.py): (state, licenseStatus, realAllowed, shadowAllowed,
-# match, reason), the reason None where the row has none.
-RowKind = tuple[str, str | None, bool, bool, bool, str | None]
+class RowKind(NamedTuple):
+    """The kind of a row (report/row_kinds.py): its members but the partner, named as
+    `ShadowRow`'s, so that a kind and a row are classified alike (`classify_row`)."""
+
+    state: str
+    license_status: str | None
+    real_allowed: bool
+    shadow_allowed: bool
+    match: bool
+    reason: str | None  # None where the row has none
+
+    @classmethod
+    def of_json(cls, row: Mapping[str, Any]) -> RowKind:
+        """The kind of a row as the snapshot's JSON holds it."""
+        return cls(
+            row["state"], row["licenseStatus"], row["realAllowed"], row["shadowAllowed"],
+            row["match"], row.get("reason"),
+        )  # fmt: skip
+
+
+class Row(Protocol):
+    """What a row is classified by: a `ShadowRow` or a `RowKind`."""
+
+    @property
+    def state(self) -> str: ...
+    @property
+    def license_status(self) -> str | None: ...
+    @property
+    def real_allowed(self) -> bool: ...
+    @property
+    def shadow_allowed(self) -> bool: ...
+    @property
+    def reason(self) -> str | None: ...
 
 
 def licence_reason(state: str) -> str:
@@ -74,23 +111,17 @@ def licence_reason(state: str) -> str:
     return f"Partner not licensed in {state}"
 
 
-def classify(
-    state: str,
-    licence: str | None,
-    real: bool,
-    shadow: bool,
-    reason: str | None,
-    shadow_from_target: bool,
-) -> tuple[str, ...]:
+def classify_row(row: Row, shadow_from_target: bool) -> tuple[str, ...]:
     """The disagreement kinds of one row, in KINDS order (none for a row that agrees)."""
     found: list[str] = []
-    active = licence == "active"
+    real, state, reason = row.real_allowed, row.state, row.reason
+    active = row.license_status == "active"
     spec_form = reason == licence_reason(state)
     if real and not active:
         found.append(ALLOWED_WITHOUT_LICENCE)
     if not real and active:
         found.append(LICENCE_BLOCK_WITH_LICENCE if spec_form else OTHER_BLOCK_WITH_LICENCE)
-    if shadow_from_target and real is not shadow:
+    if shadow_from_target and real is not row.shadow_allowed:
         found.append(REAL_SHADOW_DIFFER)
     if not real and reason is not None and not spec_form:
         found.append(REASON_NOT_SPEC_FORM)
@@ -102,8 +133,8 @@ def classify(
 def count(kinds: Iterable[tuple[RowKind, int]], shadow_from_target: bool) -> dict[str, int]:
     """`shadow.disagreements`: how many rows of each kind, every kind named (0 when none)."""
     counts = dict.fromkeys(KINDS, 0)
-    for (state, licence, real, shadow, _, reason), rows in kinds:
-        for kind in classify(state, licence, real, shadow, reason, shadow_from_target):
+    for row, rows in kinds:
+        for kind in classify_row(row, shadow_from_target):
             counts[kind] += rows
     return counts
 
@@ -111,7 +142,7 @@ def count(kinds: Iterable[tuple[RowKind, int]], shadow_from_target: bool) -> dic
 def fails(kinds: Iterable[str]) -> bool:
     """Whether a row with these kinds is one the bake fails on: every output that lists failing
     pairs (the terminal's short summary, the portal's banner) lists exactly these rows."""
-    return any(kind in FAILING for kind in kinds)
+    return any(SEVERITY[kind] == FAIL for kind in kinds)
 
 
 def named(counts: dict[str, int]) -> list[str]:
@@ -122,28 +153,9 @@ def named(counts: dict[str, int]) -> list[str]:
 def pair_words(state: str, partner: str, reason: str | None) -> str:
     """`NJ node-x ("the target's reason")`, or `(no reason given)`: a pair as every output
     names it, with the target's words as given (a caller escapes them for a terminal)."""
-    said = "no reason given" if reason is None else json_text(reason)
-    return f"{state} {partner} ({said})"
+    return f"{state} {partner} ({reason_words(reason)})"
 
 
-def json_text(text: str) -> str:
-    """A string as JSON text: quoted, control characters escaped."""
-    import json
-
-    return json.dumps(text, ensure_ascii=False)
-
-
-def examples(
-    rows: Iterable[tuple[str, str, str | None, bool, bool, str | None]],
-    shadow_from_target: bool,
-    limit: int = 5,
-) -> dict[str, list[str]]:
-    """For each kind with rows, the first `limit` pairs, as `pair_words` names them; `rows`
-    yields (state, partner, licenseStatus, realAllowed, shadowAllowed, reason)."""
-    found: dict[str, list[str]] = {}
-    for state, partner, licence, real, shadow, reason in rows:
-        for kind in classify(state, licence, real, shadow, reason, shadow_from_target):
-            listed = found.setdefault(kind, [])
-            if len(listed) < limit:
-                listed.append(pair_words(state, partner, reason))
-    return found
+def reason_words(reason: str | None) -> str:
+    """The target's reason as given, quoted, or that it gave none."""
+    return "no reason given" if reason is None else json_line(reason)

@@ -1,9 +1,10 @@
 """Escaping of text the tool did not write, one function per language it lands in: a terminal
 or a log (`visible`, `visible_lines`), HTML (`escape_html`, `html_cell`), Markdown (`markdown`), XML
-(`xml_text`), GitHub workflow commands (`workflow_data`, `workflow_property`), and JSON where
-a terminal may show it (`terminal_json`). Every `--json` prints through `terminal_json`, and
-`audit deep --json` imports nothing it does not use (tests/cli/test_audit_startup.py), so this
-module imports markupsafe only when the portal's HTML asks for it.
+(`xml_text`), GitHub workflow commands (`workflow_data`, `workflow_property`), JSON where
+a terminal may show it (`terminal_json`) and a JSON value in a line of text (`json_line`).
+Every `--json` prints through `terminal_json`, and `audit deep --json` imports nothing it does
+not use (tests/cli/test_audit_startup.py), so this module imports markupsafe only when the
+portal's HTML asks for it.
 
 `html_cell` is what the portal template applies to every cell: `visible`, then `escape_html`.
 The board's `runtime.escapeHTML` feature calls `escape_html`, looked up at call time, so
@@ -123,6 +124,14 @@ def terminal_json(value: Any, indent: int | None = 2) -> str:
     server's text never reaches a terminal raw."""
     text = json.dumps(value, indent=indent, ensure_ascii=False)
     return INVISIBLE.sub(_json_escape, text)
+
+
+def json_line(value: Any, limit: int | None = None) -> str:
+    """A value as the JSON text a reader of the document sees (true, null, "x"), never a Python
+    repr, on one line (`, ` and `: ` between items): the one way a value goes into a line of
+    text (a finding, a message, the portal's cells). Cut with … past `limit` characters."""
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
 def not_an_option(path: str) -> str:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from compliance_bake.errors import TargetError
+from compliance_bake.findings import FAIL, WARN
 from compliance_bake.gc_pause import gc_paused
 from compliance_bake.inputs.models import Decision
 from compliance_bake.policy.decide import decide
@@ -72,7 +73,9 @@ KINDS: dict[str, str] = {
     REAL_SHADOW_DIFFER: "real and shadow differ",
     OTHER_REASON: "blocked for another reason",
 }
-FAILING = tuple(kind for kind in KINDS if kind != OTHER_REASON)
+# Each kind's severity (findings.py): a block for another reason is reported, every other fails.
+SEVERITY = {kind: WARN if kind == OTHER_REASON else FAIL for kind in KINDS}
+FAILING = tuple(kind for kind, severity in SEVERITY.items() if severity == FAIL)
 NOT_ASKED = "limits not asked: the target profile has no [questions] table"
 
 
@@ -157,7 +160,7 @@ class PolicyRecord:
         return [KINDS[kind] for kind in FAILING if counts[kind]]
 
     def failing_questions(self) -> list[AskedQuestion]:
-        return [q for q in self.questions if any(k in FAILING for k in q.kinds)]
+        return [q for q in self.questions if any(SEVERITY[k] == FAIL for k in q.kinds)]
 
     def summary_line(self) -> str:
         """`Policy questions 118/118 agree` or `limits not asked: ...`: the record in a line."""
@@ -292,6 +295,6 @@ def by_rule(record: PolicyRecord) -> Counter[str]:
     counts: Counter[str] = Counter()
     for question in record.failing_questions():
         for kind in question.kinds:
-            if kind in FAILING:
+            if SEVERITY[kind] == FAIL:
                 counts[KINDS[kind]] += 1
     return counts

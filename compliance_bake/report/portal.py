@@ -38,6 +38,7 @@ from operator import attrgetter, not_
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Any
 
+from compliance_bake.findings import FAIL
 from compliance_bake.report import disagreements, escape
 from compliance_bake.report.deepequal import strict_equals
 from compliance_bake.report.models import (
@@ -186,10 +187,6 @@ def read_facts(page: bytes) -> PortalFacts | None:
         return None
 
 
-def _json_value(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-
-
 def file_names(text: str) -> str:
     """Free text with each absolute path reduced to its file name."""
     return _ABSOLUTE.sub(lambda m: _name(m.group()), text)
@@ -237,7 +234,7 @@ def _environment() -> Any:
         keep_trailing_newline=True,
     )
     env.filters["cell"] = escape.html_cell
-    env.filters["json"] = _json_value
+    env.filters["json"] = escape.json_line
     env.filters["names"] = file_names
     env.filters["command"] = command_file_names
     env.filters["words"] = words
@@ -288,8 +285,8 @@ def _board_row(row: BoardRow) -> BoardView:
         fields.append(
             StateField(
                 name=name,
-                expected="(missing)" if expected is missing else _json_value(expected),
-                actual="(missing)" if actual is missing else _json_value(actual),
+                expected="(missing)" if expected is missing else escape.json_line(expected),
+                actual="(missing)" if actual is missing else escape.json_line(actual),
                 differs=expected is missing
                 or actual is missing
                 or not strict_equals(expected, actual),
@@ -349,7 +346,7 @@ def _verdict(
     )
     counts = dict(snapshot.shadow.disagreements or {})
     kinds = [
-        (disagreements.KINDS[kind], n, kind in disagreements.FAILING)
+        (disagreements.KINDS[kind], n, disagreements.SEVERITY[kind] == FAIL)
         for kind, n in counts.items()
         if n and kind in disagreements.KINDS
     ]
@@ -382,17 +379,7 @@ def _failing_states(snapshot: Snapshot, per_state: Totals) -> list[tuple[str, in
     found = Counter(
         row.state
         for row in shadow.rows
-        if not row.match
-        or disagreements.fails(
-            disagreements.classify(
-                row.state,
-                row.license_status,
-                row.real_allowed,
-                row.shadow_allowed,
-                row.reason,
-                from_target,
-            )
-        )
+        if not row.match or disagreements.fails(disagreements.classify_row(row, from_target))
     )
     return sorted(found.items())
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from compliance_bake.findings import FAIL
 from compliance_bake.report import disagreements, policy
 
 if TYPE_CHECKING:
@@ -109,7 +110,7 @@ def failing_items(shadow_counts: Mapping[str, int] | None, record: Mapping[str, 
     counts = shadow_counts or {}
     total = sum(counts.get(kind, 0) for kind in disagreements.FAILING)
     for question in [] if record is None else record["questions"]:
-        total += sum(1 for kind in question["disagreements"] if kind in policy.FAILING)
+        total += sum(1 for kind in question["disagreements"] if policy.SEVERITY.get(kind) == FAIL)
     return total
 
 
@@ -136,11 +137,8 @@ def without_waived(
         if index >= len(rows):
             continue
         row = rows[index]
-        kinds = disagreements.classify(
-            row.state, row.license_status, row.real_allowed, row.shadow_allowed, row.reason,
-            from_target,
-        )  # fmt: skip
-        failing = [kind for kind in kinds if kind in disagreements.FAILING]
+        kinds = disagreements.classify_row(row, from_target)
+        failing = [kind for kind in kinds if disagreements.SEVERITY[kind] == FAIL]
         if row.match and all(("shadow", index, kind) in waived for kind in failing):
             settled[row.state] = settled.get(row.state, 0) + 1
     by_kind: dict[str, int] = {}

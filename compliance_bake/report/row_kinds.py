@@ -25,19 +25,19 @@ _KIND = attrgetter("state", "license_status", "real_allowed", "shadow_allowed", 
 
 
 def row_kinds(rows: Iterable[ShadowRow]) -> Counter[RowKind]:
-    """The rows of each kind, the kinds in the order they first appear (`attrgetter` reads a
-    row's members at C speed, faster than a generator)."""
-    return Counter(map(_KIND, rows))
+    """The rows of each kind, the kinds in the order they first appear. `attrgetter` reads a
+    row's members at C speed into plain tuples; the few distinct ones are then named."""
+    return Counter({RowKind._make(kind): n for kind, n in Counter(map(_KIND, rows)).items()})
 
 
 def state_totals(kinds: Counter[RowKind]) -> Totals:
     """The portal's totals: per state "allow", "block" and "mismatches", the states in the order
     of their first row."""
     totals: Totals = {}
-    for (state, _, real, _, match, _), count in kinds.items():
-        counts = totals.setdefault(state, {"allow": 0, "block": 0, "mismatches": 0})
-        counts["allow" if real else "block"] += count
-        if not match:
+    for kind, count in kinds.items():
+        counts = totals.setdefault(kind.state, {"allow": 0, "block": 0, "mismatches": 0})
+        counts["allow" if kind.real_allowed else "block"] += count
+        if not kind.match:
             counts["mismatches"] += count
     return totals
 
@@ -64,12 +64,21 @@ def rows_meet_schema(kinds: Counter[RowKind], partners: Iterable[Any]) -> bool:
     as rows decoded from a file. `partners`: the partners of rows built in memory (the bake's);
     a decode has held each decoded row's partner to `ShadowRow.partner` already."""
     return all(
-        type(state) is str
-        and _ROW_STATE.fullmatch(state) is not None
-        and status in _ROW_STATUSES
-        and type(real) is bool
-        and type(shadow) is bool
-        and type(match) is bool
-        and (reason is None if real else reason is None or (type(reason) is str and reason != ""))
-        for state, status, real, shadow, match, reason in kinds
+        type(k.state) is str
+        and _ROW_STATE.fullmatch(k.state) is not None
+        and k.license_status in _ROW_STATUSES
+        and type(k.real_allowed) is bool
+        and type(k.shadow_allowed) is bool
+        and type(k.match) is bool
+        and reason_holds(k)
+        for k in kinds
     ) and all(type(partner) is str and partner != "" for partner in partners)
+
+
+def reason_holds(kind: RowKind) -> bool:
+    """An allowed row has no reason; a blocked one's, when it has one, is a non-empty string
+    (the target's, as given; its form is a disagreement kind)."""
+    reason = kind.reason
+    if kind.real_allowed:
+        return reason is None
+    return reason is None or (type(reason) is str and reason != "")

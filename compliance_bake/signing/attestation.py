@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, NotRequired, TypedDict, TypeGuard
 
-from compliance_bake.findings import KEY, Finding
+from compliance_bake.findings import FAIL, KEY, Finding
 from compliance_bake.inputs.files import LeavesFolder, NotRegular, TooLarge, read_bounded
 from compliance_bake.inputs.jsonio import StrictJSONError, dumps_pretty, loads_strict
 from compliance_bake.signing.canon import canon
@@ -212,7 +212,7 @@ class ReadAttestation:
 
 
 def _problem(what: str) -> Finding:
-    return Finding(ATTESTATION_FILE, False, what, KEY)
+    return Finding(ATTESTATION_FILE, FAIL, what, KEY)
 
 
 def _b64(value: object) -> bytes | None:

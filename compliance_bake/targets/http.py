@@ -67,6 +67,7 @@ class HttpTarget:
         self._url = routes.parse_target_url(url) if isinstance(url, str) else url
         self._settings = settings or HttpSettings()
         self._profile = profile or builtin_profile()
+        self.wager_types = tuple(self._profile.wagers or ())
         auth = self._profile.auth
         headers = {"Accept": "application/json", "User-Agent": f"compliance-bake/{__version__}"}
         self._shown_headers = dict(headers)

@@ -23,6 +23,7 @@ def python_runtime() -> str:
 class InProcessTarget:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
+        self.wager_types: tuple[str, ...] = ()  # no profile, no [wagers]
 
     @property
     def base(self) -> str:

@@ -88,6 +88,11 @@ class Target(Protocol):
     ) -> Iterator[Decision]:
         """The target's own shadow decisions of the questions; only with `has_shadow`."""
 
+    @property
+    def wager_types(self) -> tuple[str, ...]:
+        """The wager types a profile's `[wagers]` tables name, in its order (a database
+        registry's states take them); none without a profile."""
+
     def wager_types_missing(self, wager_types: Iterable[str]) -> None:
         """InputError (exit 2) when the target cannot ask about one of these wager types (a
         profile's `{wager.NAME}` without its `[wagers."TYPE"]` table); before any request."""

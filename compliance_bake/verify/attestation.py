@@ -29,6 +29,7 @@ from compliance_bake.errors import InputError
 from compliance_bake.findings import EXTRA, KEY, Finding, Findings
 from compliance_bake.inputs.files import LeavesFolder, NotRegular, TooLarge, read_bounded
 from compliance_bake.log.append import OUT_FILES
+from compliance_bake.report.escape import json_line
 from compliance_bake.report.layout import API_FILE, AUDIT_FILE, KEEP_FILE
 from compliance_bake.signing.attestation import (
     ATTESTATION_FILE,
@@ -42,7 +43,7 @@ from compliance_bake.signing.attestation import (
 from compliance_bake.signing.signing_key import key_id, parse_public_key
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 from compliance_bake.verify.document import read_document
-from compliance_bake.verify.findings import json_value
+from compliance_bake.verify.findings import QUOTED
 
 # out/log/ holds the log's inclusion proof and checkpoint: they verify on their own.
 NOT_SUBJECTS = (AUDIT_FILE, *OUT_FILES)
@@ -124,7 +125,7 @@ def _unverified(named: list[Any], keys: list[Ed25519PublicKey]) -> str:
             f"signature: does not verify with key {', '.join(same)}, the key the envelope "
             "names: the envelope changed after signing"
         )
-    shown = ", ".join(n if isinstance(n, str) else json_value(n) for n in named)
+    shown = ", ".join(n if isinstance(n, str) else json_line(n, QUOTED) for n in named)
     return (
         f"signature: signed by key {shown}; the given key {', '.join(given)} is another key: "
         "give the signer's public key"

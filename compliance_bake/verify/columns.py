@@ -151,30 +151,22 @@ def _runs(column: list[Any], most: int) -> list[int] | None:
 
 
 def statuses_within(columns: ShadowColumns, allowed: tuple[Any, ...]) -> bool:
-    return {kind[1] for kind in columns.kinds} <= set(allowed)
+    return {kind.license_status for kind in columns.kinds} <= set(allowed)
 
 
 def licence_decides(columns: ShadowColumns, shadow_from_registry: bool = True) -> bool:
     """match is (realAllowed is shadowAllowed) on every row, and, when the shadow decision is
     the licence registry's, shadowAllowed is (licenseStatus == "active"): on every kind."""
     return all(
-        (not shadow_from_registry or shadow is (licence == "active")) and match is (real is shadow)
-        for _, licence, real, shadow, match, _ in columns.kinds
-    )
-
-
-def reasons_hold(columns: ShadowColumns) -> bool:
-    """An allowed row (realAllowed true) has no reason; a blocked one's reason, when it has
-    one, is a non-empty string (the target's, as given; its form is a disagreement kind)."""
-    return all(
-        (reason is None) if real else (reason is None or (type(reason) is str and reason != ""))
-        for _, _, real, _, _, reason in columns.kinds
+        (not shadow_from_registry or k.shadow_allowed is (k.license_status == "active"))
+        and k.match is (k.real_allowed is k.shadow_allowed)
+        for k in columns.kinds
     )
 
 
 def decisions(columns: ShadowColumns) -> tuple[int, int]:
     """(rows whose realAllowed is True, rows whose match is True)."""
     kinds = columns.kinds.items()
-    allow = sum(count for (_, _, real, _, _, _), count in kinds if real is True)
-    matches = sum(count for (_, _, _, _, match, _), count in kinds if match is True)
+    allow = sum(count for kind, count in kinds if kind.real_allowed is True)
+    matches = sum(count for kind, count in kinds if kind.match is True)
     return allow, matches

@@ -10,11 +10,12 @@ large snapshot, and this pass costs less than orjson's reading into dicts, makes
 the rules and the portal read without a second conversion, and spares the float scan of the
 rows' bytes, since their type holds no number. The document (JSON values, as the validator,
 the digests and the rules read it) is then built from that reading, its rows included, and it
-is the strict reading because `raw` is exactly its rendering (inputs/jsonio.py `renders_as`)
-and the parts not typed hold no float (`may_hold_float`). The rows' JSON values are what makes
-that proof cheap: orjson renders them, and it cannot render the typed rows. Anything else
-(another layout, a row that is not a `ShadowRow`, a member out of order or unknown) is read by
-`parse_snapshot_bytes`, the plain strict reading, which refuses with the place.
+is the strict reading because `raw` is exactly its rendering and the parts not typed hold no
+float (inputs/jsonio.py `loads_typed`, the proof beside the fast path). The rows' JSON values
+are what makes that proof cheap: orjson renders them, and it cannot render the typed rows.
+Anything else (another layout, a row that is not a `ShadowRow`, a member out of order or
+unknown) is read by `parse_snapshot_bytes`, the plain strict reading, which refuses with the
+place.
 tests/verify/test_document.py holds the two to the same answers.
 """
 
@@ -26,13 +27,9 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from compliance_bake.findings import Refusal
 from compliance_bake.inputs.files import read_regular_file
-from compliance_bake.inputs.jsonio import (
-    StrictJSONError,
-    loads_pretty,
-    may_hold_float,
-    renders_as,
-)
+from compliance_bake.inputs.jsonio import StrictJSONError, loads_pretty, loads_typed
 from compliance_bake.report.models import ShadowRow
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
 
@@ -41,15 +38,6 @@ class ParsedSnapshot(NamedTuple):
     document: Any  # the strict reading: JSON values
     in_layout: bool  # the bytes are exactly the baked rendering of the document
     rows: Sequence[ShadowRow] | None  # the shadow rows, typed, when read so (else None)
-
-
-class Refusal(NamedTuple):
-    """The words that refuse a document, and whether it is JSON at all: text that is not
-    (`not_json`) holds no snapshot to judge, while doubtful JSON may be a snapshot tampered
-    with (verify/source.py `SnapshotReading.no_snapshot`)."""
-
-    words: str
-    not_json: bool
 
 
 class _ShadowBlock(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
@@ -94,7 +82,7 @@ def read_document(
     raw = read_regular_file(path, max_bytes=max_bytes, what="snapshot", inside=inside)
     parsed = parse_snapshot(raw)
     if isinstance(parsed, Refusal):
-        raise ValueError(parsed.words)
+        raise ValueError(parsed.message)
     return parsed.document
 
 
@@ -113,15 +101,12 @@ def parse_snapshot(raw: bytes) -> ParsedSnapshot | Refusal:
 def _typed_reading(raw: bytes) -> ParsedSnapshot | None:
     """The strict reading of a snapshot in the baked layout, its rows typed; None: not shown
     so (then the plain strict reading decides)."""
-    try:
-        read = msgspec.json.decode(raw, type=_SnapshotLayout)
-    except (ValueError, MemoryError, RecursionError):  # msgspec's errors are ValueErrors
-        return None
-    document: dict[str, Any] = msgspec.to_builtins(read)
-    untyped = {**document, "shadow": {**document["shadow"], "rows": []}}
-    if renders_as(document, raw) and not may_hold_float(untyped):
-        return ParsedSnapshot(document, True, read.shadow.rows)
-    return None
+    typed = loads_typed(raw, _SnapshotLayout, _without_rows)
+    return None if typed is None else ParsedSnapshot(typed[1], True, typed[0].shadow.rows)
+
+
+def _without_rows(document: Any) -> Any:
+    return {**document, "shadow": {**document["shadow"], "rows": []}}
 
 
 def parse_snapshot_bytes(raw: bytes) -> tuple[Any, bool] | Refusal:
@@ -130,4 +115,4 @@ def parse_snapshot_bytes(raw: bytes) -> tuple[Any, bool] | Refusal:
     try:
         return loads_pretty(raw)
     except StrictJSONError as exc:
-        return Refusal(f"not JSON at {exc.where}: {exc}", exc.syntax)
+        return Refusal(exc.where, f"not JSON at {exc.where}: {exc}", not_json=exc.syntax)

@@ -17,7 +17,7 @@ from typing import Any
 from jinja2 import TemplateError
 
 from compliance_bake.errors import InputError
-from compliance_bake.findings import EXTRA, RULE
+from compliance_bake.findings import EXTRA, RULE, Refusal
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import dumps_pretty
@@ -33,7 +33,7 @@ from compliance_bake.signing.attestation import (
     read_attestation,
 )
 from compliance_bake.targets.fetch import SNAPSHOT_MAX_BYTES
-from compliance_bake.verify.document import Refusal, parse_snapshot_bytes
+from compliance_bake.verify.document import parse_snapshot_bytes
 from compliance_bake.verify.findings import VerifyReport
 from compliance_bake.verify.source import (
     SchemaOutcome,
@@ -113,8 +113,8 @@ REGISTRY_BLOCKS = {layout.BOARD_FILE: "enhancements", layout.SHADOW_FILE: "shado
 
 def schema_finding(name: str, problem: SchemaOutcome, report: VerifyReport) -> bool:
     """A schema is a rule of meaning: its findings count for *compliant*."""
-    if isinstance(problem, str):
-        return report.add(name, False, f"schema: cannot validate ({problem})", RULE)
+    if isinstance(problem, Refusal):
+        return report.add(name, False, f"schema: cannot validate ({problem.message})", RULE)
     if problem is not None:
         what = f"does not match the schema: {plain_violation(problem)}"
         return report.add(name, False, what, RULE, "schema")
@@ -186,7 +186,7 @@ def load_registry_copy(
     else:
         parsed = parse_snapshot_bytes(raw)
         if isinstance(parsed, Refusal):
-            report.add(name, False, parsed.words)
+            report.add(name, False, parsed.message)
             return None, raw, None
         doc, same = parsed
         covered = False

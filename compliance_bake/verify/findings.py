@@ -15,9 +15,7 @@ is named, so that no pass, and never the word "verified", covers it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any
 
 from compliance_bake.findings import (
     DIGEST,
@@ -37,13 +35,7 @@ UNCHECKED_LINE = "attestation: present, not checked: give --public-key"
 AUTHENTIC_KINDS = (FILE, DIGEST, HMAC, KEY, EXTRA)
 EXTRAS_NAMED = 3  # unexpected files the authentic line names; the failures name every one
 COMPLIANT_KINDS = (RULE, RECORDED)
-
-
-def json_value(value: Any, limit: int = 120) -> str:
-    """A value as the JSON text a reader of the snapshot sees (true, null, "x"), never a Python
-    repr; cut with … past `limit` characters, so one finding stays one readable line."""
-    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+QUOTED = 120  # characters of a value a finding quotes (escape.json_line), so it stays one line
 
 
 @dataclass(slots=True)

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from compliance_bake.findings import DIGEST, HMAC, RECORDED, RULE
+from compliance_bake.findings import DIGEST, FAIL, HMAC, RECORDED, RULE, Refusal
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.policy.decide import decide
@@ -29,11 +29,11 @@ from compliance_bake.policy.recorded import (
     registry_from_json,
 )
 from compliance_bake.report import layout
-from compliance_bake.report.policy import FAILING, KINDS, classify, question_words
+from compliance_bake.report.policy import KINDS, SEVERITY, classify, question_words
 from compliance_bake.signing import proofs
 from compliance_bake.signing.canon import same_mac
 from compliance_bake.signing.secret import Secret
-from compliance_bake.verify.document import Refusal, parse_snapshot_bytes
+from compliance_bake.verify.document import parse_snapshot_bytes
 from compliance_bake.verify.files import read_folder_file, schema_finding
 from compliance_bake.verify.findings import VerifyReport
 from compliance_bake.verify.source import schema_outcome
@@ -58,9 +58,9 @@ def check_policy_file(
         return b"", None
     parsed = parse_snapshot_bytes(raw)
     if isinstance(parsed, Refusal):
-        report.add(NAME, False, parsed.words)
+        report.add(NAME, False, parsed.message)
         return raw, None
-    doc: Any = parsed[0]  # a Refusal is a tuple too: mypy cannot narrow the union
+    doc: Any = parsed[0]
     report.add(
         NAME,
         dumps_pretty(doc) == raw,
@@ -148,7 +148,7 @@ def _redecide(
                 f"{where}: records {item['disagreements']}, the answers make {list(kinds)}"
             )
         for kind in kinds:
-            if kind in FAILING and index not in waived:
+            if SEVERITY[kind] == FAIL and index not in waived:
                 failing[kind] += 1
                 if len(named) < _NAMED:
                     named.append(f"{KINDS[kind]}: {question_words(item)} ({where})")

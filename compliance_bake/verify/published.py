@@ -49,7 +49,7 @@ def publication_base(url: str) -> str:
             path = parts.path.removesuffix(suffix) + "/"
             return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
     raise InputError(
-        f"{urlunsplit((parts.scheme, parts.netloc.rpartition('@')[2], parts.path, '', ''))}: "
+        f"{shown_url(url)}: "
         "the attestation is found beside a published snapshot, and this URL does not end in "
         f"{' or '.join(SNAPSHOT_PATHS)}",
         "pass the URL of the published out/api/compliance.json (or serve's /api/compliance)",

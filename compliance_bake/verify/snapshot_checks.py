@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from compliance_bake.findings import DIGEST, HMAC, RECORDED, RULE
+from compliance_bake.findings import DIGEST, FAIL, HMAC, RECORDED
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import disagreements
+from compliance_bake.report.models import ShadowRow
 from compliance_bake.signing.integrity import hmac_present
 from compliance_bake.signing.proofs import FAILS
 from compliance_bake.signing.secret import Secret
@@ -127,11 +128,7 @@ def verify_snapshot(
         block_renderings=block_renderings,
         columns=columns,
     )
-    for result in check_rules(snap, context):
-        what = f"rule {result.rule.id}: {result.rule.message}"
-        if not result.ok:
-            what += ": " + "; ".join(result.places)
-        report.add(name, result.ok, what, RULE, result.rule.id)
+    report.findings.extend(check_rules(snap, context, name))
     checks = integrity.get("checks")
     for check in checks if isinstance(checks, list) else []:
         if isinstance(check, dict) and check.get("ok") is not True:
@@ -145,9 +142,10 @@ def verify_snapshot(
     counts = counts if isinstance(counts, dict) else {}
     waived_rows = {} if waived is None else waived.waived_kinds(SHADOW)
     for kind, what in recorded_disagreements(shadow):
-        if kind in disagreements.FAILING and waived_rows.get(kind, 0) >= counts[kind]:
+        failing = disagreements.SEVERITY[kind] == FAIL
+        if failing and waived_rows.get(kind, 0) >= counts[kind]:
             report.notes.append(what.replace("recorded disagreement", "waived", 1))
-        elif kind in disagreements.FAILING:
+        elif failing:
             report.add(name, False, what, RECORDED)
         else:  # reported, as the bake reports it: the row holds the target's words or none
             report.notes.append(what.replace("recorded disagreement", "reported", 1))
@@ -155,6 +153,23 @@ def verify_snapshot(
     if waived is not None and waived.waived:
         report.waived = waived.verdict().replace("PASS", "compliant", 1)
     return columns
+
+
+def _examples(rows: Any, from_target: bool, limit: int = 5) -> dict[str, list[str]]:
+    """For each kind with rows, the first `limit` pairs, as `disagreements.pair_words` names
+    them; each JSON row is read by name, its members as they are."""
+    found: dict[str, list[str]] = {}
+    for r in rows:
+        row = ShadowRow(
+            state=r["state"], partner=r["partner"], license_status=r["licenseStatus"],
+            real_allowed=r["realAllowed"], shadow_allowed=r["shadowAllowed"],
+            match=r.get("match"), reason=r.get("reason"),
+        )  # fmt: skip
+        for kind in disagreements.classify_row(row, from_target):
+            listed = found.setdefault(kind, [])
+            if len(listed) < limit:
+                listed.append(disagreements.pair_words(row.state, row.partner, row.reason))
+    return found
 
 
 def recorded_disagreements(shadow: Any) -> list[tuple[str, str]]:
@@ -166,14 +181,7 @@ def recorded_disagreements(shadow: Any) -> list[tuple[str, str]]:
         return []
     try:
         from_target = shadow["sources"]["shadowAllowed"] == disagreements.SOURCE_TARGET_SHADOW
-        found = disagreements.examples(
-            (
-                (r["state"], r["partner"], r["licenseStatus"], r["realAllowed"],
-                 r["shadowAllowed"], r.get("reason"))
-                for r in shadow["rows"]
-            ),
-            from_target,
-        )  # fmt: skip
+        found = _examples(shadow["rows"], from_target)
     except FAILS:
         found = {}
     out: list[tuple[str, str]] = []

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from compliance_bake.errors import InputError
+from compliance_bake.findings import Refusal
 from compliance_bake.gc_pause import gc_paused
 from compliance_bake.inputs import schemas
 from compliance_bake.inputs.files import read_regular_file
@@ -40,6 +41,7 @@ from compliance_bake.inputs.schemas import SchemaViolation
 from compliance_bake.progress import Phases, no_phases
 from compliance_bake.report import layout
 from compliance_bake.report.disagreements import RowKind
+from compliance_bake.report.escape import json_line
 from compliance_bake.report.models import ShadowRow, Snapshot
 from compliance_bake.report.row_kinds import row_kinds, rows_meet_schema
 from compliance_bake.signing import proofs
@@ -55,8 +57,8 @@ from compliance_bake.targets.fetch import (
 )
 from compliance_bake.targets.routes import DEFAULT_TIMEOUT
 from compliance_bake.verify.attestation import AttestationResult, check_attestation
-from compliance_bake.verify.document import Refusal, parse_snapshot
-from compliance_bake.verify.findings import json_value
+from compliance_bake.verify.document import parse_snapshot
+from compliance_bake.verify.findings import QUOTED
 
 NOT_SNAPSHOT_HINT = "pass a snapshot baked by compliance-bake (out/api/compliance.json)"
 SOURCE_HINT = (
@@ -65,7 +67,7 @@ SOURCE_HINT = (
 )
 PROOFS = ("shadow.proof", "integrity.proof")
 SNAPSHOT_BLOCKS = ("enhancements", "shadow", "geo", "integrity")  # spec 2.1's objects
-SchemaOutcome = SchemaViolation | str | None  # str: the exception that stopped the validator
+SchemaOutcome = SchemaViolation | Refusal | None  # Refusal: the validator itself stopped
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +98,7 @@ class Authentication:
     authenticity: Authenticity
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SnapshotReading:
     """One source read through the four steps. `document` is None when the strict parse
     refused it (`parse_problem` says why); `schema` and `authentication` are None when their
@@ -108,11 +110,11 @@ class SnapshotReading:
     path: str  # the file read (a folder's api/compliance.json), or the source as shown
     folder: Path | None
     raw: bytes
-    document: Any | None
-    in_layout: bool  # the bytes are exactly the baked rendering of the document
-    parse_problem: str | None
-    schema: SchemaOutcome
-    authentication: Authentication | None
+    document: Any | None = None
+    in_layout: bool = False  # the bytes are exactly the baked rendering of the document
+    parse_problem: str | None = None
+    schema: SchemaOutcome = None
+    authentication: Authentication | None = None
     rows: Sequence[ShadowRow] | None = None
     kinds: Counter[RowKind] | None = None  # the typed rows' kinds (report/row_kinds.py)
     not_json: bool = False  # the strict parse refused text that is not JSON at all
@@ -136,8 +138,8 @@ class SnapshotReading:
             return self.parse_problem
         if not isinstance(self.document, dict):
             return "not a snapshot: the JSON is not an object"
-        if isinstance(self.schema, str):
-            return f"not a snapshot: the schema cannot validate it ({self.schema})"
+        if isinstance(self.schema, Refusal):
+            return f"not a snapshot: the schema cannot validate it ({self.schema.message})"
         if self.schema is not None:
             return f"not a snapshot: {plain_violation(self.schema)}"
         return None
@@ -211,7 +213,7 @@ def plain_violation(violation: SchemaViolation) -> str:
     """What is wrong where, in words and JSON values: the validator's own wording names schema
     keywords (`not`, `const`) and prints the schema's internals, which a reader of the snapshot
     cannot act on."""
-    where, value = violation.path, json_value(violation.instance, 80)
+    where, value = violation.path, json_line(violation.instance, 80)
     message, keyword = violation.message, violation.keyword
     quoted = re.findall(r"'((?:[^'\\]|\\.)*)'", message)
     if keyword == "not":
@@ -221,7 +223,7 @@ def plain_violation(violation: SchemaViolation) -> str:
             return f"{where}: {absent} is not allowed with the other values of this object"
         return f"{where}: {value} is a value this place forbids"
     if keyword == "additionalProperties" and quoted:
-        names = ", ".join(json_value(q) for q in quoted)
+        names = ", ".join(json_line(q, QUOTED) for q in quoted)
         return f"{where}: {names} is not a property this object may have"
     if keyword == "required":
         missing = message.removesuffix(" is a required property")
@@ -244,7 +246,7 @@ def schema_outcome(schema: str, doc: Any) -> SchemaOutcome:
     try:
         return schemas.first_violation(schema, doc)
     except (RecursionError, ValueError) as exc:  # jsonschema-rs on a pathological document
-        return type(exc).__name__
+        return Refusal(schema, type(exc).__name__)
 
 
 def snapshot_schema_outcome(document: Any, kinds: Counter[RowKind] | None) -> SchemaOutcome:
@@ -350,22 +352,14 @@ def read_snapshot(
     """Read, strictly parse, validate and authenticate the snapshot at `source` (see above)."""
     phases("read")
     kind, path, folder, raw = _read(source, timeout, max_bytes)
+    shown = shown_url(source)
     with gc_paused(keep=True):  # an acyclic tree, kept to the end: collections would walk it
         parsed = parse_snapshot(raw)
     if isinstance(parsed, Refusal):
         return SnapshotReading(
-            shown_url(source),
-            kind,
-            path,
-            folder,
-            raw,
-            None,
-            False,
-            parsed.words,
-            None,
-            None,
-            not_json=parsed.not_json,
-        )
+            source=shown, kind=kind, path=path, folder=folder, raw=raw,
+            parse_problem=parsed.message, not_json=parsed.not_json,
+        )  # fmt: skip
     document, in_layout, rows = parsed
     kinds = None if rows is None else row_kinds(rows)
     schema = snapshot_schema_outcome(document, kinds)
@@ -373,19 +367,9 @@ def read_snapshot(
         phases("digests")
     authentication = authenticate(document, keys, folder) if isinstance(document, dict) else None
     return SnapshotReading(
-        shown_url(source),
-        kind,
-        path,
-        folder,
-        raw,
-        document,
-        in_layout,
-        None,
-        schema,
-        authentication,
-        rows,
-        kinds,
-    )
+        source=shown, kind=kind, path=path, folder=folder, raw=raw, document=document,
+        in_layout=in_layout, schema=schema, authentication=authentication, rows=rows, kinds=kinds,
+    )  # fmt: skip
 
 
 def refuse_unless_authentic(

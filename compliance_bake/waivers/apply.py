@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from compliance_bake.findings import FAIL
 from compliance_bake.report import disagreements, policy
 from compliance_bake.waivers.read import QUESTION_FIELDS, Waiver, WaiverFile, field_text
 
@@ -53,18 +54,11 @@ def shadow_items(shadow: Mapping[str, Any]) -> list[Item]:
     from_target = shadow["sources"]["shadowAllowed"] == disagreements.SOURCE_TARGET_SHADOW
     found: list[Item] = []
     for index, row in enumerate(shadow["rows"]):
-        kinds = disagreements.classify(
-            row["state"],
-            row["licenseStatus"],
-            row["realAllowed"],
-            row["shadowAllowed"],
-            row.get("reason"),
-            from_target,
-        )
+        kinds = disagreements.classify_row(disagreements.RowKind.of_json(row), from_target)
         found += [
             Item(SHADOW, index, row["state"], row["partner"], kind)
             for kind in kinds
-            if kind in disagreements.FAILING
+            if disagreements.SEVERITY[kind] == FAIL
         ]
     return found
 
@@ -81,7 +75,7 @@ def policy_items(record: Mapping[str, Any] | None) -> list[Item]:
                 POLICY, index, doc["state"], doc["partner"], kind, doc["expected"]["rule"], question
             )
             for kind in doc["disagreements"]
-            if kind in policy.FAILING
+            if policy.SEVERITY.get(kind) == FAIL
         ]
     return found
 

@@ -1,16 +1,18 @@
-"""No input path of the package opens a file other than through the one opener
-(inputs/files: `read_bounded`, `read_regular_file`), which refuses non-regular files and
-oversize everywhere and links inside the folders the tool publishes or serves.
+"""No input path of the package opens a file other than through the one opener (inputs/files:
+`read_bounded`, `read_regular_file`), which refuses non-regular files and oversize everywhere and
+links inside the folders the tool publishes or serves.
 
-The package's source is tokenized (strings and comments are not code) and every call of
-`open(`, `.open(`, `os.open(`, `os.fdopen(`, `.read_text(` and `.read_bytes(` is listed; each
-must be one of the allowed calls below, which say why it is not an input read through the
-opener: the opener itself, writers, locks on folders, the package's own data, the plays files
-streamed by the deep audit (checked regular, without blocking, by the opener's `open_regular`,
-through audit/plays_source's head read and audit/plays_input's regular_file, before any engine
-reads them). An allowed call that no longer exists fails too, so the list
-stays the list of what is there. Before the fix, the log's checkpoint, out/log/'s files, the
-attestation, the licences re-read and the served files were opened here, outside the opener.
+The package's source is tokenized (strings and comments are not code) and every call of `open(`,
+`.open(`, `os.open(`, `os.fdopen(`, `.read_text(` and `.read_bytes(` is listed; each must be one of
+the allowed calls below, which say why it is not an input read through the opener: the opener
+itself, writers, locks on folders, the package's own data, the plays files streamed by the deep
+audit (each plays path an engine reads, whatever the engine and the form, a path or `file:`, is
+first opened through the opener's `open_regular`, which refuses anything but a regular file without
+blocking: audit/plays_source's head read and audit/plays_input's regular_file; standard input, `-`,
+is a pipe or a regular file redirected in (a terminal or a named FIFO is refused), and only its
+spooled copy is read after). An allowed call that no longer exists fails too, so the list stays the
+list of what is there. Before the fix, the log's checkpoint, out/log/'s files, the attestation, the
+licences re-read and the served files were opened here, outside the opener.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ OPENER = "the one opener itself"
 WRITER = "writes a file (the atomic writer, the publish, a report), reads nothing"
 LOCK = "opens a folder to flock or fsync it, reads no file"
 PACKAGE_DATA = "the package's own data, shipped with it, not an input"
-PLAYS = "streams a plays file (GBs) that the opener's open_regular checked regular first"
+PLAYS = "streams a plays file (GBs), or standard input's spooled copy, checked regular first"
 NOT_A_FILE = "a method named open, not a file"
 DIRECTORY = 'os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))'
 

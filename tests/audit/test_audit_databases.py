@@ -19,15 +19,11 @@ from typing import Any
 
 import pytest
 
-from compliance_bake.audit.database import (
-    DatabaseRead,
-    Provenance,
-    check_count,
-    database_source,
-    jdbc_options,
-    without_password,
-)
+from compliance_bake.audit.database import Provenance, database_source
+from compliance_bake.audit.engines.database_read import DatabaseRead, check_count
+from compliance_bake.audit.engines.spark_jdbc import jdbc_options
 from compliance_bake.errors import SourceError
+from compliance_bake.inputs.redaction import redacted
 from tests._pg_helpers import Cluster
 from tests._phase_lines import diagnostics
 from tests._plays_helpers import engine_args
@@ -347,9 +343,12 @@ def _closed_port() -> int:
     return free_port()  # nothing listens there once the probe socket is closed
 
 
-def test_without_password_keeps_the_rest_of_the_url() -> None:
-    assert without_password("postgresql://u:p%40ss@h:5/db?sslmode=require&password=x") == (
+def test_a_database_url_keeps_the_rest_of_the_url() -> None:
+    assert redacted("postgresql://u:p%40ss@h:5/db?sslmode=require&password=x", database=True) == (
         "postgresql://u@h:5/db?sslmode=require"
+    )
+    assert redacted("see postgresql://u:p@h/db?password=x.", database=True) == (
+        "see postgresql://u@h/db"
     )
 
 

@@ -232,8 +232,10 @@ def test_a_fifo_or_a_device_as_plays_is_refused_at_once(tmp_path: Path, kind: st
     [
         ("duckdb", "path"),
         ("duckdb", "file:"),
+        ("duckdb", "-"),
         pytest.param("spark", "path", marks=pytest.mark.spark),
         pytest.param("spark", "file:", marks=pytest.mark.spark),
+        pytest.param("spark", "-", marks=pytest.mark.spark),
     ],
 )
 def test_a_fifo_plays_path_is_refused_on_every_engine_and_form(
@@ -241,23 +243,45 @@ def test_a_fifo_plays_path_is_refused_on_every_engine_and_form(
 ) -> None:
     """Failed before: a FIFO reached the plays file's head read (`path.open`), which waits for a
     writer for ever, on Spark and through `file://` on DuckDB; every reader of a plays file now
-    opens it through the one opener (inputs/files.open_regular)."""
+    opens it through the one opener (inputs/files.open_regular). A named FIFO redirected in as
+    `-` (the shell's `< fifo`, a writer holding it open) was spooled and audited; it is refused
+    as its path is."""
     fifo = tmp_path / "plays.csv"
     os.mkfifo(fifo)
-    given = str(fifo) if form == "path" else f"file://{fifo}"
+    given = {"path": str(fifo), "file:": f"file://{fifo}"}.get(form, "-")
     engine_args = () if engine == "duckdb" else ("--engine", "spark", "--spark-master", "local[1]")
-    done = subprocess.run(
-        [sys.executable, "-m", "compliance_bake", "audit", "deep", "--plays", given,
-         *engine_args, "--now", NOW, "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+    writer = os.open(fifo, os.O_RDWR) if form == "-" else None
+    with open(fifo, "rb") if writer is not None else open(os.devnull, "rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "compliance_bake", "audit", "deep", "--plays", given,
+             *engine_args, "--now", NOW, "--out", str(tmp_path / "out")],
+            stdin=stdin, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+    if writer is not None:
+        os.close(writer)
     assert done.returncode == 2, done.stderr
     # The JVM's own start-up notice (`WARNING: Using incubator modules`) is not ours.
     lines = diagnostics(done.stderr).strip().splitlines()
     (line,) = [text for text in lines if text.startswith("compliance-bake")]
-    assert "not a regular file (a FIFO)" in line and str(fifo) in line, line
+    assert ("a named FIFO" if form == "-" else "not a regular file (a FIFO)") in line, line
+    assert str(fifo) in line, line
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def test_plays_piped_in_as_standard_input_are_audited(tmp_path: Path, engine: str) -> None:
+    """`zcat plays.csv.gz | compliance-bake audit deep --plays -`: a pipe is the stream `-` is
+    for, and is audited as the same file given by its path is."""
+    plays = write_csv(tmp_path / "plays.csv", [play("p1"), play("p2")])
+    engine_args = () if engine == "duckdb" else ("--engine", "spark", "--spark-master", "local[1]")
+    done = subprocess.run(
+        [sys.executable, "-m", "compliance_bake", "audit", "deep", "--plays", "-", "--json",
+         *engine_args, "--now", NOW, "--out", str(tmp_path / "out")],
+        input=plays.read_text(), capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["zipWindow"]["totalPlays"] == 2, done.stdout
 
 
 def test_a_long_play_id_is_clipped_on_the_terminal_and_whole_in_the_report(

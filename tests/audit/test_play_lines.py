@@ -250,7 +250,7 @@ def test_every_output_lists_no_more_plays_with_their_place_than_are_located() ->
     from compliance_bake.audit.play_lines import FIRST_LOCATED
     from compliance_bake.audit.report import FIRST_SHOWN
     from compliance_bake.cli.report_github import GITHUB_ITEMS, MARKDOWN_ITEMS
-    from compliance_bake.cli.reporters import JSON_ITEMS
+    from compliance_bake.cli.report_json import JSON_ITEMS
     from compliance_bake.cli.short_summary import ITEMS_SHOWN
     from compliance_bake.report.portal import SAMPLE_LIMIT
 

@@ -83,3 +83,26 @@ def test_json_on_stdout_and_a_report_on_stdout_are_refused(sides: tuple[Path, Pa
     old, new = sides
     result = invoke("diff", str(old), str(new), "--json", "--report", "junit:-")
     assert result.exit_code == 2 and "stdout" in result.output
+
+
+def test_the_diffs_own_json_and_markdown_are_report_formats_and_the_flags_alias_them(
+    sides: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`--report diff-json:PATH` and `diff-markdown:PATH` write the bytes `--json` and
+    `--markdown` print; the flags stay, and `diff-json` is refused on a command without it."""
+    old, new = sides
+    by_flag = {flag: invoke("diff", str(old), str(new), flag) for flag in ("--json", "--markdown")}
+    written = {"json": tmp_path / "changes.json", "markdown": tmp_path / "changes.md"}
+    result = invoke(
+        "diff", str(old), str(new),
+        "--report", f"diff-json:{written['json']}",
+        "--report", f"diff-markdown:{written['markdown']}",
+    )  # fmt: skip
+    assert result.exit_code == by_flag["--json"].exit_code == 1
+    assert written["json"].read_text("utf-8") == by_flag["--json"].output
+    assert written["markdown"].read_text("utf-8") == by_flag["--markdown"].output
+    assert json.loads(written["json"].read_text("utf-8"))["changes"], "the revocation is a change"
+    on_stdout = invoke("diff", str(old), str(new), "--report", "diff-markdown:-")
+    assert on_stdout.stdout == by_flag["--markdown"].output
+    refused = invoke("audit", "deep", "--plays", "-", "--report", f"diff-json:{tmp_path / 'x'}")
+    assert refused.exit_code == 2 and "diff-json" in refused.output

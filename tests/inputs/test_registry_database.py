@@ -1,7 +1,7 @@
 """A registry in the operator's database (`--registry sqlite:PATH`, `--registry postgresql://`,
 `--registry-map FILE`): compliance_bake/inputs/registry_database.py.
 
-The same registry (tests/inputs/_registry_db.py) as a fixtures folder, in a real SQLite file and
+The same registry (tests/support/registry_db.py) as a fixtures folder, in a real SQLite file and
 in the run's real PostgreSQL cluster bakes, through the real CLI and the in-process engine, into
 snapshots whose decisions and policy questions are the folder's; `verify` passes. A bad registry
 is one line, exit 2, and no out folder.
@@ -11,52 +11,20 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from compliance_bake.inputs.jurisdictions import NAMES
+from compliance_bake.inputs.registry_source import read_registry
 from compliance_bake.inputs.zipindex import zip_index
+from compliance_bake.resources import demo_fixtures_dir
 from tests.conftest import NOW, invoke
-from tests.inputs import _registry_db as reg
+from tests.support import registry_db as reg
 
 pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning")
-
-# Other names for every table and a few columns, for the map.
-OTHER_NAMES = {
-    "partner_state_licenses": "op_licences",
-    "regulatory_limits": "op_limits",
-    "partner_geo_profiles": "op_profiles",
-    "partner_profile_bindings": "op_bindings",
-}
-OTHER_COLUMNS = {
-    "partner_state_licenses": {"node_id": "partner", "status": "licence_state"},
-    "regulatory_limits": {"state_code": "jurisdiction", "max_wager": "stake_cap"},
-    "partner_geo_profiles": {"zip_code": "postal"},
-    "partner_profile_bindings": {"metadata_json": "meta"},
-}
-MAP_TOML = """
-states = ["MA", "NJ"]
-
-[partner_state_licenses]
-table = "op_licences"
-columns = { node_id = "partner", status = "licence_state" }
-
-[regulatory_limits]
-table = "op_limits"
-[regulatory_limits.columns]
-state_code = "jurisdiction"
-max_wager = "stake_cap"
-
-[partner_geo_profiles]
-query = "SELECT node_id, state_code, age, location, postal FROM op_profiles"
-columns = { zip_code = "postal" }
-
-[partner_profile_bindings]
-table = "op_bindings"
-columns = { metadata_json = "meta" }
-"""
 
 
 def bake(out: Path, *registry: str) -> Any:
@@ -143,15 +111,53 @@ def test_a_sqlite_registry_bakes_the_folders_decisions_and_verifies(
 def test_a_sqlite_registry_through_a_map_with_other_names_bakes_the_same(
     tmp_path: Path, folder_bake: dict[str, Any]
 ) -> None:
-    database = reg.write_sqlite(tmp_path / "registry.db", names=OTHER_NAMES, columns=OTHER_COLUMNS)
-    (tmp_path / "map.toml").write_text(MAP_TOML)
+    database = reg.write_sqlite(
+        tmp_path / "registry.db", names=reg.OTHER_NAMES, columns=reg.OTHER_COLUMNS
+    )
+    (tmp_path / "map.toml").write_text(reg.MAP_TOML)
     run = bake(tmp_path / "out", f"sqlite:{database}", "--registry-map", str(tmp_path / "map.toml"))
     assert run.exit_code == 0, run.output
     _same_as_folder(tmp_path / "out", folder_bake, f"sqlite:{database}")
 
 
+def test_a_profile_s_wager_types_come_first_in_every_state_then_the_rows(tmp_path: Path) -> None:
+    """The matrix asks a state's first wager type: the profile's headline, which its [wagers]
+    can ask; then each state's rows' pairs, in `id` order, none twice."""
+    database = reg.write_sqlite(tmp_path / "registry.db")
+    profile = ("hockey.moneyline", "soccer.moneyline")
+    states = read_registry(f"sqlite:{database}", profile).registry.states
+    assert [(s.code, s.wager_types) for s in states] == [
+        ("MA", (*profile, "basketball.totals", "basketball.spread", "basketball.moneyline",
+                "football.spread")),
+        ("NJ", (*profile, "basketball.totals", "basketball.spread", "football.spread",
+                "soccer.totals")),
+    ]  # fmt: skip
+    plain = read_registry(f"sqlite:{database}").registry.states
+    assert plain[1].wager_types[0] == "basketball.totals"
+
+
+def test_the_deep_audit_s_command_carries_the_map_and_reruns_the_bake_s_audit(
+    tmp_path: Path,
+) -> None:
+    database = reg.write_sqlite(
+        tmp_path / "registry.db", names=reg.OTHER_NAMES, columns=reg.OTHER_COLUMNS
+    )
+    map_file = tmp_path / "map.toml"
+    map_file.write_text(reg.MAP_TOML)
+    plays = demo_fixtures_dir() / "plays.csv"
+    mapped = (f"sqlite:{database}", "--registry-map", str(map_file), "--deep-audit", str(plays))
+    run = bake(tmp_path / "out", *mapped)
+    assert run.exit_code == 0, run.output
+    deep = _json(tmp_path / "out" / "api" / "compliance.json")["deepAudit"]
+    words = shlex.split(deep["command"])
+    assert words[words.index("--registry") + 1 :][:3] == list(mapped[:3])
+    again = invoke(*words[1:], "--out", str(tmp_path / "audit"), "--json")
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.output)["zipWindow"] == deep["zipWindow"]
+
+
 def test_without_the_map_the_other_names_are_a_missing_table(tmp_path: Path) -> None:
-    database = reg.write_sqlite(tmp_path / "registry.db", names=OTHER_NAMES)
+    database = reg.write_sqlite(tmp_path / "registry.db", names=reg.OTHER_NAMES)
     run = bake(tmp_path / "out", f"sqlite:{database}")
     assert run.exit_code == 2
     assert len(run.output.strip().splitlines()) == 1
@@ -240,9 +246,9 @@ def test_a_bad_sqlite_registry_is_one_line_exit_2_and_writes_nothing(
 def test_a_bad_row_through_the_map_is_named_by_the_maps_table_and_column(tmp_path: Path) -> None:
     rows = _limits_with(max_wager=1.0, min_wager=5.0)
     database = reg.write_sqlite(
-        tmp_path / "registry.db", names=OTHER_NAMES, columns=OTHER_COLUMNS, rows=rows
+        tmp_path / "registry.db", names=reg.OTHER_NAMES, columns=reg.OTHER_COLUMNS, rows=rows
     )
-    (tmp_path / "map.toml").write_text(MAP_TOML)
+    (tmp_path / "map.toml").write_text(reg.MAP_TOML)
     run = bake(tmp_path / "out", f"sqlite:{database}", "--registry-map", str(tmp_path / "map.toml"))
     _one_refusal(
         run,
@@ -302,17 +308,10 @@ def test_the_sqlite_read_leaves_the_file_as_it_was(tmp_path: Path) -> None:
 # the superuser and read as the reading role `auditor` (pg_read_all_data).
 
 
-def _pg_database(cluster: Any, sql: str) -> str:
-    name = "registry_" + os.urandom(6).hex()
-    cluster.psql(f"CREATE DATABASE {name}", database="postgres")
-    cluster.psql(sql, database=name)
-    return name
-
-
 def test_a_postgresql_registry_bakes_the_folders_decisions_and_verifies(
     pg_cluster: Any, tmp_path: Path, folder_bake: dict[str, Any]
 ) -> None:
-    name = _pg_database(pg_cluster, reg.postgres_sql())
+    name = reg.postgres_database(pg_cluster, reg.postgres_sql())
     run = bake(tmp_path / "out", pg_cluster.url(database=name))
     assert run.exit_code == 0, run.output
     _same_as_folder(
@@ -326,11 +325,11 @@ def test_a_postgresql_registry_bakes_the_folders_decisions_and_verifies(
 def test_a_postgresql_registry_through_a_map_with_numeric_amounts_bakes_the_same(
     pg_cluster: Any, tmp_path: Path, folder_bake: dict[str, Any]
 ) -> None:
-    sql = reg.postgres_sql(names=OTHER_NAMES, columns=OTHER_COLUMNS).replace(
+    sql = reg.postgres_sql(names=reg.OTHER_NAMES, columns=reg.OTHER_COLUMNS).replace(
         "DOUBLE PRECISION", "NUMERIC(14, 2)"
     )
-    name = _pg_database(pg_cluster, sql)
-    (tmp_path / "map.toml").write_text(MAP_TOML)
+    name = reg.postgres_database(pg_cluster, sql)
+    (tmp_path / "map.toml").write_text(reg.MAP_TOML)
     url = pg_cluster.url(database=name)
     run = bake(tmp_path / "out", url, "--registry-map", str(tmp_path / "map.toml"))
     assert run.exit_code == 0, run.output
@@ -340,7 +339,7 @@ def test_a_postgresql_registry_through_a_map_with_numeric_amounts_bakes_the_same
 
 
 def test_a_wrong_password_is_one_line_that_never_prints_it(pg_cluster: Any, tmp_path: Path) -> None:
-    name = _pg_database(pg_cluster, reg.postgres_sql())
+    name = reg.postgres_database(pg_cluster, reg.postgres_sql())
     wrong = "Wr0ng-" + os.urandom(6).hex()
     url = f"postgresql://auditor:{wrong}@127.0.0.1:{pg_cluster.port}/{name}"
     run = bake(tmp_path / "out", url)
@@ -349,7 +348,7 @@ def test_a_wrong_password_is_one_line_that_never_prints_it(pg_cluster: Any, tmp_
 
 
 def test_a_superuser_login_is_refused_before_any_read(pg_cluster: Any, tmp_path: Path) -> None:
-    name = _pg_database(pg_cluster, reg.postgres_sql())
+    name = reg.postgres_database(pg_cluster, reg.postgres_sql())
     run = bake(tmp_path / "out", pg_cluster.url(database=name, user="postgres"))
     _one_refusal(run, tmp_path / "out", "so it can write on the server")
     assert pg_cluster.password not in run.output
@@ -359,7 +358,7 @@ def test_the_postgresql_read_is_one_read_only_transaction(pg_cluster: Any, tmp_p
     """A map's query that writes (a sequence's nextval) is refused by the server: the read is
     READ ONLY; one that asks the isolation level sees REPEATABLE READ."""
     sql = reg.postgres_sql() + "CREATE SEQUENCE bumps; GRANT USAGE ON SEQUENCE bumps TO auditor;"
-    name = _pg_database(pg_cluster, sql)
+    name = reg.postgres_database(pg_cluster, sql)
     (tmp_path / "map.toml").write_text(
         '[partner_profile_bindings]\nquery = "SELECT * FROM partner_profile_bindings '
         "WHERE nextval('bumps') > 0\"\n"
@@ -384,7 +383,9 @@ def test_the_postgresql_read_is_one_read_only_transaction(pg_cluster: Any, tmp_p
 def test_a_bad_postgresql_registry_is_one_line_naming_table_row_and_column(
     pg_cluster: Any, tmp_path: Path
 ) -> None:
-    name = _pg_database(pg_cluster, reg.postgres_sql(rows=_limits_with(special_rules="{min_age")))
+    name = reg.postgres_database(
+        pg_cluster, reg.postgres_sql(rows=_limits_with(special_rules="{min_age"))
+    )
     run = bake(tmp_path / "out", pg_cluster.url(database=name))
     _one_refusal(run, tmp_path / "out", "regulatory_limits row id=2: special_rules: malformed JSON")
     assert pg_cluster.password not in run.output

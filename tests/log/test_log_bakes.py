@@ -160,6 +160,23 @@ def test_a_failed_bake_appends_nothing(tmp_path: Path) -> None:
     assert json.loads(log_verify(tmp_path / "log", public).stdout)["size"] == 1
 
 
+def test_a_bake_refuses_a_log_its_key_does_not_keep_as_log_verify_does(tmp_path: Path) -> None:
+    """The bake reads the log's checkpoint through the readers' own check (log/check.py): the
+    same finding, raised as bad input before anything is written."""
+    private, public = mint(tmp_path, "k")
+    other, other_public = mint(tmp_path, "other")
+    assert bake(tmp_path / "out", tmp_path / "log", private, 1).exit_code == 0
+    before = (tmp_path / "log" / "checkpoint").read_bytes()
+    result = bake(tmp_path / "out2", tmp_path / "log", other, 2)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    refused = log_verify(tmp_path / "log", other_public)
+    assert refused.exit_code == 1
+    problem = json.loads(refused.stdout)["problems"][0]  # "checkpoint: checkpoint ... is not ..."
+    assert problem.split(": ", 1)[1].split(" (")[0] in result.output, (problem, result.output)
+    assert (tmp_path / "log" / "checkpoint").read_bytes() == before
+    assert not (tmp_path / "out2").exists()
+
+
 def test_a_rebake_without_log_removes_the_old_proof(tmp_path: Path) -> None:
     """out/log/ belongs to the snapshot it proves: a later bake into the same out/ without
     --log must not leave a proof of the previous snapshot beside the new one."""

@@ -59,7 +59,6 @@ UNTYPED: dict[str, Use] = {
     "log/proof.py": Use(JSON_IN, 2, "out/log/inclusion.json and its entry, as read"),
     "log/entry.py": Use(JSON_IN, 2, "an entry and a predicate as read from out/, compared"),
     "audit/play_lines.py": Use(JSON_IN, 2, "a JSON Lines play as parsed, to match a violating one"),
-    "verify/document.py": Use(JSON_IN, 1, "a snapshot as parsed, proven strict by its bytes"),
     "verify/rules/__init__.py": Use(
         JSON_IN, 1, "the document as parsed, before the rules' verdict"
     ),

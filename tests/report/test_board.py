@@ -8,7 +8,7 @@ and exit code 1 -- with every other row still passing.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -86,7 +86,7 @@ def _lookup_returning_early(self: keys.KeyStore, presented: str) -> keys.KeyReco
     return record
 
 
-def _states_reversed(folder: Path | str) -> Fixtures:
+def _states_reversed(folder: Path | str, wager_types: Sequence[str] = ()) -> Fixtures:
     """A loader regression: the states come out in another order than the file's."""
     loaded = load_fixtures(Path(folder))
     registry = LicenceRegistry(loaded.registry.states[::-1], loaded.registry.partners)

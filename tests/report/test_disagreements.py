@@ -22,7 +22,9 @@ from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.inputs.models import STATUS_BLOCKED, Decision
 from compliance_bake.policy.model import Question
 from compliance_bake.report import disagreements
-from compliance_bake.report.disagreements import KINDS, classify
+from compliance_bake.report.disagreements import KINDS, RowKind, classify_row
+from compliance_bake.report.models import ShadowRow
+from compliance_bake.report.row_kinds import row_kinds
 from compliance_bake.resources import demo_fixtures_dir
 from compliance_bake.targets.engine import Engine
 from compliance_bake.targets.inprocess import InProcessTarget
@@ -159,9 +161,12 @@ def test_each_kind_is_classified_from_the_row_alone() -> None:
         ("MA", None, False, False, spec, True): (),
     }
     for (state, licence, real, shadow, reason, from_target), kinds in cases.items():
-        assert classify(state, licence, real, shadow, reason, from_target) == kinds
+        row = ShadowRow(state, "node-x", licence, real, shadow, real is shadow, reason)
+        (kind,) = row_kinds([row])  # a row and its kind are classified alike, by name
+        assert kind.license_status == licence and kind.reason == reason
+        assert classify_row(row, from_target) == classify_row(kind, from_target) == kinds
     assert set(KINDS) == {kind for kinds in cases.values() for kind in kinds}
-    counted = disagreements.count([(("MA", None, True, True, True, None), 3)], False)
+    counted = disagreements.count([(RowKind("MA", None, True, True, True, None), 3)], False)
     assert counted["allowedWithoutLicence"] == 3 and sum(counted.values()) == 3
 
 

@@ -9,6 +9,7 @@ from xml.etree import ElementTree
 from compliance_bake.report.escape import (
     escape_html,
     html_cell,
+    json_line,
     markdown,
     terminal_json,
     visible,
@@ -85,3 +86,10 @@ def test_markdown_keeps_a_date_and_a_version_as_written_and_still_breaks_links()
     assert markdown("1. - x") == "1\\. \\- x"
     shown = MarkdownIt("commonmark").render("- " + markdown("1-2:3.4 [a](b)"))
     assert shown == "<ul>\n<li>1-2:3.4 [a](b)</li>\n</ul>\n"
+
+
+def test_a_json_value_in_a_line_is_its_json_text_cut_past_the_limit() -> None:
+    assert json_line(True) == "true" and json_line(None) == "null"
+    assert json_line({"a": [1, "é"]}) == '{"a": [1, "é"]}'  # one line, UTF-8 as it is
+    assert json_line("line\nbreak") == '"line\\nbreak"'
+    assert json_line("x" * 10, 6) == '"xxxx…' and json_line("xy", 6) == '"xy"'

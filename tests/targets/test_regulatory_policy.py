@@ -1,18 +1,19 @@
 """The whole policy against the regulatory Bun service (tests/targets/services/bun_regulatory.ts
 with LIMITS): asked at every boundary through a profile's `[questions]`
-(tests/targets/profiles/bun_regulatory_questions.toml), real and shadow. The unbroken service
-passes; each of its nine broken-rule switches fails the bake naming the rule, and `verify`
-names it too; a registry maximum below the service's fails at an amount between them.
+(tests/targets/profiles/bun_regulatory_questions.toml), real and shadow, with the service's own
+registry read from its folder, a SQLite file, PostgreSQL's default tables and PostgreSQL under
+other names through a map (tests/support/registry_db.py). The unbroken service passes; each of
+its nine broken-rule switches fails the bake naming the rule, and `verify` names it too; a
+registry maximum below the service's fails at an amount between them.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -21,56 +22,29 @@ import pytest
 from compliance_bake.policy.amounts import amount_json
 from compliance_bake.policy.recorded import question_from_json
 from tests.conftest import NOW, invoke
-from tests.targets.test_target_profiles import _stop, bun_binary
+from tests.support import registry_db as reg
+from tests.targets.bun_services import NOW_SECONDS, REGISTRY, regulatory_running
 
 pytestmark = pytest.mark.service
 
 HERE = Path(__file__).resolve().parent
-SERVICE = HERE / "services" / "bun_regulatory.ts"
 PROFILE = HERE / "profiles" / "bun_regulatory_questions.toml"
 HEADLINE_PROFILE = HERE / "profiles" / "bun_regulatory.toml"
-REGISTRY = HERE / "policy_registry"
-NOW_SECONDS = "1795320360"  # tests.conftest.NOW
 POLICY = "registry/compliance-policy.json"
-
-
-def _start(limits: Path = REGISTRY / "limits.json", broken: str = "") -> tuple[Any, str]:
-    env = dict(
-        os.environ,
-        FIXTURES=str(REGISTRY / "licences.json"),
-        LIMITS=str(limits),
-        GEO=str(REGISTRY / "geo.json"),
-        NOW=NOW_SECONDS,
-        BROKEN=broken,
-    )
-    process = subprocess.Popen(
-        [bun_binary(), "run", str(SERVICE)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if not line.startswith("listening on "):
-        process.kill()
-        pytest.fail(f"the Bun service did not start: {line!r}")
-    return process, line.split()[-1]
 
 
 @pytest.fixture
 def service() -> Iterator[str]:
-    process, url = _start()
-    try:
+    with regulatory_running() as url:
         yield url
-    finally:
-        _stop(process)
 
 
-def _bake(out: Path, url: str, profile: Path = PROFILE, registry: Path = REGISTRY) -> Any:
+def _bake(
+    out: Path, url: str, profile: Path = PROFILE, registry: Sequence[str] = (str(REGISTRY),)
+) -> Any:
     return invoke(
         "bake", "snapshot", "--target", url, "--target-profile", str(profile),
-        "--registry", str(registry), "--out", str(out), "--now", NOW,
+        "--registry", *registry, "--out", str(out), "--now", NOW,
         "--timeout", "10", "--retries", "1",
     )  # fmt: skip
 
@@ -103,11 +77,88 @@ def _ask(url: str, item: dict[str, Any]) -> dict[str, Any]:
         return said
 
 
+def _applying_rows() -> list[tuple[str, str, dict[str, Any]]]:
+    """(state, partner, row) of each actively licensed pair and each limit row of limits.json
+    that applies to it at NOW: active, in its window, the partner's own before the state's."""
+    licences = json.loads((REGISTRY / "licences.json").read_text())["partners"]
+    now = int(NOW_SECONDS)
+    holding = [
+        row for row in json.loads((REGISTRY / "limits.json").read_text())["limits"]
+        if row["status"] == "active" and row["effective_from"] <= now
+        and (row["effective_to"] is None or now < row["effective_to"])
+    ]  # fmt: skip
+    found = []
+    for partner, licence in ((p["nodeId"], lic) for p in licences for lic in p["licences"]):
+        if licence["status"] != "active":
+            continue
+        state, by_key = licence["state"], {}
+        for row in holding:
+            if row["state_code"] == state and row["node_id"] in (partner, None):
+                key = (row["sport_id"], row["market_id"])
+                if key not in by_key or row["node_id"] is not None:
+                    by_key[key] = row
+        found += [(state, partner, row) for row in by_key.values()]
+    return found
+
+
+def _boundaries(row: dict[str, Any]) -> set[tuple[str, str, object]]:
+    """(kind, field, value) of the boundary questions a limit row must have."""
+    cent, top, low = Decimal("0.01"), Decimal(str(row["max_wager"])), Decimal(str(row["min_wager"]))
+    age = row["special_rules"].get("min_age", 21)
+    amounts = {"max": top, "max+0.01": top + cent, "min": low, "min-0.01": low - cent}
+    wanted = {(kind, "amount", f"{value:.2f}") for kind, value in amounts.items()}
+    wanted |= {("age-min", "age", age), ("age-min-1", "age", age - 1)}
+    return wanted | {("bet-type", "betType", t) for t in row["allowed_bet_types"]}
+
+
+def _asked_every_boundary(questions: list[dict[str, Any]]) -> None:
+    applying = _applying_rows()
+    assert len(applying) == 4  # MA bay and corridor (its own row), NJ shore and corridor
+    for state, partner, row in applying:
+        mine = [q for q in questions if (q["state"], q["partner"]) == (state, partner)
+                and (q["question"]["sport"], q["question"]["market"])
+                == (row["sport_id"], row["market_id"])]  # fmt: skip
+        asked = {(q["kind"], f, q["question"].get(f)) for q in mine for f in q["question"]}
+        assert _boundaries(row) <= asked, (state, partner, _boundaries(row) - asked)
+        refused = {q["question"]["betType"] for q in mine if q["kind"] == "bet-type-refused"}
+        assert refused and not refused & set(row["allowed_bet_types"]), (state, partner)
+        prefixes = tuple(row["special_rules"].get("allowed_zip_prefixes", ()))
+        zips = {q["kind"]: q["question"]["zipCode"] for q in mine if q["kind"].startswith("zip-")}
+        if prefixes:
+            assert zips["zip-inside"].startswith(prefixes), (state, partner)
+            assert not zips["zip-outside"].startswith(prefixes), (state, partner)
+        else:
+            assert zips == {}, (state, partner)
+
+
+def _registry(form: str, request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, ...]:
+    """--registry (and --registry-map) of the service's own registry in `form`: the folder, a
+    SQLite file or a PostgreSQL database with the default tables, or one with other names."""
+    if form == "folder":
+        return (str(REGISTRY),)
+    rows = reg.folder_rows(REGISTRY)
+    if form == "sqlite":
+        return (f"sqlite:{reg.write_sqlite(tmp_path / 'registry.db', rows=rows)}",)
+    cluster = request.getfixturevalue("pg_cluster")
+    if form == "postgresql":
+        return (cluster.url(database=reg.postgres_database(cluster, reg.postgres_sql(rows=rows))),)
+    (tmp_path / "map.toml").write_text(reg.MAP_TOML)
+    sql = reg.postgres_sql(names=reg.OTHER_NAMES, columns=reg.OTHER_COLUMNS, rows=rows)
+    url = cluster.url(database=reg.postgres_database(cluster, sql))
+    return (url, "--registry-map", str(tmp_path / "map.toml"))
+
+
+POSTGRESQL = pytest.mark.database
+FORMS = ["folder", "sqlite", pytest.param("postgresql", marks=POSTGRESQL),
+         pytest.param("postgresql-map", marks=POSTGRESQL)]  # fmt: skip
+
+
+@pytest.mark.parametrize("form", FORMS)
 def test_the_unbroken_service_passes_every_boundary_and_verify_agrees(
-    service: str, tmp_path: Path
+    form: str, service: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    run = _bake(out, service)
+    run = _bake(out, service, registry=_registry(form, request, tmp_path))
     assert run.exit_code == 0, run.output
     record = _record(out)
     assert record["asked"] is True
@@ -115,14 +166,12 @@ def test_the_unbroken_service_passes_every_boundary_and_verify_agrees(
     questions = record["questions"]
     assert questions and all(q["disagreements"] == [] for q in questions)
     assert all(q["shadow"] is not None for q in questions)
-    # Every active limit row that applies has its boundary questions.
-    kinds = {(q["state"], q["partner"], q["question"]["sport"], q["kind"]) for q in questions}
-    for state, partner, sport in (("MA", "node-bay-01", "basketball"),
-                                  ("MA", "node-corridor-03", "basketball"),
-                                  ("NJ", "node-shore-02", "soccer"),
-                                  ("NJ", "node-corridor-03", "soccer")):  # fmt: skip
-        for kind in ("max", "max+0.01", "min", "min-0.01", "bet-type-refused", "age-min-1"):
-            assert (state, partner, sport, kind) in kinds, (state, partner, kind)
+    _asked_every_boundary(questions)
+    if form != "folder":  # the rows' pairs and the profile's [wagers], the profile's first
+        wagers = ["basketball.totals", "soccer.moneyline"]
+        assert [s["wagerTypes"] for s in record["registry"]["states"]] == [wagers, wagers]
+        assert {(q["state"], q["question"]["sport"]) for q in questions if q["kind"] == "no-row"} \
+            == {("MA", "soccer"), ("NJ", "basketball")}  # fmt: skip
     # Every recorded real answer is the service's own (asked again, its shadow path: no effect).
     for item in questions:
         said = _ask(service, item)
@@ -147,15 +196,21 @@ SWITCHES = {
 }
 
 
-@pytest.mark.parametrize("switch", list(SWITCHES))
-def test_each_broken_rule_fails_the_bake_and_verify_naming_it(switch: str, tmp_path: Path) -> None:
+# Each switch with the registry in its folder; one through each kind of database registry too.
+BROKEN = [(switch, "folder") for switch in SWITCHES] + [
+    ("max", "sqlite"),
+    pytest.param("max", "postgresql-map", marks=POSTGRESQL),
+]
+
+
+@pytest.mark.parametrize(("switch", "form"), BROKEN)
+def test_each_broken_rule_fails_the_bake_and_verify_naming_it(
+    switch: str, form: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     words, key, kinds = SWITCHES[switch]
-    process, url = _start(broken=switch)
-    try:
-        out = tmp_path / "out"
-        run = _bake(out, url)
-    finally:
-        _stop(process)
+    out = tmp_path / "out"
+    with regulatory_running(broken=switch) as url:
+        run = _bake(out, url, registry=_registry(form, request, tmp_path))
     assert run.exit_code == 1, run.output
     failing = [q for q in _record(out)["questions"] if key in q["disagreements"]]
     assert failing, switch
@@ -183,12 +238,9 @@ def test_a_registry_maximum_below_the_service_s_fails_between_them(tmp_path: Pat
     (registry / "limits.json").write_text(json.dumps(rows))
     service_limits = tmp_path / "service-limits.json"
     service_limits.write_text(json.dumps(service_rows))
-    process, url = _start(limits=service_limits)
-    try:
-        out = tmp_path / "out"
-        run = _bake(out, url, registry=registry)
-    finally:
-        _stop(process)
+    out = tmp_path / "out"
+    with regulatory_running(limits=service_limits) as url:
+        run = _bake(out, url, registry=(str(registry),))
     assert run.exit_code == 1, run.output
     failing = [q for q in _record(out)["questions"] if "maxWagerNotEnforced" in q["disagreements"]]
     assert failing

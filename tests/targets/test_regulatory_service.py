@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,27 +18,19 @@ from typing import Any
 import pytest
 
 from tests.conftest import NOW, diagnostics, invoke
-from tests.targets.test_target_profiles import _stop, start_bun
+from tests.targets.bun_services import REGULATORY, bun_running
 
 HERE = Path(__file__).resolve().parent
 PROFILE = HERE / "profiles" / "bun_regulatory.toml"
-SERVICE = HERE / "services" / "bun_regulatory.ts"
 FAST = ("--timeout", "10", "--retries", "1")
 OTHER_REASON = "blocked for another reason with an active licence"
-
-
-def _start() -> tuple[subprocess.Popen[str], str]:
-    return start_bun(SERVICE)
 
 
 @pytest.fixture
 def service() -> Iterator[str]:
     """A fresh service per test: one test tells it a partner's identity is not verified."""
-    process, url = _start()
-    try:
+    with bun_running(REGULATORY) as url:
         yield url
-    finally:
-        _stop(process)
 
 
 def _post(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:

@@ -7,8 +7,6 @@ header). Each is a real server on a loopback port, stopped by the test.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,25 +16,15 @@ from typing import Any
 
 import pytest
 
-from compliance_bake.resources import demo_fixtures_dir
 from tests.conftest import NOW, diagnostics, invoke, snapshot_tree
+from tests.targets.bun_services import bun_binary, bun_running
 from tests.targets.fault_server import AGENT_KEY, PATH_PROFILE, RUNTIME, FaultServer
 
-ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 BUN_PROFILE = HERE / "profiles" / "bun.toml"
 BUN_SERVICE = HERE / "services" / "bun_service.ts"
 BUN_KEY = "bunky.another-secret-agent-key-9876543210zyxwvu"
 FAST = ("--timeout", "10", "--retries", "1")
-
-
-def bun_binary() -> str:
-    """The bun that `make tools` installs from npm (or $BUN, or one on PATH)."""
-    local = ROOT / ".tools" / "node_modules" / "@oven" / "bun-linux-x64" / "bin" / "bun"
-    for candidate in (os.environ.get("BUN"), str(local), shutil.which("bun")):
-        if candidate and Path(candidate).is_file():
-            return candidate
-    pytest.fail("bun is not installed: run `make tools` (npm package @oven/bun-linux-x64)")
 
 
 @dataclass
@@ -52,49 +40,10 @@ def bun_version() -> str:
     ).stdout.strip()
 
 
-def _start_bun(lie: bool) -> tuple[subprocess.Popen[str], str]:
-    return start_bun(BUN_SERVICE, AGENT_KEY=BUN_KEY, LIE="1" if lie else "0")
-
-
-def start_bun(script: Path, **settings: str) -> tuple[subprocess.Popen[str], str]:
-    """A Bun service on a free loopback port, over the demo licences: the process and its URL
-    (from its first line, `listening on URL`)."""
-    env = dict(os.environ, FIXTURES=str(demo_fixtures_dir() / "licences.json"), **settings)
-    process = subprocess.Popen(
-        [bun_binary(), "run", str(script)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if not line.startswith("listening on "):
-        process.kill()
-        _, err = process.communicate(timeout=10)
-        pytest.fail(f"the Bun service {script.name} did not start: {line!r} {err[-500:]!r}")
-    return process, line.split()[-1]
-
-
-def _stop(process: subprocess.Popen[str]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    for stream in (process.stdout, process.stderr):
-        if stream is not None:
-            stream.close()
-
-
 @contextmanager
 def _bun_service(version: str, lie: bool) -> Iterator[BunService]:
-    process, url = _start_bun(lie)
-    try:
+    with bun_running(BUN_SERVICE, AGENT_KEY=BUN_KEY, LIE="1" if lie else "0") as url:
         yield BunService(url, version)
-    finally:
-        _stop(process)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,7 @@
 """The fast paths that stay say what the plain ones say, and catch what they catch.
 
+- `may_hold_float`, the one float scan of a rendering (compact or indented), finds every float
+  the value holds;
 - `loads_pretty` (one orjson parse of a file in the baked layout) reads what `loads_strict` reads
   and refuses what it refuses, with the same place;
 - the registry copies, compared by serialisation (`json_equals`) or by their bytes, still fail on
@@ -22,6 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compliance_bake.findings import FAIL, INFO
 from compliance_bake.inputs.jsonio import (
     INT_MAX,
     MAX_DEPTH,
@@ -29,9 +32,11 @@ from compliance_bake.inputs.jsonio import (
     dumps_pretty,
     loads_pretty,
     loads_strict,
+    may_hold_float,
 )
 from compliance_bake.report import layout
 from compliance_bake.report.deepequal import json_equals, strict_equals
+from compliance_bake.report.row_kinds import reason_holds
 from compliance_bake.signing import proofs
 from compliance_bake.signing.integrity import profile_discrete, profiles_discrete
 from compliance_bake.signing.proofs import snapshot_digests
@@ -53,6 +58,40 @@ values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text, inner, max_size=4),
     max_leaves=20,
 )
+
+
+def _holds_float(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_holds_float(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_holds_float(item) for item in value)
+    return type(value) is float
+
+
+@settings(max_examples=400, deadline=None)
+@given(values)
+def test_the_one_float_scan_finds_every_float_in_either_rendering(value: Any) -> None:
+    """A float found by the value's types is found in its compact and its indented text; a
+    value without one is told so unless a string looks like one."""
+    import orjson
+
+    try:
+        compact = orjson.dumps(value)
+    except TypeError:  # an integer past 64 bits: orjson writes none, and neither do we
+        return
+    for rendering in (compact, dumps_pretty(value)):
+        if _holds_float(value):
+            assert may_hold_float(value, rendering)
+        elif not any(type(leaf) is str for leaf in _leaves(value)):
+            assert not may_hold_float(value, rendering)
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
 
 
 def _read(read: Any, raw: bytes) -> tuple[str, Any]:
@@ -279,7 +318,7 @@ def _results(snap: dict[str, Any], monkeypatch: pytest.MonkeyPatch, walk: bool) 
         if walk:
             patch.setattr(rules, "shadow_columns", lambda snap: None)
         found = rules.check_rules(snap, RuleContext(hmac_ok=True))
-    return [(r.rule.id, r.places) for r in found if r.rule.id in _SHADOW_RULES]
+    return [(f.rule, f.severity, f.what) for f in found if f.rule in _SHADOW_RULES]
 
 
 def test_the_column_rules_give_the_row_by_row_findings(
@@ -306,7 +345,7 @@ def test_the_columns_show_a_baked_matrix_holds_and_a_one_value_edit_does_not(
             columns.covers(states, found),
             columns.statuses_within(found, LICENCE_STATUSES),
             columns.licence_decides(found),
-            columns.reasons_hold(found),
+            all(map(reason_holds, found.kinds)),
         ]
 
     assert holds(demo_snapshot) == [True] * 4
@@ -330,9 +369,9 @@ def test_a_state_in_two_runs_is_counted_pair_by_pair(
     snap = copy.deepcopy(demo_snapshot)
     rows = snap["shadow"]["rows"]
     rows.append(rows.pop(0))  # the first state's first row now stands at the end: not a run
-    assert _results(snap, monkeypatch, walk=False)[0] == ("shadow-coverage", ())
+    assert _results(snap, monkeypatch, walk=False)[0][:2] == ("shadow-coverage", INFO)
     rows.append(copy.deepcopy(rows[1]))  # and a pair twice, in no run
-    assert _results(snap, monkeypatch, walk=False)[0][1] != ()
+    assert _results(snap, monkeypatch, walk=False)[0][1] == FAIL
 
 
 def test_the_secret_search_by_renderings_finds_what_the_full_search_finds(baked: Path) -> None:

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import invoke
-from tests.targets.test_regulatory_service import PROFILE, SERVICE, _post
-from tests.targets.test_target_profiles import _stop, start_bun
+from tests.targets.bun_services import REGULATORY, bun_running
+from tests.targets.test_regulatory_service import PROFILE, _post
 
 PARTNER = "node-shore-02"  # licensed in NJ only: one pair fails
 BEFORE = "2026-11-22T04:06:00Z"
@@ -41,13 +41,10 @@ approvedBy = "j.doe"
 
 @pytest.fixture
 def service() -> Iterator[str]:
-    process, url = start_bun(SERVICE)
-    try:
+    with bun_running(REGULATORY) as url:
         status, _ = _post(f"{url}/test/identity", {"nodeId": PARTNER, "verified": False})
         assert status == 200
         yield url
-    finally:
-        _stop(process)
 
 
 def _bake(out: Path, url: str, now: str, *extra: str) -> Any:

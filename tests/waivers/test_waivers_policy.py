@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import NOW, invoke
-from tests.targets.test_regulatory_policy import PROFILE, REGISTRY, _start
-from tests.targets.test_target_profiles import _stop
+from tests.targets.bun_services import REGISTRY, regulatory_running
+from tests.targets.test_regulatory_policy import PROFILE
 
 pytestmark = pytest.mark.service
 
@@ -25,11 +25,8 @@ PAIRS = (("MA", "node-bay-01"), ("MA", "node-corridor-03"), ("NJ", "node-corrido
 
 @pytest.fixture
 def broken() -> Iterator[str]:
-    process, url = _start(broken="max")
-    try:
+    with regulatory_running(broken="max") as url:
         yield url
-    finally:
-        _stop(process)
 
 
 def _waiver(state: str, partner: str, extra: str = "") -> str:

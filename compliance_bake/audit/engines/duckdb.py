@@ -17,12 +17,14 @@ from typing import Any
 
 from compliance_bake.audit.accounting import unread_plays
 from compliance_bake.audit.database import (
-    DatabaseRead,
     Provenance,
-    check_count,
     database_source,
     is_database,
     no_database_options,
+)
+from compliance_bake.audit.engines.database_read import (
+    DatabaseRead,
+    check_count,
     open_read,
     plays_sql,
 )

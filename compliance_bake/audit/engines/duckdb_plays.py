@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from compliance_bake.audit.plays_source import COLUMNS, PlaysFile, PlaysFormat, require_columns
+from compliance_bake.inputs.database import quote_ident
 
 REJECTS_TABLE = "plays_rejects"
 _MIN_BUFFER = 16 << 20  # bytes: the reader's buffer, at least (`buffer_size`)
@@ -50,14 +51,14 @@ def _csv_relation(source: PlaysFile, nul_check: bool) -> str:
     columns = "{" + ", ".join(f"{_literal(n)}: 'VARCHAR'" for n in source.header) + "}"
     # A NUL byte in any of the columns makes the row malformed; the reader itself lets it through.
     read = source.present()
-    nul = " OR ".join(f"contains({_ident(c)}, chr(0))" for c in read)
+    nul = " OR ".join(f"contains({quote_ident(c)}, chr(0))" for c in read)
     if not nul_check:
         nul = "false"
     # A row of empty fields (a line of commas, however many) holds no play: the reader passes
     # empty trailing fields, so it would otherwise be a play with no ZIP (malformed-zip).
-    empty = f"coalesce({', '.join(_ident(c) for c in read)}) IS NULL"
+    empty = f"coalesce({', '.join(quote_ident(c) for c in read)}) IS NULL"
     return f"""
-        SELECT NULL::BIGINT AS line, {_select(source, _ident)},
+        SELECT NULL::BIGINT AS line, {_select(source, quote_ident)},
                coalesce({nul}, false) OR {empty} AS malformed, NULL::VARCHAR AS raw
         FROM read_csv({_literal(str(source.path))}, header = true, columns = {columns},
                       auto_detect = false, delim = ',', quote = '"', escape = '"',
@@ -103,18 +104,14 @@ def _parquet_relation(source: PlaysFile, types: dict[str, str]) -> str:
         kind = types[column].upper()
         if kind.startswith("TIMESTAMP WITH TIME ZONE"):
             # An instant: written in the text form a CSV would hold (the session is in UTC).
-            return f"strftime({_ident(column)}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%fZ')"
-        return f"CAST({_ident(column)} AS VARCHAR)"
+            return f"strftime({quote_ident(column)}::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%fZ')"
+        return f"CAST({quote_ident(column)} AS VARCHAR)"
 
     return f"""
         SELECT NULL::BIGINT AS line, {_select(source, text)},
                false AS malformed, NULL::VARCHAR AS raw
         FROM read_parquet({_literal(str(source.path))})
     """
-
-
-def _ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _json_path(key: str) -> str:

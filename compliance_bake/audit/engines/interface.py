@@ -36,7 +36,7 @@ class EngineOptions:
 @dataclass(frozen=True, slots=True)
 class PlaysOptions:
     """How to read the plays source: its column map, and for a database the table or the
-    query (exactly one: audit/database.py)."""
+    query (exactly one: audit/database.py checks it)."""
 
     columns: ColumnMap = DEFAULT
     table: str | None = None

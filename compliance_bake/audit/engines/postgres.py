@@ -2,7 +2,7 @@
 
 The plays never leave the server. The shared query of audit/sql.py, spelled for PostgreSQL
 (`sql.POSTGRES`), runs as one statement in the read's own read-only transaction
-(database.open_read): the window, the ZIP checks, the never-enriched count, the reasons, the
+(database_read.open_read): the window, the ZIP checks, the never-enriched count, the reasons, the
 digest's sums and the first violating plays in the report's order come back as one small
 answer. A read-only transaction creates nothing, so the reference relations travel as the
 statement's parameters, arrays that the statement unnests (`_RELATIONS`), and the groups are a
@@ -24,19 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compliance_bake.audit.database import (
-    POSTGRES as POSTGRES_URLS,
-)
-from compliance_bake.audit.database import (
-    DatabaseRead,
-    DatabaseSource,
-    Provenance,
-    database_source,
-    failing,
-    open_read,
-    plays_sql,
-    without_password,
-)
+from compliance_bake.audit.database import DatabaseSource, Provenance, database_source
+from compliance_bake.audit.engines.database_read import DatabaseRead, open_read, plays_sql
 from compliance_bake.audit.engines.interface import (
     NO_OPTIONS,
     PlaysOptions,
@@ -60,6 +49,9 @@ from compliance_bake.audit.sql import (
 )
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.errors import InputError
+from compliance_bake.inputs.database import POSTGRES as POSTGRES_URLS
+from compliance_bake.inputs.database import failing
+from compliance_bake.inputs.redaction import redacted
 from compliance_bake.progress import ProgressSink
 
 # $1 and $2 are the window's edges, instants (sql._PG_PARAMS); $3 .. $8 the reference relations
@@ -104,7 +96,7 @@ def is_postgres(plays: str) -> bool:
 
 def statement(read_select: str, prefix: bool, final: str = _TOTALS) -> str:
     """The audit as one PostgreSQL statement over the plays of `read_select`
-    (database._select), the reference relations and the window its parameters."""
+    (database_read._select), the reference relations and the window its parameters."""
     plays = plays_sql(f"({read_select}) AS plays_database", row_keys=False)
     return audit_query(POSTGRES, plays, final, prefix=prefix, relations=_RELATIONS)
 
@@ -128,7 +120,7 @@ class PostgresEngine:
         self, plays: str, fmt: PlaysFormat | None = None, options: PlaysOptions = NO_OPTIONS
     ) -> str:
         if not is_postgres(plays):
-            shown = without_password(plays) if "://" in plays else plays
+            shown = redacted(plays, database=True)
             raise InputError(
                 f"{shown}: --engine postgres audits plays inside their PostgreSQL server",
                 "give --plays postgresql://..., or --engine duckdb for this source",

@@ -20,12 +20,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from compliance_bake.audit.database import (
-    Provenance,
-    is_database,
-    jdbc_jars,
-    no_database_options,
-)
+from compliance_bake.audit.database import Provenance, is_database, no_database_options
 from compliance_bake.audit.engines.interface import (
     NO_OPTIONS,
     EngineOptions,
@@ -35,6 +30,7 @@ from compliance_bake.audit.engines.interface import (
     digest_text,
     violating_plays,
 )
+from compliance_bake.audit.engines.spark_jdbc import jdbc_jars
 from compliance_bake.audit.engines.spark_progress import stage_progress
 from compliance_bake.audit.plays_input import plays_input
 from compliance_bake.audit.plays_source import (
@@ -122,7 +118,7 @@ def _start(session: Any, master: str, wanted: dict[str, str]) -> Any:
     else:
         builder = session.builder.master(master).appName("compliance-bake audit")
         local = {**LOCAL_CONF, "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS}
-        if jdbc_jars():  # the JDBC drivers for database plays sources (database.py)
+        if jdbc_jars():  # the JDBC drivers for database plays sources (spark_jdbc.py)
             local["spark.jars"] = ",".join(jdbc_jars())
         for key, value in local.items():
             builder = builder.config(key, value)
@@ -246,15 +242,11 @@ class SparkEngine:
 
     def _database_plays(self, plays: str, options: PlaysOptions) -> str:
         """A database's plays through Spark's JDBC reader: the columns and the row count are
-        checked first on the driver (database.open_read, no stream), then Spark reads the same
-        SELECT through JDBC, and the `plays` view is the same as DuckDB's (database.plays_sql)."""
-        from compliance_bake.audit.database import (
-            JDBC_SCHEMA,
-            database_source,
-            jdbc_options,
-            open_read,
-            plays_sql,
-        )
+        checked first on the driver (database_read.open_read, no stream), then Spark reads the
+        same SELECT through JDBC, and the `plays` view is DuckDB's (database_read.plays_sql)."""
+        from compliance_bake.audit.database import database_source
+        from compliance_bake.audit.engines.database_read import open_read, plays_sql
+        from compliance_bake.audit.engines.spark_jdbc import JDBC_SCHEMA, jdbc_options
 
         source = database_source(plays, options.table, options.query)
         self._label, self._scrub = source.shown, source.scrub
@@ -312,7 +304,7 @@ class SparkEngine:
             row = self._run(TOTALS_SQL)[0]
         totals = [int(n) for n in row]
         if self._database is not None:
-            from compliance_bake.audit.database import check_count
+            from compliance_bake.audit.engines.database_read import check_count
 
             check_count(self._database, totals[0])
         return totals

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from compliance_bake.audit.plays_source import COLUMNS, PlaysFormat, PlaysSpec
+from compliance_bake.audit.sql import spark_literal
 from compliance_bake.errors import InputError
 
 CORRUPT = "_malformed_record"
@@ -27,11 +28,6 @@ _FIX_COLUMNS = "the first line must name the columns " + ", ".join(COLUMNS)
 
 def _q(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
-
-def _literal(text: str) -> str:
-    """A Spark SQL string literal."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _paths(spec: PlaysSpec) -> list[str]:
@@ -141,7 +137,7 @@ def _jsonl(spark: Any, spec: PlaysSpec) -> Any:
     lines = spark.read.text(_paths(spec)).where("value <> ''")  # a blank line is no row
     parsed = lines.select("value", F.from_json("value", "MAP<STRING,STRING>", options).alias("m"))
     has_all = " AND ".join(
-        f"map_contains_key(m, {_literal(c)})" for c in spec.columns.present(COLUMNS)
+        f"map_contains_key(m, {spark_literal(c)})" for c in spec.columns.present(COLUMNS)
     )
     bad = F.expr(f"m IS NULL OR NOT ({has_all})") | _holding(NUL, ("value",))
     bad = bad | ~F.expr("is_valid_utf8(value)")  # the text reader keeps the bytes as they are

@@ -8,7 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from compliance_bake.report.deepequal import strict_equals
-from compliance_bake.verify.findings import json_value
+from compliance_bake.report.escape import json_line
+from compliance_bake.verify.findings import QUOTED
 from compliance_bake.verify.rules.book import RuleContext, rule
 
 SPEC_EXPECTED: dict[str, dict[str, Any] | None] = {
@@ -31,7 +32,7 @@ _TIMESTAMP = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}
 
 @rule("snapshot-ok", "ok is true: the snapshot was produced (spec 2.1)")
 def _snapshot_ok(snap: dict[str, Any], _: RuleContext) -> list[str]:
-    return [] if snap["ok"] is True else [f"$.ok is {json_value(snap['ok'])}"]
+    return [] if snap["ok"] is True else [f"$.ok is {json_line(snap['ok'], QUOTED)}"]
 
 
 @rule("timestamps", "every generatedAt is a real UTC calendar time with milliseconds (2.1, 9)")
@@ -50,7 +51,7 @@ def _timestamps(snap: dict[str, Any], _: RuleContext) -> list[str]:
                 raise ValueError(value)
             datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ")
         except ValueError:
-            bad.append(f"{where} {json_value(value)}")
+            bad.append(f"{where} {json_line(value, QUOTED)}")
     return bad
 
 
@@ -72,7 +73,9 @@ def _board_features(snap: dict[str, Any], _: RuleContext) -> list[str]:
     bad = [f"{f} missing" for f in SPEC_EXPECTED if counts[f] == 0]
     bad += [f"{f} {n} times" for f, n in counts.items() if f in SPEC_EXPECTED and n > 1]
     bad += [
-        f"{json_value(f)} is not a feature of spec 2.2" for f in counts if f not in SPEC_EXPECTED
+        f"{json_line(f, QUOTED)} is not a feature of spec 2.2"
+        for f in counts
+        if f not in SPEC_EXPECTED
     ]
     return bad
 

@@ -25,16 +25,6 @@ class Rule:
 
 
 @dataclass(frozen=True, slots=True)
-class RuleResult:
-    rule: Rule
-    places: tuple[str, ...]  # empty when the rule holds
-
-    @property
-    def ok(self) -> bool:
-        return not self.places
-
-
-@dataclass(frozen=True, slots=True)
 class RuleContext:
     """What a rule may need beyond the snapshot."""
 

@@ -14,7 +14,9 @@ import orjson
 from compliance_bake.report import disagreements
 from compliance_bake.report.deepequal import strict_equals
 from compliance_bake.report.disagreements import SOURCE_REGISTRY, SOURCE_TARGET_SHADOW
+from compliance_bake.report.escape import json_line
 from compliance_bake.report.models import IntegrityCheck, ZipWindow, integrity_checks
+from compliance_bake.report.row_kinds import reason_holds
 from compliance_bake.signing.integrity import (
     digests_consistent,
     profile_discrete,
@@ -22,7 +24,7 @@ from compliance_bake.signing.integrity import (
     zip_window_label,
 )
 from compliance_bake.verify import columns
-from compliance_bake.verify.findings import json_value
+from compliance_bake.verify.findings import QUOTED
 from compliance_bake.verify.rules.book import (
     LICENCE_STATUSES,
     SECRET_NAME,
@@ -79,7 +81,7 @@ def _licence_status(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     if ctx.columns is not None and columns.statuses_within(ctx.columns, LICENCE_STATUSES):
         return []
     return [
-        f"$.shadow.rows[{i}].licenseStatus {json_value(r['licenseStatus'])}"
+        f"$.shadow.rows[{i}].licenseStatus {json_line(r['licenseStatus'], QUOTED)}"
         for i, r in enumerate(snap["shadow"]["rows"])
         if r["licenseStatus"] not in LICENCE_STATUSES
     ]
@@ -114,7 +116,7 @@ def _licence_decides(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
 
 @rule("shadow-reason", "no reason on an allowed row; a block's reason is text (2.3)")
 def _shadow_reason(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
-    if ctx.columns is not None and columns.reasons_hold(ctx.columns):
+    if ctx.columns is not None and all(map(reason_holds, ctx.columns.kinds)):
         return []
     bad = []
     for i, r in enumerate(snap["shadow"]["rows"]):
@@ -124,7 +126,7 @@ def _shadow_reason(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
             if r["realAllowed"]
             else (reason is not None and not (isinstance(reason, str) and reason))
         ):
-            bad.append(f"$.shadow.rows[{i}].reason {json_value(reason)}")
+            bad.append(f"$.shadow.rows[{i}].reason {json_line(reason, QUOTED)}")
     return bad
 
 
@@ -132,11 +134,7 @@ def row_kinds(snap: dict[str, Any], ctx: RuleContext) -> Counter[disagreements.R
     """The rows' kinds (columns.py), from the columns or, without them, row by row."""
     if ctx.columns is not None:
         return ctx.columns.kinds
-    return Counter(
-        (r["state"], r["licenseStatus"], r["realAllowed"], r["shadowAllowed"], r["match"],
-         r.get("reason"))
-        for r in snap["shadow"]["rows"]
-    )  # fmt: skip
+    return Counter(map(disagreements.RowKind.of_json, snap["shadow"]["rows"]))
 
 
 @rule("shadow-disagreements", "disagreements count the rows by kind (2.3)")
@@ -152,10 +150,10 @@ def _shadow_disagreements(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
     if strict_equals(counted, recorded):
         return []
     return [
-        f"{kind} counted {counted[kind]}, recorded {json_value(recorded.get(kind))}"
+        f"{kind} counted {counted[kind]}, recorded {json_line(recorded.get(kind), QUOTED)}"
         for kind in disagreements.KINDS
         if not strict_equals(counted[kind], recorded.get(kind))
-    ] or [f"recorded {json_value(recorded)}"]
+    ] or [f"recorded {json_line(recorded, QUOTED)}"]
 
 
 @rule("shadow-summary", "shadow.summary counts the rows (spec 2.3)")
@@ -167,11 +165,9 @@ def _shadow_summary(snap: dict[str, Any], ctx: RuleContext) -> list[str]:
         allow = sum(r["realAllowed"] is True for r in rows)
         matches = sum(r["match"] is True for r in rows)
     counted = {"allow": allow, "block": len(rows) - allow, "mismatches": len(rows) - matches}
-    return (
-        []
-        if counted == snap["shadow"]["summary"]
-        else [f"counted {json_value(counted)}, recorded {json_value(snap['shadow']['summary'])}"]
-    )
+    recorded = snap["shadow"]["summary"]
+    shown = f"counted {json_line(counted, QUOTED)}, recorded {json_line(recorded, QUOTED)}"
+    return [] if counted == recorded else [shown]
 
 
 @rule("geo-profiles", "geo: one discrete profile per partner of the matrix, unique (spec 2.4)")
@@ -201,12 +197,12 @@ def _deep_audit_window(snap: dict[str, Any], _: RuleContext) -> list[str]:
     if "deepAudit" not in snap:
         return []
     window = snap["deepAudit"]["zipWindow"]
-    bad = [] if window["days"] == WINDOW_DAYS else [f"days {json_value(window['days'])}"]
+    bad = [] if window["days"] == WINDOW_DAYS else [f"days {json_line(window['days'], QUOTED)}"]
     if not window["inWindowPlays"] <= window["totalPlays"]:
         bad.append("inWindowPlays > totalPlays")
     label = zip_window_label(window["days"], window["inWindowPlays"], window["totalPlays"])
     if window["label"] != label:
-        bad.append(f"label {json_value(window['label'])}")
+        bad.append(f"label {json_line(window['label'], QUOTED)}")
     return bad
 
 

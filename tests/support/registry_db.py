@@ -1,4 +1,8 @@
-"""One registry, written three ways: a fixtures folder, a SQLite file and a PostgreSQL database.
+"""A registry written three ways: a fixtures folder, a SQLite file and a PostgreSQL database.
+
+`folder_rows` gives the four tables' rows of any fixtures folder with a limits.json (the
+regulatory Bun service's tests/targets/policy_registry); `statements`, `write_sqlite` and
+`postgres_sql` write them, by default the tables of this one registry:
 
 The registry is the bundled fixtures' (fixtures/licences.json and geo.json: their states,
 partners, licences and profiles) with limit rows for every wager type of its states, in the
@@ -12,6 +16,7 @@ geo.json's `identityVerified`.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -70,8 +75,8 @@ def bundled() -> tuple[dict[str, Any], dict[str, Any]]:
     )
 
 
-def licence_rows() -> list[tuple[str, str, str, str, int]]:
-    licences, _ = bundled()
+def licence_rows(licences: dict[str, Any] | None = None) -> list[tuple[str, str, str, str, int]]:
+    licences = licences or bundled()[0]
     return [
         (p["nodeId"], lic["state"], lic["licenceNumber"], lic["status"], 1767225600)
         for p in licences["partners"]
@@ -79,8 +84,8 @@ def licence_rows() -> list[tuple[str, str, str, str, int]]:
     ]
 
 
-def geo_rows() -> list[tuple[str, str, int, str, str, int]]:
-    _, geo = bundled()
+def geo_rows(geo: dict[str, Any] | None = None) -> list[tuple[str, str, int, str, str, int]]:
+    geo = geo or bundled()[1]
     return [
         (p["nodeId"], p["stateCode"], p["age"], p["location"], p["zipCode"], 1767225600)
         for p in geo["partners"]
@@ -140,6 +145,30 @@ def table_rows() -> dict[str, list[tuple[Any, ...]]]:
     }
 
 
+def folder_rows(folder: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """The four tables' rows of a fixtures folder's registry: its licences, its geo profiles,
+    its limit rows in file order (ids from 1) and a binding per partner whose metadata says
+    geo.json's identityVerified."""
+    licences, geo, limits = (
+        json.loads((folder / name).read_text())
+        for name in ("licences.json", "geo.json", "limits.json")
+    )
+    rows = [
+        (number, *(row[column] for column in LIMIT_COLUMNS[1:]))
+        for number, row in enumerate(limits["limits"], start=1)
+    ]
+    bindings = [
+        (p["nodeId"], json.dumps({"identity_verified": p.get("identityVerified", False)}), 0)
+        for p in geo["partners"]
+    ]
+    return {
+        "partner_state_licenses": list(licence_rows(licences)),
+        "regulatory_limits": limit_values(rows),
+        "partner_geo_profiles": list(geo_rows(geo)),
+        "partner_profile_bindings": bindings,
+    }
+
+
 def statements(
     names: Mapping[str, str] | None = None,
     columns: Mapping[str, Mapping[str, str]] | None = None,
@@ -190,3 +219,48 @@ def postgres_sql(**kwargs: Any) -> str:
             values = ", ".join("(" + ", ".join(map(_literal, row)) + ")" for row in rows)
             parts.append(sql.split(" VALUES ")[0] + " VALUES " + values + ";")
     return "\n".join(parts)
+
+
+def postgres_database(cluster: Any, sql: str) -> str:
+    """A new database of the cluster (tests/_pg_helpers.Cluster) set up by `sql` as the
+    superuser; its name."""
+    name = "registry_" + os.urandom(6).hex()
+    cluster.psql(f"CREATE DATABASE {name}", database="postgres")
+    cluster.psql(sql, database=name)
+    return name
+
+
+# Other names for every table and a few columns, for the map.
+OTHER_NAMES = {
+    "partner_state_licenses": "op_licences",
+    "regulatory_limits": "op_limits",
+    "partner_geo_profiles": "op_profiles",
+    "partner_profile_bindings": "op_bindings",
+}
+OTHER_COLUMNS = {
+    "partner_state_licenses": {"node_id": "partner", "status": "licence_state"},
+    "regulatory_limits": {"state_code": "jurisdiction", "max_wager": "stake_cap"},
+    "partner_geo_profiles": {"zip_code": "postal"},
+    "partner_profile_bindings": {"metadata_json": "meta"},
+}
+MAP_TOML = """
+states = ["MA", "NJ"]
+
+[partner_state_licenses]
+table = "op_licences"
+columns = { node_id = "partner", status = "licence_state" }
+
+[regulatory_limits]
+table = "op_limits"
+[regulatory_limits.columns]
+state_code = "jurisdiction"
+max_wager = "stake_cap"
+
+[partner_geo_profiles]
+query = "SELECT node_id, state_code, age, location, postal FROM op_profiles"
+columns = { zip_code = "postal" }
+
+[partner_profile_bindings]
+table = "op_bindings"
+columns = { metadata_json = "meta" }
+"""
