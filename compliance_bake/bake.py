@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from compliance_bake.clock import iso_millis, resolve_now
 from compliance_bake.errors import (
@@ -58,6 +58,9 @@ from compliance_bake.waivers.read import WaiverFile, read_waivers
 if TYPE_CHECKING:
     from compliance_bake.audit.engines.interface import EngineOptions, PlaysOptions
     from compliance_bake.audit.result import ZipWindowResult
+    from compliance_bake.policy.model import PolicyRegistry
+    from compliance_bake.signing.secret import Secret
+    from compliance_bake.signing.signing_key import SigningKey
 
 
 class ReportInvalid(BakeError):
@@ -197,7 +200,7 @@ def validate_policy(document: JsonObject) -> None:
 
 
 def validate_documents(
-    document: JsonObject, kinds: Counter[RowKind], partners: Iterable[str]
+    document: JsonObject, kinds: Counter[RowKind], partners: Iterable[str], policy: JsonObject
 ) -> None:
     """Validate what will be written, before anything is.
 
@@ -207,6 +210,7 @@ def validate_documents(
     are asked of their kinds and partners (`rows_meet_schema`, as `verify` asks them), and the
     validator is given the rest; when the rows do not meet the definition, the validator walks
     the whole document, so a refusal is always the validator's own, with its place and words.
+    The policy record follows, against its own schema.
     """
     checked: JsonObject = document
     if rows_meet_schema(kinds, partners):
@@ -217,29 +221,39 @@ def validate_documents(
             f"{layout.API_FILE}: the report fails its schema at {problem.path}: {problem.message}",
             "this is a bug in compliance-bake; nothing was written",
         )
+    validate_policy(policy)
+
+
+class _Audited(NamedTuple):
+    """With --deep-audit: the deepAudit block, its violations by reason, and the audit."""
+
+    block: DeepAudit
+    by_reason: dict[str, int]
+    result: ZipWindowResult
 
 
 def _deep_audit(
-    plays: Path | str,
-    fixtures: Fixtures,
-    moment: datetime,
+    plays: Path | str | None,
+    loaded: _Loaded,
     fixtures_dir: Path | str,
     engine: EngineOptions | None,
     plays_options: PlaysOptions | None = None,
-) -> tuple[DeepAudit, dict[str, int], ZipWindowResult]:
-    """The deepAudit block (the ZIP window over the plays, on the bake's clock and licences),
-    its violations by reason, and the audit."""
+) -> _Audited | None:
+    """With --deep-audit, the ZIP window over the plays, on the bake's clock and licences."""
+    if plays is None:
+        return None
     from compliance_bake.audit.report import audit_command, deep_audit_block
     from compliance_bake.audit.zip_window import DEFAULT_DAYS, run_zip_window
 
+    moment, registry = loaded.moment, loaded.fixtures.registry
     audit = run_zip_window(
-        plays, fixtures.registry, moment, DEFAULT_DAYS, engine=engine, plays_options=plays_options
+        plays, registry, moment, DEFAULT_DAYS, engine=engine, plays_options=plays_options
     )
     command = audit_command(
         str(plays), DEFAULT_DAYS, iso_millis(moment), fixtures_dir, options=plays_options
     )
     by_reason = {reason.value: count for reason, count in audit.by_reason.items()}
-    return deep_audit_block(audit, command), by_reason, audit
+    return _Audited(deep_audit_block(audit, command), by_reason, audit)
 
 
 def _waive(
@@ -259,6 +273,152 @@ def _waive(
     integrity = replace(snapshot.integrity, proof=Proof.from_json(sealed))
     document["integrity"] = integrity.to_json()
     return replace(snapshot, integrity=integrity, waivers=recorded), applied
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    """What the load phase checked before any question is asked, so bad input writes nothing."""
+
+    moment: datetime
+    secret: Secret
+    signing_key: SigningKey | None
+    origin: str | None  # with --log: the origin to append under
+    fixtures: Fixtures
+    engine_policy: PolicyRegistry  # what the in-process engine answers from
+    waivers: WaiverFile | None
+
+
+def _load(
+    fixtures_dir: Path | str,
+    now: str | None,
+    secret_file: Path | None,
+    signing_key_file: Path | None,
+    previous: PreviousComparison | None,
+    log: LogTarget | None,
+    waivers: Path | None,
+    service_fixtures_dir: Path | None,
+    target: Target | None,
+    phases: Phases,
+) -> _Loaded:
+    """The clock, the secret, the signing key, `--previous`, the log, the registry, the waivers
+    and the service's own licences, read and checked in this order (the first bad one refuses)."""
+    if service_fixtures_dir is not None and target is not None:  # before anything is read
+        raise InputError(
+            "--service-fixtures sets the in-process engine's licences, and --target's service "
+            "answers from its own database",
+            "drop --target to rehearse the drift in process, or drop --service-fixtures",
+        )
+    phases("load")
+    moment = resolve_now(now)
+    secret = require_secret(secret_file)
+    signing_key = resolve_signing_key(signing_key_file)
+    if previous is not None:
+        require_attestation(signing_key is not None)
+        previous.load()
+    origin = None if log is None else prepare_log(log, signing_key)
+    fixtures = read_registry(fixtures_dir, () if target is None else target.wager_types)
+    waiver_file = None
+    if waivers is not None:
+        states = [state.code for state in fixtures.registry.states]
+        waiver_file = read_waivers(waivers, moment, states)
+    engine_policy = fixtures.policy
+    if service_fixtures_dir is not None:
+        engine_policy = load_service_policy(service_fixtures_dir, fixtures.policy)
+    return _Loaded(moment, secret, signing_key, origin, fixtures, engine_policy, waiver_file)
+
+
+class _Asked(NamedTuple):
+    """The matrix phase's answers: the sealed snapshot, its JSON and rows' kinds, the policy's
+    questions and their sealed record, and with --waivers what they waived."""
+
+    snapshot: Snapshot
+    document: JsonObject
+    kinds: Counter[RowKind]
+    policy: PolicyRecord
+    policy_document: JsonObject
+    applied: Applied | None
+
+
+def _ask(
+    loaded: _Loaded,
+    target: Target | None,
+    console_depth: int,
+    audited: _Audited | None,
+    progress: ProgressSink | None,
+    phases: Phases,
+) -> _Asked:
+    """The board, the shadow matrix and the policy's questions asked of `target` (closed after;
+    without one, the in-process engine), sealed, and with --waivers the waivers applied."""
+    block = None if audited is None else audited.block
+    settings = BakeSettings(now=loaded.moment, console_depth=console_depth, deep_audit=block)
+    when = int(loaded.moment.timestamp())
+    target = target or InProcessTarget(Engine(loaded.engine_policy, when))
+    phases("matrix")
+    stamp = iso_millis(loaded.moment)
+    secret = loaded.secret
+    try:
+        snapshot, document, kinds = build_snapshot(
+            loaded.fixtures, target, secret, settings, progress, phases
+        )
+        policy = run_policy(
+            target,
+            loaded.fixtures.policy,
+            when,
+            recorded_source(loaded.fixtures.source),
+            stamp,
+            progress,
+        )
+    finally:
+        target.close()
+    policy_document = policy.to_json(stamp, target.base)
+    seal_policy(policy_document, snapshot.shadow.proof.bun_version, stamp, secret.value)
+    applied = None
+    if loaded.waivers is not None:
+        snapshot, applied = _waive(
+            snapshot, document, policy_document, loaded.waivers, secret.value
+        )
+    return _Asked(snapshot, document, kinds, policy, policy_document, applied)
+
+
+def _write(
+    out_dir: Path,
+    loaded: _Loaded,
+    asked: _Asked,
+    audited: _Audited | None,
+    previous: PreviousComparison | None,
+    log: LogTarget | None,
+) -> tuple[list[Path], PreviousRecord | None, Logged | None]:
+    """Render every file in memory, sign the attestation over them when there is a key, and
+    publish them (with --log, the entry appended once out/ is staged): the files written, the
+    sealed `--previous` record and where the log entry went."""
+    secret, signing_key = loaded.secret.value, loaded.signing_key
+    record = None if previous is None else previous.record(asked.snapshot).sealed(secret)
+    key_id = None if signing_key is None else signing_key.key_id
+    sample: list[JsonObject] = []  # the first violating plays, as the page carries them
+    if audited is not None:
+        audit = audited.result
+        sample = [play.as_json(audit.line_name) for play in audit.violations[:SAMPLE_LIMIT]]
+    files = layout.render_files(
+        asked.snapshot,
+        record,
+        document=asked.document,
+        facts=bake_facts(key_id, None if audited is None else audited.by_reason, sample),
+        totals=state_totals(asked.kinds),
+        policy=asked.policy_document,
+    )
+    if signing_key is None:
+        return publish(out_dir, files, stale=[ATTESTATION_FILE, *OUT_FILES]), record, None
+    # Last in the dict, so renamed into place after the files it names.
+    record_json = None if record is None else record.to_json()
+    files[ATTESTATION_FILE] = render_attestation(files, asked.document, signing_key, record_json)
+    if log is None or loaded.origin is None:
+        # An earlier bake's proof is not this snapshot's: it goes.
+        return publish(out_dir, files, stale=OUT_FILES), record, None
+    # The entry appended once out/ is staged, its proof published with it in one swap.
+    appended, written = log_snapshot(
+        log, loaded.origin, asked.document, files, signing_key, out_dir
+    )
+    return written, record, Logged(log.directory, appended.index)
 
 
 def run_bake(
@@ -287,106 +447,35 @@ def run_bake(
     Without a target, the in-process engine answers from `service_fixtures_dir`'s licences when
     given (the service's own database, which may have drifted), else from the fixtures'; the
     shadow and the board's expectations always read the fixtures (the regulator's registry)."""
-    if service_fixtures_dir is not None and target is not None:  # before anything is read
-        raise InputError(
-            "--service-fixtures sets the in-process engine's licences, and --target's service "
-            "answers from its own database",
-            "drop --target to rehearse the drift in process, or drop --service-fixtures",
-        )
-    phases("load")
-    moment = resolve_now(now)
-    secret = require_secret(secret_file)
-    signing_key = resolve_signing_key(signing_key_file)
-    if previous is not None:
-        require_attestation(signing_key is not None)
-        previous.load()
-    origin = None if log is None else prepare_log(log, signing_key)
-    fixtures = read_registry(fixtures_dir, () if target is None else target.wager_types)
-    waiver_file = None
-    if waivers is not None:
-        states = [state.code for state in fixtures.registry.states]
-        waiver_file = read_waivers(waivers, moment, states)
-    engine_policy = fixtures.policy
-    if service_fixtures_dir is not None:
-        engine_policy = load_service_policy(service_fixtures_dir, fixtures.policy)
-    block = by_reason = audit = None
-    sample: list[JsonObject] = []  # the first violating plays, as the page carries them
-    if deep_audit is not None:
-        block, by_reason, audit = _deep_audit(
-            deep_audit, fixtures, moment, fixtures_dir, engine, plays_options
-        )
-        sample = [play.as_json(audit.line_name) for play in audit.violations[:SAMPLE_LIMIT]]
-    settings = BakeSettings(now=moment, console_depth=console_depth, deep_audit=block)
-    target = target or InProcessTarget(Engine(engine_policy, int(moment.timestamp())))
-    phases("matrix")
-    stamp = iso_millis(moment)
-    try:
-        snapshot, document, kinds = build_snapshot(
-            fixtures, target, secret, settings, progress, phases
-        )
-        policy = run_policy(
-            target,
-            fixtures.policy,
-            int(moment.timestamp()),
-            recorded_source(fixtures.source),
-            stamp,
-            progress,
-        )
-    finally:
-        target.close()
-    policy_document = policy.to_json(stamp, target.base)
-    seal_policy(policy_document, snapshot.shadow.proof.bun_version, stamp, secret.value)
-    applied = None
-    if waiver_file is not None:
-        snapshot, applied = _waive(snapshot, document, policy_document, waiver_file, secret.value)
-    phases("validate")
-    validate_documents(document, kinds, (partner.node_id for partner in fixtures.registry.partners))
-    validate_policy(policy_document)
-    phases("write")
-    record = None if previous is None else previous.record(snapshot).sealed(secret.value)
-    key_id = None if signing_key is None else signing_key.key_id
-    facts = bake_facts(key_id, by_reason, sample)
-    files = layout.render_files(
-        snapshot,
-        record,
-        document=document,
-        facts=facts,
-        totals=state_totals(kinds),
-        policy=policy_document,
+    loaded = _load(
+        fixtures_dir,
+        now,
+        secret_file,
+        signing_key_file,
+        previous,
+        log,
+        waivers,
+        service_fixtures_dir,
+        target,
+        phases,
     )
-    if signing_key is None:
-        written = publish(out_dir, files, stale=[ATTESTATION_FILE, *OUT_FILES])
-        return BakeResult(
-            snapshot,
-            written,
-            out_dir,
-            None,
-            by_reason,
-            record,
-            deep_audit=audit,
-            allow_empty_window=allow_empty_window,
-            policy=policy,
-            waivers=applied,
-        )
-    # Last in the dict, so renamed into place after the files it names.
-    record_json = None if record is None else record.to_json()
-    files[ATTESTATION_FILE] = render_attestation(files, document, signing_key, record_json)
-    logged = None
-    if log is None or origin is None:
-        written = publish(out_dir, files, stale=OUT_FILES)  # an earlier bake's proof: not ours
-    else:  # the entry appended once out/ is staged, its proof published with it in one swap
-        appended, written = log_snapshot(log, origin, document, files, signing_key, out_dir)
-        logged = Logged(log.directory, appended.index)
+    audited = _deep_audit(deep_audit, loaded, fixtures_dir, engine, plays_options)
+    asked = _ask(loaded, target, console_depth, audited, progress, phases)
+    phases("validate")
+    partners = (partner.node_id for partner in loaded.fixtures.registry.partners)
+    validate_documents(asked.document, asked.kinds, partners, asked.policy_document)
+    phases("write")
+    written, record, logged = _write(out_dir, loaded, asked, audited, previous, log)
     return BakeResult(
-        snapshot=snapshot,
-        written=written,
-        out_dir=out_dir,
-        attestation_key_id=signing_key.key_id,
-        violations_by_reason=by_reason,
+        asked.snapshot,
+        written,
+        out_dir,
+        attestation_key_id=None if loaded.signing_key is None else loaded.signing_key.key_id,
+        violations_by_reason=None if audited is None else audited.by_reason,
         previous=record,
         log=logged,
-        deep_audit=audit,
+        deep_audit=None if audited is None else audited.result,
         allow_empty_window=allow_empty_window,
-        policy=policy,
-        waivers=applied,
+        policy=asked.policy,
+        waivers=asked.applied,
     )

@@ -1,4 +1,4 @@
-"""The one clock of a run: `--now`, else SOURCE_DATE_EPOCH, else the system clock.
+"""A run's clock, read once: `--now`, else SOURCE_DATE_EPOCH, else the system clock.
 
 Timestamps are UTC with milliseconds, e.g. `2026-11-22T04:06:00.000Z`.
 """

@@ -1,4 +1,4 @@
-"""A finding: one thing a check found about one file, held or not, and the one collector of them.
+"""A finding: one thing a check found about one file, held or not, and their collector.
 
 `verify`, `log verify` and `witness` report what they checked in this one shape, made where the
 check runs (verify/, log/, report/portal_previous.py), so that a command shows them and no layer

@@ -22,7 +22,7 @@ def gc_paused(keep: bool = False) -> Iterator[None]:
     With `keep`, for what is built to live as long as the process (the fixtures, the ZIP index,
     the shadow matrix), everything alive on exit is frozen (`gc.freeze`): the collector never
     walks it again (without it, the first collection after the pause walks every object built,
-    and later ones again: about 50 ms of a 500,000-row bake). Frozen objects are still freed by
+    and later ones again, a cost that grows with the rows). Frozen objects are still freed by
     reference counting; a reference cycle already garbage at that moment is freed only when
     the process exits (the objects are unfrozen then, so that the final collection sees them:
     extension types such as DuckDB's report what is never collected).

@@ -9,11 +9,11 @@ are read without quoting (a JSON string cannot hold a raw line feed): every non-
 
 The count reads the file in chunks of `CHUNK` bytes into one buffer it reuses, with flat memory:
 runs of lines without a quote and without a blank line are counted in bulk (`line_feeds`: numpy
-over blocks of 256 KiB, which releases the GIL), other lines one by one (about 2 s of CPU per
-100 MB when most lines hold a quoted field). A chunk stays in the processor's cache while it is
-searched: the count takes about 0.3 s of CPU per GB, where fresh 16 MiB chunks took 0.43 s alone
-and 0.8 s beside DuckDB's reader (each new chunk is new memory for the kernel to map, and each
-search of it went back to main memory); `bytes.count` and a regex for blank lines took 1.4 s.
+over blocks of 256 KiB, which releases the GIL), other lines one by one (far slower, so only
+where a quote or a blank line needs it). A chunk stays in the processor's cache while it is
+searched: fresh large chunks would each be new memory for the kernel to map, and each search of
+one would go back to main memory, which costs most beside DuckDB's reader; `bytes.count` with a
+regex for blank lines is slower still (docs/benchmarks.md has the figures).
 Records longer than `RECORD_LIMIT` are listed with their line and byte range:
 `plays_input.without_oversized` copies the file with each of them blanked out, so that a reader
 never meets a record past its limit, and `plays_input.has_long_line` is the quick look, before an
@@ -22,8 +22,8 @@ outside quotes, plus one) differs from the header's (`misfits`): DuckDB's reader
 too few fields or a value too many, but passes one whose extra fields are empty (`...,25.00,,,`) as
 a clean play, and none of its options flags that one without losing the lines of the others. Lines
 with a quote, or beside a blank line, are checked as they are walked. Plain lines in bulk are
-checked only where one ends in a comma (`comma_ends`, about 0.01 s of CPU per 100 MB), for only such
-a line can hold empty fields too many; there `fields_match` checks each (numpy, 0.05 s per 100 MB).
+checked only where one ends in a comma (`comma_ends`, a byte search), for only such a line can
+hold empty fields too many; there `fields_match` checks each (numpy).
 A plain line with too few fields, or a value too many, is left to the reader, which rejects it
 with its line.
 """
@@ -97,7 +97,7 @@ class RecordCount:
 def _numpy() -> Any:
     """numpy, imported with OpenBLAS's thread pool at one thread. numpy's import starts one
     OpenBLAS thread per core, with its buffers, for linear algebra the count never does (it
-    only compares bytes): about 0.05 s of CPU, more beside DuckDB's reader on a busy machine. A
+    only compares bytes), whose start-up CPU shows on a small audit. A
     value the user set is kept; once numpy is imported, this changes nothing."""
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import numpy
@@ -110,7 +110,7 @@ def line_feeds(data: Chunk, begin: int, end: int, block: int = FEED_BLOCK) -> in
     `\\n\\r\\n`) is in it: numpy over blocks of `block` bytes, each looking 2 bytes past its end.
 
     A range of one block is searched with bytes methods instead: cheap on so few bytes, and a
-    small file then never pays numpy's import (about 0.07 s of CPU, a fifth of a small audit).
+    small file then never pays numpy's import (a large part of a small audit).
     """
     if end <= begin:
         return 0

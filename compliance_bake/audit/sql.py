@@ -270,8 +270,8 @@ _JOINS = """
   LEFT JOIN licences l ON l.partner = p.partner AND l.state = p.state"""
 
 
-# The common form, `2026-11-20T10:00:01.250Z`, takes a faster path first (the regex costs about
-# 1.5 s of CPU on 10,000,000 plays on DuckDB): a parse with exactly that format. A parse alone
+# The common form, `2026-11-20T10:00:01.250Z`, takes a faster path first (the regex is the
+# costliest part of the parse: docs/benchmarks.md): a parse with exactly that format. A parse alone
 # is lenient about leading blanks and field widths (`2026-1-2T1:0:0.000Z`), so it is asked only
 # of strings of the form's length that start with a digit and end in `Z`, as the engine's
 # parser needs (`Dialect.fast_shape`):
@@ -280,14 +280,12 @@ _JOINS = """
 #   string of 24 bytes (as long as the form, whose 24 characters are ASCII) that starts with a
 #   digit (no blank, no `infinity`/`epoch`) and ends in `Z` (no trailing blank) is accepted only
 #   when every field has its full width: exactly the form. The check reads the string's size and
-#   its first and last bytes (0.4 s of CPU on 10,000,000 plays; counting characters and taking
-#   substrings took 1 s).
-# - Spark's formatter ignores case and is lenient otherwise, and java.time's parse took about
-#   40 % of the tasks' time (sampled stacks, 10,000,000 Parquet plays). There the exact form is
+#   its first and last bytes (cheaper than counting characters and taking substrings).
+# - Spark's formatter ignores case and is lenient otherwise, and java.time's parse is a large
+#   part of the tasks' time (docs/benchmarks.md). There the exact form is
 #   checked with a regex (`EXACT_FORM`, which admits only texts INSTANT admits) and cast as the
-#   slow path casts: the fast path gives what the slow one gives, only sooner (4.4 s against
-#   2.7 s for the parse of 10,000,000 plays on local[2]; the character checks alone had cost
-#   1.7 s there).
+#   slow path casts: the fast path gives what the slow one gives, only sooner (the regex is
+#   cheaper there than DuckDB's character checks would be).
 # Anything else, or what the parse refuses (hour 24, second 60, 30 February), goes to the regex
 # and the cast.
 def _audit_sql(d: Dialect, prefix: bool = False) -> str:

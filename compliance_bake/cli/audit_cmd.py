@@ -73,7 +73,6 @@ def audit() -> None:
     "--format",
     "plays_format",
     type=click.Choice(["csv", "jsonl", "parquet"]),
-    default=None,
     help="The plays' format, when the file name does not say it (standard input: csv).",
 )
 @click.option(
@@ -90,7 +89,6 @@ def audit() -> None:
 @click.option(
     "--violations-out",
     metavar="DIR",
-    default=None,
     help="Also write every violating play as a Parquet dataset into DIR, from the engine itself "
     "(a local folder, or with Spark any URI the cluster can write).",
 )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -27,6 +29,10 @@ from compliance_bake.cli.options import (
 from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes, finish
 
+if TYPE_CHECKING:
+    from compliance_bake.bake import BakeResult
+    from compliance_bake.cli.outcome import Outcome
+
 
 @click.group(context_settings=CONTEXT)
 def bake() -> None:
@@ -49,7 +55,6 @@ def bake() -> None:
     "service_fixtures_dir",
     metavar="DIR",
     type=click.Path(path_type=Path, file_okay=False),
-    default=None,
     help="The in-process engine (the service under test) answers from DIR/licences.json while "
     "the shadow keeps reading --fixtures (the regulator's registry): a licence that differs "
     "shows as mismatches, as a live service's drifted database would. Not with --target.",
@@ -69,7 +74,6 @@ def bake() -> None:
     "--deep-audit",
     "deep_audit",
     metavar="PLAYS",
-    default=None,
     help="Also run the 90-day ZIP-window audit over PLAYS (a .csv, .jsonl or .parquet file; - "
     "reads a CSV from standard input; sqlite:PATH or postgresql://... with --plays-table or "
     "--plays-query; with --engine spark also a folder, a glob or a URI) on the "
@@ -85,7 +89,6 @@ def bake() -> None:
     "signing_key_file",
     metavar="PATH",
     type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
     help="Ed25519 private key (PEM, mode 0600) that signs OUT/attestation/compliance.intoto.json. "
     "Else $COMPLIANCE_SIGNING_KEY_FILE, then .compliance-bake/signing-key.pem when it exists; "
     "none: no attestation (and an earlier one is removed).",
@@ -93,7 +96,6 @@ def bake() -> None:
 @click.option(
     "--previous",
     metavar="OLD",
-    default=None,
     help="Show on the portal what changed since OLD (an out/ folder, a snapshot file or the "
     "http(s):// URL of a published /api/compliance), authenticated as `diff` authenticates a "
     "side (the report signing secret; or --previous-public-key for a folder) and refused (exit "
@@ -118,7 +120,6 @@ def bake() -> None:
     metavar="DIR",
     envvar="COMPLIANCE_LOG_DIR",
     type=click.Path(path_type=Path, file_okay=False),
-    default=None,
     help="Append the published snapshot to the transparency log in DIR (C2SP tlog-tiles files; "
     "needs the signing key) and write its inclusion proof into OUT/log/.  [env: "
     "COMPLIANCE_LOG_DIR]",
@@ -127,7 +128,6 @@ def bake() -> None:
     "--log-origin",
     metavar="ORIGIN",
     envvar="COMPLIANCE_LOG_ORIGIN",
-    default=None,
     help="The origin that names a new log in its checkpoints (e.g. "
     "compliance.example.com/registry); an existing log keeps its own.",
 )
@@ -139,39 +139,7 @@ def bake() -> None:
 @json_option
 @quiet_option
 @report_option
-def snapshot(
-    fixtures_dir: str | None,
-    service_fixtures_dir: Path | None,
-    out_dir: Path,
-    now: str | None,
-    secret_file: Path | None,
-    console_depth: int,
-    deep_audit: str | None,
-    allow_empty_window: bool,
-    signing_key_file: Path | None,
-    previous: str | None,
-    previous_public_key: tuple[Path, ...],
-    previous_unauthenticated: bool,
-    log_dir: Path | None,
-    log_origin: str | None,
-    waivers_file: Path | None,
-    engine: str,
-    spark_master: str,
-    spark_conf: tuple[str, ...],
-    plays_columns: str | None,
-    plays_table: str | None,
-    plays_query: str | None,
-    target_url: str | None,
-    agent_key_file: Path | None,
-    target_profile: Path | None,
-    explain: bool,
-    timeout: float,
-    concurrency: int,
-    retries: int,
-    as_json: bool,
-    quiet: bool,
-    reports: tuple[tuple[str, str], ...],
-) -> None:
+def snapshot(**params: Any) -> None:
     """Run the self-checks and the shadow matrix, sign, validate and write OUT.
 
     Loads the licence and geo fixtures, runs the eight self-checks and the state x partner
@@ -229,78 +197,140 @@ def snapshot(
       compliance-bake bake snapshot --target https://compliance.example \\
         --target-profile my-service.toml --explain
     """
-    from compliance_bake.bake import run_bake
-    from compliance_bake.cli import outcome, render, reporters
-    from compliance_bake.cli.phases import reporting
-    from compliance_bake.log.append import LogTarget
-    from compliance_bake.report.escape import terminal_json
+    _bake(_Snapshot(**params))
 
-    tables_to_stderr = reporters.check_stdout(reports, as_json)
-    options = engine_options(engine, spark_master, spark_conf)
-    read = plays_options(plays_columns, plays_table, plays_query)
-    target = open_target(
-        target_url, agent_key_file, timeout, concurrency, retries, target_profile, explain
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    """The command line of `bake snapshot`, as click parses it: one field per parameter."""
+
+    fixtures_dir: str | None
+    service_fixtures_dir: Path | None
+    out_dir: Path
+    now: str | None
+    secret_file: Path | None
+    console_depth: int
+    deep_audit: str | None
+    allow_empty_window: bool
+    signing_key_file: Path | None
+    previous: str | None
+    previous_public_key: tuple[Path, ...]
+    previous_unauthenticated: bool
+    log_dir: Path | None
+    log_origin: str | None
+    waivers_file: Path | None
+    engine: str
+    spark_master: str
+    spark_conf: tuple[str, ...]
+    plays_columns: str | None
+    plays_table: str | None
+    plays_query: str | None
+    target_url: str | None
+    agent_key_file: Path | None
+    target_profile: Path | None
+    explain: bool
+    timeout: float
+    concurrency: int
+    retries: int
+    as_json: bool
+    quiet: bool
+    reports: tuple[tuple[str, str], ...]
+
+
+def _previous(args: _Snapshot) -> Any:  # PreviousSnapshot; diff/ is imported only when asked
+    """With --previous OLD, the comparison the bake reads and authenticates first, else None."""
+    if args.previous is None:
+        return None
+    from compliance_bake.diff.previous import PreviousSnapshot
+    from compliance_bake.signing.secret import resolve_secret
+    from compliance_bake.signing.signing_key import public_keys_from
+
+    return PreviousSnapshot(
+        args.previous,
+        resolve_secret(args.secret_file),
+        public_keys_from(args.previous_public_key),
+        args.previous_unauthenticated,
+        timeout=args.timeout,
     )
-    comparison = None
-    if previous is not None:
-        from compliance_bake.diff.previous import PreviousSnapshot
-        from compliance_bake.signing.secret import resolve_secret
-        from compliance_bake.signing.signing_key import public_keys_from
 
-        comparison = PreviousSnapshot(
-            previous,
-            resolve_secret(secret_file),
-            public_keys_from(previous_public_key),
-            previous_unauthenticated,
-            timeout=timeout,
-        )
+
+def _bake(args: _Snapshot) -> None:
+    """Bake with the command line's collaborators (the target, --previous, the progress), then
+    show the result, write the reports and exit with the bake's code."""
+    from compliance_bake.bake import run_bake
+    from compliance_bake.cli import outcome, reporters
+    from compliance_bake.cli.phases import reporting
+    from compliance_bake.inputs.fixtures import partner_lines
+    from compliance_bake.inputs.registry_source import folder_of
+    from compliance_bake.log.append import LogTarget
+
+    tables_to_stderr = reporters.check_stdout(args.reports, args.as_json)
+    options = engine_options(args.engine, args.spark_master, args.spark_conf)
+    read = plays_options(args.plays_columns, args.plays_table, args.plays_query)
+    target = open_target(
+        args.target_url,
+        args.agent_key_file,
+        args.timeout,
+        args.concurrency,
+        args.retries,
+        args.target_profile,
+        args.explain,
+    )
+    comparison = _previous(args)
+    log = None if args.log_dir is None else LogTarget(args.log_dir, args.log_origin)
     try:
-        with reporting("bake", enabled=not (as_json or quiet)) as (progress, phases):
+        with reporting("bake", enabled=not (args.as_json or args.quiet)) as (progress, phases):
             result = run_bake(
-                fixtures_dir=fixtures_path(fixtures_dir),
-                out_dir=out_dir,
-                now=now,
-                secret_file=secret_file,
-                console_depth=console_depth,
+                fixtures_dir=fixtures_path(args.fixtures_dir),
+                out_dir=args.out_dir,
+                now=args.now,
+                secret_file=args.secret_file,
+                console_depth=args.console_depth,
                 progress=progress,
                 target=target,
-                deep_audit=deep_audit,
-                signing_key_file=signing_key_file,
+                deep_audit=args.deep_audit,
+                signing_key_file=args.signing_key_file,
                 phases=phases,
                 engine=options,
                 previous=comparison,
-                log=None if log_dir is None else LogTarget(log_dir, log_origin),
-                service_fixtures_dir=service_fixtures_dir,
-                allow_empty_window=allow_empty_window,
+                log=log,
+                service_fixtures_dir=args.service_fixtures_dir,
+                allow_empty_window=args.allow_empty_window,
                 plays_options=read,
-                waivers=waivers_file,
+                waivers=args.waivers_file,
             )
     finally:
         if target is not None:
             target.close()
-    from compliance_bake.inputs.fixtures import partner_lines
-    from compliance_bake.inputs.registry_source import folder_of
-
     # A mismatch points at the licence to fix: in a rehearsal, the service's own file.
-    folder = service_fixtures_dir or folder_of(fixtures_path(fixtures_dir))
+    folder = args.service_fixtures_dir or folder_of(fixtures_path(args.fixtures_dir))
     found = outcome.of_bake(result, None if folder is None else partner_lines(folder))
-    if as_json:
+    _show(args, result, found, tables_to_stderr)
+    reporters.write_reports(args.reports, found)
+    finish(result.exit_code, result.nothing_audited)
+
+
+def _show(args: _Snapshot, result: BakeResult, found: Outcome, tables_to_stderr: bool) -> None:
+    """The bake's tables (or its --json summary), where the log entry went, the files in OUT
+    the bake did not write, and the waivers that matched nothing."""
+    from compliance_bake.cli import render, reporters
+    from compliance_bake.report.escape import terminal_json
+
+    if args.as_json:
         click.echo(terminal_json(result.summary()))
     else:
         with reporters.human_output(tables_to_stderr):
-            render.bake_report(result, console_depth, found)
+            render.bake_report(result, args.console_depth, found)
         if result.log is not None:
             click.echo(
                 f"logged: entry {result.log.index} of {result.log.directory} "
-                f"(size {result.log.size}); proof in {out_dir}/log/",
+                f"(size {result.log.size}); proof in {args.out_dir}/log/",
                 err=True,
             )
-    if not quiet:
+    if not args.quiet:
         render.foreign_files_warning(result.out_dir)
     if result.waivers is not None:
         from compliance_bake.cli.waiver_cases import unused_warnings
 
-        for line in unused_warnings(result.waivers, waivers_file):
+        for line in unused_warnings(result.waivers, args.waivers_file):
             click.echo(line, err=True)
-    reporters.write_reports(reports, found)
-    finish(result.exit_code, result.nothing_audited)

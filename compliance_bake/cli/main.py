@@ -1,4 +1,4 @@
-"""`compliance-bake`: the group, the one place errors become exit codes, and the commands.
+"""`compliance-bake`: the group, where every command's errors become exit codes, and the commands.
 
 Importing this module must stay cheap (`--help` is measured against `import click`): the commands
 import the core, rich, jsonschema and Jinja2 inside their functions only.
@@ -55,7 +55,7 @@ def json_error(
 
 
 def _visible(text: str) -> str:
-    """The one terminal escape (cli/terminal.py): a message may quote a path, a server's text or
+    """The terminal escape (cli/terminal.py): a message may quote a path, a server's text or
     a fixture's key, none of which may reach the terminal raw."""
     from compliance_bake.report.escape import visible
 

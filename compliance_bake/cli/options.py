@@ -40,7 +40,6 @@ def fixtures_option(command: F) -> F:
             "--fixtures",
             "fixtures_dir",
             metavar="SOURCE",
-            default=None,
             help="Where the registry is read: a fixtures folder with licences.json, geo.json "
             "and an optional limits.json, sqlite:PATH or a postgresql:// URL (`compliance-bake "
             "docs fixtures`); --fixtures DIR is its alias.  [default: the bundled demo fixtures]",
@@ -48,7 +47,6 @@ def fixtures_option(command: F) -> F:
         click.option(
             "--registry-map",
             type=click.Path(path_type=Path, dir_okay=False),
-            default=None,
             expose_value=False,
             callback=_remember_map,
             help="TOML file naming a database registry's tables, columns or queries, and its "
@@ -76,7 +74,6 @@ def now_option(clock: str) -> Callable[[F], F]:
     return click.option(
         "--now",
         metavar="ISO8601",
-        default=None,
         help=f"{clock}, e.g. 2026-11-22T04:06:00Z.  [default: $SOURCE_DATE_EPOCH, else now]",
     )
 
@@ -100,7 +97,6 @@ waivers_option = click.option(
     "waivers_file",
     metavar="FILE",
     type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
     help="Known, accepted exceptions (TOML [[waiver]]: state, partner, optional kind and "
     "question fields, justification, expires, approvedBy): each failing item an unexpired "
     "waiver matches is waived, not passed, and recorded in the signed snapshot "
@@ -109,7 +105,6 @@ waivers_option = click.option(
 secret_file_option = click.option(
     "--secret-file",
     type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
     help="File holding REPORT_SIGNING_SECRET (mode 0600). Else $REPORT_SIGNING_SECRET, "
     "$REPORT_SIGNING_SECRET_FILE, then the file `secret mint` made.",
 )
@@ -168,7 +163,6 @@ def key_file_option(default: str) -> Callable[[F], F]:
     return click.option(
         "--key-file",
         type=click.Path(path_type=Path, dir_okay=False),
-        default=None,
         help="Where to write the private key; the public key goes beside it, `.pem` replaced by "
         f"`.pub.pem`.  [default: {default}]",
     )
@@ -193,7 +187,6 @@ def target_options(exchanges: str) -> Callable[[F], F]:
             "--target",
             "target_url",
             metavar="URL",
-            default=None,
             help="Base URL of a live compliance service (e.g. http://127.0.0.1:8000) to ask "
             "instead of the in-process engine. A user name or password in it is never printed "
             "or written.",
@@ -201,7 +194,6 @@ def target_options(exchanges: str) -> Callable[[F], F]:
         click.option(
             "--agent-key-file",
             type=click.Path(path_type=Path, dir_okay=False),
-            default=None,
             help="File holding the agent key sent to --target, as `Authorization: Bearer` "
             "or as the target profile's [auth] says (mode 0600). Without it, "
             "$COMPLIANCE_AGENT_KEY, which holds the key itself.",
@@ -209,7 +201,6 @@ def target_options(exchanges: str) -> Callable[[F], F]:
         click.option(
             "--target-profile",
             type=click.Path(path_type=Path, dir_okay=False),
-            default=None,
             envvar="COMPLIANCE_TARGET_PROFILE",
             help="TOML file saying how --target is asked: routes, auth header, where each "
             "answer field is (`compliance-bake docs target-profiles`).  [default: the built-in "
@@ -344,7 +335,6 @@ def plays_source_options(command: F) -> F:
         click.option(
             "--plays-columns",
             metavar="MAP",
-            default=None,
             help="Which column holds each field: play_id=COL,partner=COL,state=COL,zip=COL (or "
             "zip_prefix=COL for 3-digit ZIP prefixes),enriched_at=COL; any subset, the rest keep "
             "their names.",
@@ -352,13 +342,11 @@ def plays_source_options(command: F) -> F:
         click.option(
             "--plays-table",
             metavar="NAME",
-            default=None,
             help="With a database --plays: the table (or SCHEMA.TABLE) that holds the plays.",
         ),
         click.option(
             "--plays-query",
             metavar="SQL",
-            default=None,
             help="With a database --plays: one SELECT whose rows are the plays (run as a "
             "subquery in a read-only transaction). Give it or --plays-table, not both.",
         ),

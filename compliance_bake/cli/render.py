@@ -308,7 +308,7 @@ def audit_report(result: AuditResult) -> None:
 
 def verify_report(report: VerifyReport, outcome: Outcome) -> None:
     """The two verdicts first, then what was not checked and what applied, then each failure
-    once (the short summary is the one list of them), then the verdict line: the first screen
+    once (in the short summary alone), then the verdict line: the first screen
     and the last both say whether it verifies, and the last names what failed."""
     console = _out()
     for line in report.verdicts().values():
@@ -324,7 +324,7 @@ def verify_report(report: VerifyReport, outcome: Outcome) -> None:
     for note in report.notes:
         err_console().print(f"note: {safe(note)}", soft_wrap=True)
     failures = report.failures
-    if failures:  # the short summary, pytest's way, and the one list of failures
+    if failures:  # the short summary, pytest's way, lists each failure once
         rule = "=" * 8
         console.print(f"[bold red]{rule} short summary: {count(len(failures))} failed {rule}[/]")
     for finding in failures:

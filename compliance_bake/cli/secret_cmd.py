@@ -23,7 +23,6 @@ def secret() -> None:
 @click.option(
     "--path",
     type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
     help="Where to write it.  [default: .compliance-bake/report-signing.secret]",
 )
 @click.option(

@@ -35,7 +35,6 @@ from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
     "--log",
     "log_dir",
     type=click.Path(path_type=Path, file_okay=False),
-    default=None,
     help="A transparency log folder (`bake snapshot --log DIR`) served read-only under /log/.",
 )
 @click.option("--access-log", is_flag=True, help="Log every request on stderr.")

@@ -1,7 +1,7 @@
 """Text for the terminal: control characters shown as escapes, numbers with separators, widths.
 
 Fixtures and targets are not trusted: a partner id or a runtime string with ESC or an OSC
-sequence must never reach the terminal raw, so every value printed goes through the one escape,
+sequence must never reach the terminal raw, so every value printed goes through
 `report.escape.visible`, or `safe`, which also escapes rich markup.
 """
 

@@ -58,7 +58,6 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
     "--log",
     "log_location",
     metavar="DIR|URL",
-    default=None,
     help="Also check that the transparency log's latest checkpoint extends the one OUT/log/ "
     "proves the snapshot in (a consistency proof from the log's tiles).",
 )
@@ -70,7 +69,6 @@ from compliance_bake.cli.shared import CONTEXT, exit_codes
 @click.option(
     "--witness-threshold",
     type=click.IntRange(min=1),
-    default=None,
     help="How many of the --witness-key witnesses must have cosigned a checkpoint that holds "
     "the snapshot.  [default: all of them]",
 )

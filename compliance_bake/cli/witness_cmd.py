@@ -33,7 +33,6 @@ WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
     "witness_key",
     metavar="PEM",
     type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
     help="This witness's private key (mode 0600).  [default: .compliance-bake/witness-key.pem]",
 )
 @click.option(
@@ -48,7 +47,6 @@ WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
 @click.option(
     "--name",
     "name",
-    default=None,
     metavar="NAME",
     help="The witness's name in its cosignatures.  [default: compliance-bake-witness/<key id>]",
 )

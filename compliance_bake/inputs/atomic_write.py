@@ -75,7 +75,7 @@ def _write_at(
     prefix: str,
     before_rename: Callable[[], None] | None,
 ) -> None:
-    """The one way a file is written whole: a new temporary file beside it in the folder
+    """How every file is written whole: a new temporary file beside it in the folder
     `here` (never a link: O_NOFOLLOW, O_EXCL), synced, its mode set, renamed over `name`, and
     the folder synced, so the new name survives a power loss."""
     tmp = f"{prefix}{name}.{secrets.token_hex(4)}.tmp"

@@ -145,7 +145,7 @@ def relation(table: str | None, query: str | None, alias: str) -> str:
 class Session:
     """One ADBC connection in one transaction, with a small DuckDB connection that reads the
     answers of the metadata queries (the low-level ADBC API hands each answer over as an Arrow
-    stream; its DB-API layer would import pandas and pyarrow, 0.9 s of start-up)."""
+    stream; its DB-API layer would import pandas and pyarrow, which a command pays at start-up)."""
 
     def __init__(self, source: Database) -> None:
         import duckdb

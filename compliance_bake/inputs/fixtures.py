@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from compliance_bake.errors import FixtureError, InputError
 from compliance_bake.gc_pause import gc_paused
@@ -116,19 +116,20 @@ def _registry(path: Path, doc: dict[str, Any]) -> LicenceRegistry:
         for j, licence in enumerate(raw["licences"]):
             state = licence["state"]
             if state in licences or state not in seen_states:  # the place, only when it is named
-                _refuse_licence(f"{path}: $.partners[{i}].licences[{j}].state", state, licences)
+                where = f"{path}: $.partners[{i}].licences[{j}].state"
+                raise _licence_refusal(where, state, licences)
             licences[state] = licence["status"]
         partners.append(Partner(node_id=node_id, licences=licences))
     return LicenceRegistry(states=tuple(states), partners=tuple(partners))
 
 
-def _refuse_licence(where: str, state: str, licences: dict[str, str]) -> NoReturn:
+def _licence_refusal(where: str, state: str, licences: dict[str, str]) -> FixtureError:
     """The licence's state is not a regulated state of the fixture, or its second licence."""
     if not is_jurisdiction(state):
-        raise FixtureError(f"{where}: unknown state {state!r}", "use a two-letter US state code")
+        return FixtureError(f"{where}: unknown state {state!r}", "use a two-letter US state code")
     if state in licences:
-        raise FixtureError(f"{where}: a second licence in {state}", "keep one licence per state")
-    raise FixtureError(
+        return FixtureError(f"{where}: a second licence in {state}", "keep one licence per state")
+    return FixtureError(
         f"{where}: {state} is not a regulated state of this fixture",
         "add the state to $.states or remove the licence",
     )

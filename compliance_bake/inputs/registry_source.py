@@ -1,6 +1,6 @@
 """Where the registry is read from: `--registry SOURCE` (its alias `--fixtures DIR`).
 
-SOURCE is a fixtures folder, `sqlite:PATH` or a `postgresql://` URL. `read_registry` is the one
+SOURCE is a fixtures folder, `sqlite:PATH` or a `postgresql://` URL. `read_registry` is the
 entry: it tells the form from the text and hands it to that form's reader, and every reader
 returns the same `Fixtures` (the policy registry, the geo profiles, where it was read), so
 nothing after it knows where the registry lives.

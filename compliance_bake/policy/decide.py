@@ -1,4 +1,4 @@
-"""The one decision of a wager: `decide(registry, question, now)`. Pure: no I/O, no clock.
+"""A wager's decision: `decide(registry, question, now)`. Pure: no I/O, no clock.
 
 The rules, in order; the first that blocks gives the decision, its rule and its reason (the
 words services of this kind answer):

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 LICENCE_ACTIVE = "active"
 LICENCE_STATUSES = ("active", "suspended", "revoked", "expired")
-LIMIT_ACTIVE = "active"  # the one status of a limit row that applies
+LIMIT_ACTIVE = "active"  # a limit row in any other status does not apply
 DEFAULT_MIN_AGE = 21
 
 

@@ -1,4 +1,4 @@
-"""The one reading of a limit row from a source's columns, for every source alike.
+"""Reading a limit row from a source's columns, for every source alike (so none reads its own).
 
 A source (limits.json, the operator's `regulatory_limits` table) hands each row as a mapping of
 the table's column names to values: `policy_key`, `status`, `state_code`, `sport_id`,

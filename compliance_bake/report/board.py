@@ -90,7 +90,7 @@ def filed_states(licences_file: str) -> list[str]:
     so that the health row compares the answer with the file, not a tuple with itself.
 
     The loader has read the file strictly already; this second reading only takes the codes,
-    with orjson (a 10,000-partner file: 30 ms, against 65 ms for the strict reader)."""
+    with orjson, faster than the strict reader."""
     path = Path(licences_file)
     try:
         document = orjson.loads(

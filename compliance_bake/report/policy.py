@@ -163,7 +163,7 @@ class PolicyRecord:
         return [q for q in self.questions if any(SEVERITY[k] == FAIL for k in q.kinds)]
 
     def summary_line(self) -> str:
-        """`Policy questions 118/118 agree` or `limits not asked: ...`: the one line."""
+        """`Policy questions 118/118 agree` or `limits not asked: ...`: the record in a line."""
         if not self.asked:
             return NOT_ASKED
         agree = sum(1 for q in self.questions if not q.kinds)

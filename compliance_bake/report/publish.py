@@ -1,4 +1,4 @@
-"""The one place that writes `out/`: the whole new folder staged first, then swapped in at once.
+"""Writing `out/`: the whole new folder staged first, then swapped in at once (never half a bake).
 
 On Linux the new `out/` is built beside the old one, in `.compliance-bake-<name>.<random>.tmp`:
 the new files are written, flushed to disk and set to 0644, and everything else the old folder

@@ -54,8 +54,8 @@ def rows_meet_schema(kinds: Counter[RowKind], partners: Iterable[Any]) -> bool:
     """Whether rows of these kinds, with these partners, meet the snapshot schema's `shadowRow`
     definition: the schema's verdict on a large snapshot's rows, asked once per kind.
 
-    Kept because the validator walks each of the 500,000 row objects of a large snapshot (0.13
-    s of CPU in `verify`, 0.2 s in the bake, which `make bench`'s figures show). A `ShadowRow`
+    Kept because the validator walks each of the row objects of a large snapshot, a cost
+    `make bench`'s figures show. A `ShadowRow`
     has exactly the definition's members, and renders a None reason by leaving it out; so what
     is left is each member's type and value: each state's pattern, licenseStatus `active` or
     null, three booleans, a non-empty partner, and no reason when realAllowed is true (a

@@ -7,10 +7,10 @@
 - the policy record (registry/compliance-policy.json): proof.digest = H(canon(record without
   "proof")); the attestation names the file among its subjects
 
-This is the one module that computes them: the bake seals its shadow block with `seal_shadow`
-(the rows canonicalised once, their bytes spliced into the integrity digest) and its other
-blocks with the functions below; `verify`, `diff` and `bake --previous` check a snapshot with
-`snapshot_digests`.
+Every digest and HMAC is computed here, so the bake and its readers cannot disagree on one:
+the bake seals its shadow block with `seal_shadow` (the rows canonicalised once, their bytes
+spliced into the integrity digest) and its other blocks with the functions below; `verify`,
+`diff` and `bake --previous` check a snapshot with `snapshot_digests`.
 """
 
 from __future__ import annotations

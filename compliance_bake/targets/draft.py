@@ -60,7 +60,9 @@ def _escape(match: re.Match[str]) -> str:
 
 def _toml(text: str) -> str:
     """`text` as a TOML basic string: quotes and backslashes escaped, every control character
-    as `\\uXXXX`, other characters as they are (UTF-8)."""
+    as `\\uXXXX`, other characters as they are (UTF-8). Every string and quoted key of a draft
+    is written here: the standard library reads TOML but does not write it, and the package
+    takes no writer for these few lines (tests/targets/test_draft_toml.py reads them back)."""
     return '"' + _ESCAPED.sub(_escape, text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
 
 
@@ -207,26 +209,40 @@ def _auth(document: dict[str, Any]) -> list[str]:
 def _operation(
     doc: _Document, name: str, candidates: list[tuple[str, str, dict[str, Any]]]
 ) -> list[str]:
-    allowed = PLACEHOLDERS[name]
+    """The table of operation `name` drafted from its first candidate (a TODO names the others),
+    or, without one, a TODO table to fill in."""
     if not candidates:
         fallback = {"health": "/health", "check": "/TODO", "status": "/TODO"}[name]
         lines = [
             f"[{name}]  # TODO: no operation names {name}; give its method and path",
             'method = "GET"',
-            f"path = {json.dumps(fallback)}",
+            f"path = {_toml(fallback)}",
         ]
         lines += [f'{field} = "body.{field}"  # TODO: a guess' for field in REQUIRED[name]]
         return lines
     method, path, operation = candidates[0]
-    lines = [
-        f"[{name}]"
-        + (
-            f"  # TODO: also {len(candidates) - 1} other candidate(s)"
-            if len(candidates) > 1
-            else ""
-        )
-    ]
-    lines += [f"method = {json.dumps(method)}"]
+    others = len(candidates) - 1
+    lines = [f"[{name}]" + (f"  # TODO: also {others} other candidate(s)" if others else "")]
+    lines += [f"method = {_toml(method)}", *_request(doc, name, method, path, operation)]
+    if name == "check":
+        codes = [int(code) for code in _obj(operation.get("responses")) if code in ("200", "403")]
+        lines.append(f"answers = {sorted(codes) or [200]}")
+    schema = _answer_schema(operation)
+    for field in REQUIRED[name] + OPTIONAL[name]:
+        where = doc.find(schema, _ALIASES.get(field, (field.lower(),)))
+        if where is not None:
+            lines.append(f"{field} = {_toml(where)}")
+        elif field in REQUIRED[name]:
+            lines.append(f'{field} = "body.{field}"  # TODO: not found in the answer\'s schema')
+    return lines
+
+
+def _request(
+    doc: _Document, name: str, method: str, path: str, operation: dict[str, Any]
+) -> list[str]:
+    """The request's lines: the path with its placeholders, the query and a POST's body, each
+    with a TODO where a parameter or a value had to be guessed."""
+    allowed = PLACEHOLDERS[name]
     query: dict[str, str] = {}
     todo: list[str] = []
     shared = _obj(_obj(doc.document.get("paths")).get(path)).get("parameters")
@@ -243,31 +259,18 @@ def _operation(
             query[pname] = guess if guess is not None else "TODO"
             if guess is None:
                 todo.append(f"query {pname}")
-    lines.append(
-        f"path = {_toml(path)}" + (f"  # TODO: {_comment('; '.join(todo))}" if todo else "")
-    )
+    lines = [f"path = {_toml(path)}" + (f"  # TODO: {_comment('; '.join(todo))}" if todo else "")]
     if query:
         lines.append(
             f"query = {_inline(query)}" + ("  # TODO: a value" if "TODO" in query.values() else "")
         )
-    if method == "POST":
-        content = _obj(_obj(operation.get("requestBody")).get("content"))
-        body_schema = _obj(content.get("application/json")).get("schema")
-        if body_schema is not None:
-            body, guessed = _body(doc, body_schema, allowed, [_BODY_KEYS], ())
-            lines.append(
-                f"body = {_inline(body)}" + ("  # TODO: check the values" if guessed else "")
-            )
-    if name == "check":
-        codes = [int(code) for code in _obj(operation.get("responses")) if code in ("200", "403")]
-        lines.append(f"answers = {sorted(codes) or [200]}")
-    schema = _answer_schema(operation)
-    for field in REQUIRED[name] + OPTIONAL[name]:
-        where = doc.find(schema, _ALIASES.get(field, (field.lower(),)))
-        if where is not None:
-            lines.append(f"{field} = {_toml(where)}")
-        elif field in REQUIRED[name]:
-            lines.append(f'{field} = "body.{field}"  # TODO: not found in the answer\'s schema')
+    if method != "POST":
+        return lines
+    content = _obj(_obj(operation.get("requestBody")).get("content"))
+    body_schema = _obj(content.get("application/json")).get("schema")
+    if body_schema is not None:
+        body, guessed = _body(doc, body_schema, allowed, [_BODY_KEYS], ())
+        lines.append(f"body = {_inline(body)}" + ("  # TODO: check the values" if guessed else ""))
     return lines
 
 

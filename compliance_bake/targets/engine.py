@@ -1,9 +1,9 @@
 """The compliance engine: the registry's policy answered as a service answers (spec 1, 4, 7).
 
-Every decision is `policy.decide.decide`'s: the engine is the one function with a service's
-answer around it (status 200 when allowed, else 403, with the rule's reason). `check` is the
-spec's question (partner, state, wager type); `ask` is a whole question (amount, bet type, age,
-ZIP), as the bake's boundary questions put it.
+Every decision is `policy.decide.decide`'s: the engine puts a service's answer around it
+(status 200 when allowed, else 403, with the rule's reason). `check` is the spec's question
+(partner, state, wager type); `ask` is a whole question (amount, bet type, age, ZIP), as the
+bake's boundary questions put it.
 
 The registry is immutable, so the engine indexes it once: for each state, the partners that hold
 an active licence there. A `check` whose (state, wager type) has no limit row is decided by that

@@ -1,4 +1,4 @@
-"""The one interface the core talks to, whichever service answers.
+"""The interface the core talks to, whichever service answers (so the core never asks which).
 
 The in-process engine (`inprocess.py`) and the HTTP service implement it alike; transport
 problems are turned into `TargetError` at the edge, never leaked as library exceptions.

@@ -267,7 +267,7 @@ def format_string(text: str, pattern: re.Pattern[str] = PLACEHOLDER) -> str:
 
 @lru_cache(maxsize=1 << 16)
 def _q(value: str) -> str:
-    # A matrix asks about each partner once per state: quoting each value once saves ~2 us/check.
+    # A matrix asks about each partner once per state: each value is quoted once, not per check.
     return quote(value, safe="")
 
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 from urllib.parse import quote
 
 import orjson
@@ -36,6 +36,7 @@ from compliance_bake.targets.profile import (
     WAGER_OPERATIONS,
     WAGER_PREFIX,
     Auth,
+    Expression,
     Operation,
     Profile,
     compile_expression,
@@ -108,37 +109,37 @@ def parse_profile(text: str, source: str, builtin: bool = False) -> Profile:
             f"{source}: the TOML is nested deeper than Python can parse",
             f"a profile nests at most {PROFILE_MAX_DEPTH} levels",
         ) from None
-    problem = _Problems(source)
+    file = _File(source)
     if _depth(document) > PROFILE_MAX_DEPTH:  # dotted keys nest without recursing
-        problem.fail(
+        raise file.fail(
             f"nested deeper than {PROFILE_MAX_DEPTH} levels",
             "a profile is tables of strings, a body a few levels of JSON",
         )
     for table in document:
         if table not in _TABLES:
-            problem.fail(
+            raise file.fail(
                 f"unknown table [{table}]",
                 "the tables are [auth], [health], [check], [shadow], [status], "
                 '[wagers."TYPE"], [questions]',
             )
-    auth = _auth(problem, document.get("auth", {}))
-    wagers = _wagers(problem, document.get("wagers", {}))
+    auth = _auth(file, document.get("auth", {}))
+    wagers = _wagers(file, document.get("wagers", {}))
     questions = None
     if "questions" in document:
-        questions = _questions(problem, document["questions"], document)
+        questions = _questions(file, document["questions"], document)
     # The names [questions] fills may be absent from a [wagers] table: the headline question
     # leaves them empty, and they are left out of its request.
     optional = frozenset(name for _, name in questions or ())
     operations = {
-        name: _operation(problem, name, document.get(name), wagers, optional) for name in OPERATIONS
+        name: _operation(file, name, document.get(name), wagers, optional) for name in OPERATIONS
     }
     shadow = None
     if SHADOW in document:
-        shadow = _operation(problem, SHADOW, document[SHADOW], wagers, optional)
+        shadow = _operation(file, SHADOW, document[SHADOW], wagers, optional)
     if questions is not None:
-        operations["check"] = _asking(problem, "check", document["check"], operations["check"])
+        operations["check"] = _asking(file, "check", document["check"], operations["check"])
         if shadow is not None:
-            shadow = _asking(problem, SHADOW, document[SHADOW], shadow)
+            shadow = _asking(file, SHADOW, document[SHADOW], shadow)
     return Profile(
         source,
         builtin,
@@ -152,32 +153,30 @@ def parse_profile(text: str, source: str, builtin: bool = False) -> Profile:
     )
 
 
-def _questions(
-    problem: _Problems, value: object, document: dict[str, Any]
-) -> tuple[tuple[str, str], ...]:
+def _questions(file: _File, value: object, document: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     """`[questions]`: field = "NAME", each NAME a `{wager.NAME}` that [check] (and [shadow])
     uses; sport and market are required (a question sends the registry's own keys)."""
-    table = _table(problem, "questions", value)
+    table = _table(file, "questions", value)
     for name, text in table.items():
         if name not in QUESTION_FIELDS:
-            problem.fail(
+            raise file.fail(
                 f"[questions] {name}: not a question field",
                 f"map some of {', '.join(QUESTION_FIELDS)}",
             )
-        _string(problem, f"[questions] {name}", text)
+        _string(file, f"[questions] {name}", text)
     for required in ("sport", "market"):
         if required not in table:
-            problem.fail(
+            raise file.fail(
                 f"[questions] has no `{required}`",
                 f'map it to the wager name the question sends, e.g. {required} = "{required}"',
             )
     for operation in ("check", SHADOW):
         if operation not in document:
             continue
-        used = _wager_names(_table(problem, operation, document[operation]))
+        used = _wager_names(_table(file, operation, document[operation]))
         for name, text in table.items():
             if text not in used:
-                problem.fail(
+                raise file.fail(
                     f"[questions] {name} = {quoted_key(text)}: [{operation}] has no "
                     f"{{wager.{text}}}",
                     f"put {{wager.{text}}} where [{operation}] sends the {name}",
@@ -188,16 +187,16 @@ def _questions(
 _OMIT = object()  # a whole `{wager.NAME}` a question leaves empty: the value is left out
 
 
-def _asking(problem: _Problems, name: str, value: object, operation: Operation) -> Operation:
+def _asking(file: _File, name: str, value: object, operation: Operation) -> Operation:
     """`operation` with `for_values`: the question as written, a question's wager values put
     in, compiled once per set of values (the boundary questions share a few per limit row)."""
-    table = _table(problem, name, value)
+    table = _table(file, name, value)
 
     @lru_cache(maxsize=4096)
     def compiled(values: tuple[tuple[str, object], ...]) -> Operation:
         given = dict(values)
         return _compiled(
-            problem,
+            file,
             name,
             {
                 key: _put_question(item, given, key == "body") if key in _QUESTION else item
@@ -249,24 +248,26 @@ def _depth(document: object) -> int:
     return deepest
 
 
-def _wagers(problem: _Problems, value: object) -> dict[str, WagerTable]:
+def _wagers(file: _File, value: object) -> dict[str, WagerTable]:
     """`[wagers."TYPE"]`: per wager type, the values `{wager.NAME}` stands for (TOML strings,
     integers, floats and booleans)."""
-    tables = _table(problem, "wagers", value)
+    tables = _table(file, "wagers", value)
     found: dict[str, WagerTable] = {}
     for wager_type, table in tables.items():
         where = f"[wagers.{quoted_key(wager_type)}]"
         if not isinstance(table, dict):
-            problem.fail(f"{where} must be a table", f"write it as {where} with name = value lines")
+            raise file.fail(
+                f"{where} must be a table", f"write it as {where} with name = value lines"
+            )
         for name, item in table.items():
             if type(item) is int and not INT_MIN <= item <= INT_MAX:
-                problem.fail(
+                raise file.fail(
                     f"{where} {name}: an integer past 64 bits, which a request's JSON cannot carry",
                     f"give an integer from {INT_MIN} to {INT_MAX}, or the amount as a string",
                 )
             if _wager_value(item):
                 continue
-            problem.fail(
+            raise file.fail(
                 f"{where} {name}: must be a string without braces, a number or a boolean",
                 'e.g. amount = 100 or betType = "straight"',
             )
@@ -274,91 +275,95 @@ def _wagers(problem: _Problems, value: object) -> dict[str, WagerTable]:
     return found
 
 
-class _Problems:
+class _File:
+    """The profile being read, which every refusal names: `raise file.fail(what, fix)`."""
+
     def __init__(self, source: str) -> None:
         self.source = source
 
-    def fail(self, what: str, fix: str = _FIX) -> NoReturn:
-        raise InputError(f"{self.source}: {what}", fix)
+    def fail(self, what: str, fix: str = _FIX) -> InputError:
+        return InputError(f"{self.source}: {what}", fix)
 
 
-def _table(problem: _Problems, name: str, value: object) -> dict[str, Any]:
+def _table(file: _File, name: str, value: object) -> dict[str, Any]:
     if not isinstance(value, dict):
-        problem.fail(f"`{name}` must be a table", f"write it as [{name}] or {name} = {{ ... }}")
+        raise file.fail(f"`{name}` must be a table", f"write it as [{name}] or {name} = {{ ... }}")
     return value
 
 
-def _auth(problem: _Problems, value: object) -> Auth:
-    table = _table(problem, "auth", value)
+def _auth(file: _File, value: object) -> Auth:
+    table = _table(file, "auth", value)
     for key in table:
         if key not in _AUTH_KEYS:
-            problem.fail(f"unknown key [auth] {key}", "[auth] holds `header` and `value`")
-    header = _string(problem, "[auth] header", table.get("header", "Authorization"))
-    _header_name(problem, "[auth] header", header)
-    text = _string(problem, "[auth] value", table.get("value", "Bearer {key}"))
-    _header_value(problem, "[auth] value", text)
-    _placeholders(problem, "[auth] value", text, frozenset(("key",)))
+            raise file.fail(f"unknown key [auth] {key}", "[auth] holds `header` and `value`")
+    header = _string(file, "[auth] header", table.get("header", "Authorization"))
+    _header_name(file, "[auth] header", header)
+    text = _string(file, "[auth] value", table.get("value", "Bearer {key}"))
+    _header_value(file, "[auth] value", text)
+    _placeholders(file, "[auth] value", text, frozenset(("key",)))
     if "{key}" not in text:
-        problem.fail("[auth] value does not hold {key}", 'e.g. value = "{key}"')
+        raise file.fail("[auth] value does not hold {key}", 'e.g. value = "{key}"')
     return Auth(header, text)
 
 
-def _string(problem: _Problems, where: str, value: object) -> str:
+def _string(file: _File, where: str, value: object) -> str:
     if not isinstance(value, str):
-        problem.fail(
+        raise file.fail(
             f"{where} must be a string", f'write it in quotes, e.g. {where.split()[-1]} = "..."'
         )
     return value
 
 
-def _header_name(problem: _Problems, where: str, name: str) -> None:
+def _header_name(file: _File, where: str, name: str) -> None:
     if not _TOKEN.fullmatch(name):
-        problem.fail(f"{where}: {name!r} is not an HTTP header name", "e.g. X-Agent-Key")
+        raise file.fail(f"{where}: {name!r} is not an HTTP header name", "e.g. X-Agent-Key")
 
 
-def _header_value(problem: _Problems, where: str, text: str) -> None:
+def _header_value(file: _File, where: str, text: str) -> None:
     if any(ord(char) < 0x20 or ord(char) == 0x7F for char in text):
-        problem.fail(f"{where}: a header value cannot hold a control character", "remove it")
+        raise file.fail(f"{where}: a header value cannot hold a control character", "remove it")
 
 
-def _placeholders(problem: _Problems, where: str, text: str, allowed: frozenset[str]) -> None:
+def _placeholders(file: _File, where: str, text: str, allowed: frozenset[str]) -> None:
     for name in PLACEHOLDER.findall(text):
         if name not in allowed:
             if name == "key":
-                problem.fail(
+                raise file.fail(
                     f"{where}: {{key}} is only for [auth] value", "send the key with [auth]"
                 )
             named = ", ".join(f"{{{n}}}" for n in sorted(allowed)) or "none"
-            problem.fail(f"{where}: unknown placeholder {{{name}}}", f"placeholders here: {named}")
+            raise file.fail(
+                f"{where}: unknown placeholder {{{name}}}", f"placeholders here: {named}"
+            )
 
 
 def _strings(
-    problem: _Problems, where: str, value: object, allowed: frozenset[str]
+    file: _File, where: str, value: object, allowed: frozenset[str]
 ) -> tuple[tuple[str, str], ...]:
-    table = _table(problem, where, value)
+    table = _table(file, where, value)
     pairs = []
     for key, text in table.items():
-        text = _string(problem, f"{where}.{key}", text)
-        _placeholders(problem, f"{where}.{key}", text, allowed)
+        text = _string(file, f"{where}.{key}", text)
+        _placeholders(file, f"{where}.{key}", text, allowed)
         pairs.append((key, format_string(text)))
     return tuple(pairs)
 
 
-def _body(problem: _Problems, where: str, value: object, allowed: frozenset[str]) -> str:
-    _table(problem, where, value)
+def _body(file: _File, where: str, value: object, allowed: frozenset[str]) -> str:
+    _table(file, where, value)
 
     def walk(item: object, at: str) -> None:
         if isinstance(item, str):
-            _placeholders(problem, at, item, allowed)
+            _placeholders(file, at, item, allowed)
         elif isinstance(item, dict):
             for key, inner in item.items():
-                _placeholders(problem, f"{at}.{key}", key, frozenset())
+                _placeholders(file, f"{at}.{key}", key, frozenset())
                 walk(inner, f"{at}.{key}")
         elif isinstance(item, list):
             for index, inner in enumerate(item):
                 walk(inner, f"{at}[{index}]")
         elif not isinstance(item, bool | int | float):
-            problem.fail(
+            raise file.fail(
                 f"{at}: a {type(item).__name__} has no JSON form",
                 "use strings, numbers, booleans, tables and arrays",
             )
@@ -433,9 +438,7 @@ def _put_wager(item: Any, values: WagerTable, typed: bool, segment: bool = False
     return item
 
 
-def _path_values(
-    problem: _Problems, name: str, path: object, values: WagerTable, where: str
-) -> None:
+def _path_values(file: _File, name: str, path: object, values: WagerTable, where: str) -> None:
     """Refuse a `{wager.NAME}` value the path cannot hold as one segment: a control character
     (never part of a question's value), nothing, or `.` / `..` (which move the request to
     another route, with the agent key), before any request."""
@@ -447,7 +450,7 @@ def _path_values(
         key = found[len(WAGER_PREFIX) :]
         value = _wager_text(values[key])
         if value in ("", ".", "..") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
-            problem.fail(
+            raise file.fail(
                 f"{where} {key}: {shown(value)} cannot fill a segment of [{name}] path "
                 "(empty, . or .., or a control character)",
                 "give a printable name; the path sends it percent-encoded as one segment",
@@ -455,35 +458,35 @@ def _path_values(
 
 
 def _operation(
-    problem: _Problems,
+    file: _File,
     name: str,
     value: object,
     wagers: dict[str, WagerTable],
     optional: frozenset[str] = frozenset(),
 ) -> Operation:
     if value is None:
-        problem.fail(f"no [{name}] table", f"add [{name}] with its method, path and fields")
-    table = _table(problem, name, value)
+        raise file.fail(f"no [{name}] table", f"add [{name}] with its method, path and fields")
+    table = _table(file, name, value)
     used = _wager_names(table) if name in WAGER_OPERATIONS else set()
     if not used:
-        return _compiled(problem, name, table)
+        return _compiled(file, name, table)
     for wager_type, values in wagers.items():
         for wanted in sorted(used - optional):
             if wanted not in values:
-                problem.fail(
+                raise file.fail(
                     f"[{name}] uses {{wager.{wanted}}} and [wagers.{quoted_key(wager_type)}] "
                     f"has no `{wanted}`",
                     f"add {wanted} = ... to [wagers.{quoted_key(wager_type)}]",
                 )
     # The question as written is checked once (its placeholders allowed as wager names), then
     # compiled once per wager type with that type's values in place.
-    base = _compiled(problem, name, table, frozenset(f"{WAGER_PREFIX}{n}" for n in used))
+    base = _compiled(file, name, table, frozenset(f"{WAGER_PREFIX}{n}" for n in used))
     for wager_type, values in wagers.items():
         where = f"[wagers.{quoted_key(wager_type)}]"
-        _path_values(problem, name, table.get("path"), values, where)
+        _path_values(file, name, table.get("path"), values, where)
     by_wager = {
         wager_type: _compiled(
-            problem,
+            file,
             name,
             {
                 key: _put_question(item, dict(values), key == "body", key == "path")
@@ -498,84 +501,42 @@ def _operation(
 
 
 def _compiled(
-    problem: _Problems, name: str, table: dict[str, object], extra: frozenset[str] = frozenset()
+    file: _File, name: str, table: dict[str, object], extra: frozenset[str] = frozenset()
 ) -> Operation:
+    """The operation's table checked key by key, in the order the refusals read, and compiled;
+    `extra` names the placeholders a question adds (its `{wager.NAME}`s)."""
     fields = REQUIRED[name] + OPTIONAL[name]
     for key in table:
         if key not in _REQUEST_KEYS and key not in fields:
-            problem.fail(
+            raise file.fail(
                 f"unknown key [{name}] {key}",
                 f"[{name}] holds {', '.join(_REQUEST_KEYS)} and the fields {', '.join(fields)}",
             )
     allowed = PLACEHOLDERS[name] | extra
-    method = _string(problem, f"[{name}] method", table.get("method", "GET"))
+    method = _string(file, f"[{name}] method", table.get("method", "GET"))
     if method not in ("GET", "POST"):
-        problem.fail(
+        raise file.fail(
             f"[{name}] method: {method!r} is not GET or POST", 'write method = "GET" or "POST"'
         )
-    if "path" not in table:
-        problem.fail(f"[{name}] has no `path`", f'add path = "/..." to [{name}]')
-    path = _string(problem, f"[{name}] path", table["path"])
-    if not path.startswith("/"):
-        problem.fail(f"[{name}] path must start with /", f'e.g. path = "/{path}"')
-    _placeholders(problem, f"[{name}] path", path, allowed)
-    query = _strings(problem, f"[{name}] query", table.get("query", {}), allowed)
-    headers = _strings(problem, f"[{name}] headers", table.get("headers", {}), allowed)
+    path = _path(file, name, table, allowed)
+    query = _strings(file, f"[{name}] query", table.get("query", {}), allowed)
+    headers = _strings(file, f"[{name}] headers", table.get("headers", {}), allowed)
     for header, text in headers:
-        _header_name(problem, f"[{name}] headers", header)
-        _header_value(problem, f"[{name}] headers.{header}", text)
+        _header_name(file, f"[{name}] headers", header)
+        _header_value(file, f"[{name}] headers.{header}", text)
     body = None
     if "body" in table:
         if method != "POST":
-            problem.fail(
+            raise file.fail(
                 f'[{name}] body needs method = "POST"',
                 "send the question in the query or path of a GET",
             )
-        body = _body(problem, f"[{name}] body", table["body"], allowed)
-    answers = table.get("answers", list(_DEFAULT_ANSWERS[name]))
-    if (
-        not isinstance(answers, list)
-        or not answers
-        or not all(type(code) is int and code in _ANSWERABLE for code in answers)
-    ):
-        problem.fail(
-            f"[{name}] answers must be a list of HTTP statuses that carry an answer "
-            "(2xx, or 4xx other than 401 and 429)",
-            "e.g. answers = [200] or answers = [200, 403]",
-        )
+        body = _body(file, f"[{name}] body", table["body"], allowed)
+    answers = _answers(file, name, table)
     retry = table.get("retry", method == "GET")
     if not isinstance(retry, bool):
-        problem.fail(f"[{name}] retry must be true or false", "e.g. retry = true")
-    compiled = []
-    for field in fields:
-        if field not in table:
-            if field in REQUIRED[name]:
-                problem.fail(
-                    f"[{name}] has no `{field}`",
-                    f'add {field} = "<JMESPath>", e.g. {field} = "body.{field}"',
-                )
-            continue
-        text = _string(problem, f"[{name}] {field}", table[field])
-        if len(text) > EXPRESSION_MAX_CHARS:  # the parser recurses once per bracket
-            problem.fail(
-                f"[{name}] {field}: the expression is {len(text):,} characters, over the "
-                f"{EXPRESSION_MAX_CHARS} limit",
-                "a field's expression is a path and a few operators",
-            )
-        try:
-            expression = compile_expression(text)
-        except JMESPathError as exc:
-            detail = " ".join(str(exc).split())[:120]
-            problem.fail(
-                f"[{name}] {field}: {text!r} is not a JMESPath expression ({detail})",
-                'e.g. "body.data.allowed"; see https://jmespath.org',
-            )
-        if expression_nodes(expression) > EXPRESSION_MAX_NODES:  # each `[@, @]` doubles
-            problem.fail(
-                f"[{name}] {field}: the expression has more than {EXPRESSION_MAX_NODES} parts",
-                "a field's expression is a path and a few operators",
-            )
-        compiled.append((field, expression))
+        raise file.fail(f"[{name}] retry must be true or false", "e.g. retry = true")
+    compiled = _fields(file, name, table, fields)
     return Operation(
         name=name,
         method=method,
@@ -589,3 +550,67 @@ def _compiled(
         fields=tuple(compiled),
         needs_http=any(uses_http(expression) for _, expression in compiled),
     )
+
+
+def _path(file: _File, name: str, table: dict[str, object], allowed: frozenset[str]) -> str:
+    """The operation's path: given, absolute, its placeholders the operation's own."""
+    if "path" not in table:
+        raise file.fail(f"[{name}] has no `path`", f'add path = "/..." to [{name}]')
+    path = _string(file, f"[{name}] path", table["path"])
+    if not path.startswith("/"):
+        raise file.fail(f"[{name}] path must start with /", f'e.g. path = "/{path}"')
+    _placeholders(file, f"[{name}] path", path, allowed)
+    return path
+
+
+def _answers(file: _File, name: str, table: dict[str, object]) -> list[int]:
+    """The HTTP statuses whose body is the operation's answer (a 401, a 429, a 3xx never is)."""
+    answers = table.get("answers", list(_DEFAULT_ANSWERS[name]))
+    if (
+        not isinstance(answers, list)
+        or not answers
+        or not all(type(code) is int and code in _ANSWERABLE for code in answers)
+    ):
+        raise file.fail(
+            f"[{name}] answers must be a list of HTTP statuses that carry an answer "
+            "(2xx, or 4xx other than 401 and 429)",
+            "e.g. answers = [200] or answers = [200, 403]",
+        )
+    return answers
+
+
+def _fields(
+    file: _File, name: str, table: dict[str, object], fields: tuple[str, ...]
+) -> list[tuple[str, Expression]]:
+    """Each answer field's JMESPath, compiled once, within bounds that keep one search small."""
+    compiled: list[tuple[str, Expression]] = []
+    for field in fields:
+        if field not in table:
+            if field in REQUIRED[name]:
+                raise file.fail(
+                    f"[{name}] has no `{field}`",
+                    f'add {field} = "<JMESPath>", e.g. {field} = "body.{field}"',
+                )
+            continue
+        text = _string(file, f"[{name}] {field}", table[field])
+        if len(text) > EXPRESSION_MAX_CHARS:  # the parser recurses once per bracket
+            raise file.fail(
+                f"[{name}] {field}: the expression is {len(text):,} characters, over the "
+                f"{EXPRESSION_MAX_CHARS} limit",
+                "a field's expression is a path and a few operators",
+            )
+        try:
+            expression = compile_expression(text)
+        except JMESPathError as exc:
+            detail = " ".join(str(exc).split())[:120]
+            raise file.fail(
+                f"[{name}] {field}: {text!r} is not a JMESPath expression ({detail})",
+                'e.g. "body.data.allowed"; see https://jmespath.org',
+            ) from None
+        if expression_nodes(expression) > EXPRESSION_MAX_NODES:  # each `[@, @]` doubles
+            raise file.fail(
+                f"[{name}] {field}: the expression has more than {EXPRESSION_MAX_NODES} parts",
+                "a field's expression is a path and a few operators",
+            )
+        compiled.append((field, expression))
+    return compiled

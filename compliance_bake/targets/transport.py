@@ -1,4 +1,4 @@
-"""One request, retried when worth it and allowed: the one HTTP client, for a target and a fetch.
+"""One request, retried when worth it and allowed: the HTTP client of a target and a fetch alike.
 
 A GET, and a POST whose profile operation says `retry = true`, may be retried: a refused or
 reset connection, a body cut short, a 429 or a 5xx is retried up to `retries` times by
@@ -8,8 +8,8 @@ A target's request has ONE deadline, `timeout` seconds from its first attempt (`
 every attempt and every wait falls inside it, so a retry gets only the time left, and a service
 that accepts the connection and never answers is named down after `timeout` seconds, never
 asked again at full length (a timeout is the deadline spent, not a failure in passing).
-The first attempt runs outside tenacity, which costs about 50-70 us of client CPU per call even
-when nothing fails (`make bench-retry`, docs/benchmarks.md); tenacity takes over from the first
+The first attempt runs outside tenacity, which costs client CPU on every call even when nothing
+fails (`make bench-retry`, docs/benchmarks.md); tenacity takes over from the first
 failure, which it sees as its own first attempt, so the policy is tenacity's whole. Redirects
 are never followed.
 Each aiohttp or asyncio failure becomes a `TargetError` here, at the edge.
@@ -71,8 +71,8 @@ class HttpSettings:
 
 def longest_request(settings: HttpSettings) -> float:
     """The longest one request to a target takes, every attempt and wait included: its one
-    deadline (see above). With the defaults, 30 s: a bake whose service accepts connections and
-    never answers ends at its first request (GET /health), in exit 3, within that."""
+    deadline (see above). A bake whose service accepts connections and never answers ends at
+    its first request (GET /health), in exit 3, within that."""
     return settings.timeout
 
 
@@ -214,7 +214,7 @@ class Transport:
 def client_session(
     timeout: float | None, concurrency: int, headers: Mapping[str, str] | None = None
 ) -> aiohttp.ClientSession:
-    """The one way an HTTP session is made: `timeout` seconds per request, connect to last byte
+    """How every HTTP session is made: `timeout` seconds per request, connect to last byte
     (None: the caller keeps one deadline over all its requests); at most `concurrency`
     connections, kept alive; no cookie kept; no status raised (each caller reads its own)."""
     return aiohttp.ClientSession(

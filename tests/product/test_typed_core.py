@@ -54,7 +54,7 @@ UNTYPED: dict[str, Use] = {
     "targets/profile.py": Use(JSON_IN, 2, "the JMESPath context: an answer as parsed"),
     "targets/explain.py": Use(JSON_IN, 1, "an answer's fields as the profile maps them"),
     "targets/profile_file.py": Use(JSON_IN, 2, "a profile file's TOML tables, before their keys"),
-    "targets/draft.py": Use(JSON_IN, 12, "a service's OpenAPI document, read to draft a profile"),
+    "targets/draft.py": Use(JSON_IN, 13, "a service's OpenAPI document, read to draft a profile"),
     "log/audit.py": Use(JSON_IN, 3, "log entries as read from the tiles (any JSON object)"),
     "log/proof.py": Use(JSON_IN, 2, "out/log/inclusion.json and its entry, as read"),
     "log/entry.py": Use(JSON_IN, 2, "an entry and a predicate as read from out/, compared"),

@@ -126,7 +126,7 @@ class DuckDBEngine:
         # Keep the joins as written: the small relations (zips, states, licences) are the hash
         # tables and the plays stream past them. A CSV's row count is unknown when the plan is
         # made, and the optimiser may otherwise build the hash table from 10,000,000 plays
-        # (3 GiB instead of 0.35 GiB on the benchmark, and slower).
+        # (several times the memory, and slower: docs/benchmarks.md).
         self.con.execute("SET disabled_optimizers = 'join_order,build_side_probe_side'")
         self._stack = ExitStack()
         self._input: PlaysInput | None = None
@@ -271,7 +271,8 @@ class DuckDBEngine:
         if not plays:
             return
         codes = {reason: i + 1 for i, reason in enumerate(Violation)}
-        # One statement over lists: a row at a time (executemany) took 0.4 ms a play.
+        # One statement over lists: a row at a time (executemany) pays DuckDB's per-statement
+        # cost for every play (docs/benchmarks.md).
         self.con.execute(
             f"INSERT INTO {GROUPS} (in_window, not_enriched, reason, play_id, line, partner, "
             "state, zip, enriched_at, raw, n) SELECT false, false, unnest($reason::INTEGER[]), "

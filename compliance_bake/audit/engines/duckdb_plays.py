@@ -20,8 +20,8 @@ the rejects table (`LINE SIZE OVER MAXIMUM`), but one of about 30 MB and more is
 its size in memory. So the audit sets it to `record_count.RECORD_LIMIT` (64 MiB), never hands
 DuckDB a longer record (`plays_input.PlaysInput.readable`), and reconciles DuckDB's rows with its
 own count of the file's records (`accounting`). The reader's `buffer_size` is 16 times
-`max_line_size` unless given: 1 GiB, so a 1 GiB file was one buffer, read by one thread (on
-10,000,000 plays: a peak of 1.1 GiB, and 2.5 s where 1.1 s with two threads). It is given:
+`max_line_size` unless given: 1 GiB, so a file up to that size would be one buffer, read by
+one thread (a higher peak, and slower than two threads: docs/benchmarks.md). It is given:
 `max_line_size`, at least 16 MiB.
 """
 

@@ -129,8 +129,8 @@ class PostgresEngine:
         self._source = database_source(plays, options.table, options.query)
         # No count: the statement counts the plays it classifies, in the same snapshot.
         self._read = open_read(self._source, options.columns, stream=False, count=False)
-        # LLVM would compile the statement's many expressions in every worker: 8.8 s of a
-        # 12.7 s run over 1,000,000 plays. The setting ends with the transaction.
+        # LLVM would compile the statement's many expressions in every worker, most of a run's
+        # time (docs/benchmarks.md). The setting ends with the transaction.
         with failing(self._source, "cannot set up the audit's query", FALLBACK):
             self._read._session.run("SET LOCAL jit = off")
         return self._source.kind
