@@ -129,7 +129,7 @@ def _check(engine: Engine, request: Request) -> Response:
     )
     sent = _sent(request, QUESTION)
     if sent:
-        decision = engine.ask(_question(partner, state, wager_type, sent))
+        decision = engine.ask(question_of(partner, state, wager_type, sent))
     else:
         decision = engine.check(partner, state, wager_type)
     body = decision.as_json()
@@ -137,23 +137,20 @@ def _check(engine: Engine, request: Request) -> Response:
     return _json(body, decision.status, _NO_STORE)
 
 
-def _question(partner: str, state: str, wager_type: str, sent: Mapping[str, str]) -> Question:
-    """The question the parameters ask; BadRequest naming the first one of a wrong shape."""
+def question_of(partner: str, state: str, wager_type: str, sent: Mapping[str, str]) -> Question:
+    """The question the check's parameters ask (`sent`: the question's fields sent, by name):
+    sport and market, when sent, are the wager's (a bake sends wagerType's own parts), else
+    wagerType's parts. BadRequest naming the first field of a wrong shape."""
     for name, (pattern, shape) in _SHAPES.items():
         if name in sent and not re.fullmatch(pattern, sent[name]):
             raise BadRequest(f"query parameter {name} must be {shape}")
     sport, _, market = wager_type.partition(".")
-    if sent.get("sport", sport) != sport or sent.get("market", market) != market:
-        raise BadRequest(
-            f"query parameters sport and market must be the parts of wagerType {wager_type!r} "
-            "(split at its first dot); send them so, or leave them out"
-        )
     amount, age = sent.get("amount"), sent.get("age")
     return Question(
         state,
         partner,
-        sport,
-        market,
+        sent.get("sport", sport),
+        sent.get("market", market),
         None if amount is None else parse_amount(amount),
         sent.get("betType"),
         None if age is None else int(age),

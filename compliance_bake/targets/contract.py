@@ -66,6 +66,13 @@ class CheckAnswer(TypedDict):
     partner: NotRequired[_Echo]
     state: NotRequired[_Echo]
     wagerType: NotRequired[_Echo]  # noqa: N815 - the wire name
+    # The policy question's fields, echoed as sent, when the check carried them.
+    sport: NotRequired[_Echo]
+    market: NotRequired[_Echo]
+    amount: NotRequired[_Echo]
+    betType: NotRequired[_Echo]  # noqa: N815 - the wire name
+    age: NotRequired[_Echo]
+    zipCode: NotRequired[_Echo]  # noqa: N815 - the wire name
 
 
 @with_config(_STRICT)

@@ -219,7 +219,11 @@ def test_openapi_documents_the_contract(service: Service) -> None:
     doc = json.loads(body)
     assert status == 200 and doc["openapi"].startswith("3.")
     check = doc["paths"][CHECK]["get"]
-    assert [p["name"] for p in check["parameters"]] == ["partner", "state", "wagerType"]
+    named = {p["name"]: p["required"] for p in check["parameters"]}
+    assert named == {"partner": True, "state": True, "wagerType": True} | dict.fromkeys(
+        ("sport", "market", "amount", "betType", "age", "zipCode"), False
+    )
+    assert set(doc["components"]["schemas"]["CheckAnswer"]["properties"]) >= set(named)
     assert set(check["responses"]) >= {"200", "400", "401", "403"}
     assert check["security"] == [{"agentKey": []}]
     assert doc["components"]["securitySchemes"]["agentKey"]["scheme"] == "bearer"

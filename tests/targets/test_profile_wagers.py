@@ -9,7 +9,8 @@ import json
 import pytest
 
 from compliance_bake.errors import InputError
-from compliance_bake.targets.profile_file import builtin_text, parse_profile
+from compliance_bake.targets.profile_file import parse_profile
+from tests.conftest import builtin_headline_text
 
 CHECK = """
 [check]
@@ -41,7 +42,7 @@ live = false
 
 
 def _profile(check: str = CHECK, wagers: str = WAGERS, extra: str = "") -> str:
-    base = builtin_text()
+    base = builtin_headline_text()
     head, rest = base.split("[check]", 1)
     status = rest[rest.index("[status]") :]
     return head + check + "\n" + status + extra + wagers
