@@ -59,9 +59,7 @@ def test_a_serve_that_enforces_another_maximum_fails_the_bake_by_its_rule(tmp_pa
     shutil.copy(FIXTURES / "drifted" / "limits.json", drifted / "limits.json")
     run, out = _bake_against(drifted, tmp_path)
     assert run.exit_code == 1, run.output
-    failing = [
-        q for q in _policy(out)["questions"] if "maxWagerNotEnforced" in q["disagreements"]
-    ]
+    failing = [q for q in _policy(out)["questions"] if "maxWagerNotEnforced" in q["disagreements"]]
     assert {(q["state"], q["question"]["amount"]) for q in failing} == {("NJ", "2500.01")}
     assert all(q["real"]["allowed"] and not q["expected"]["allowed"] for q in failing)
     assert "max wager not enforced" in run.output.split("short summary")[1]
