@@ -66,7 +66,6 @@ class CheckAnswer(TypedDict):
     partner: NotRequired[_Echo]
     state: NotRequired[_Echo]
     wagerType: NotRequired[_Echo]  # noqa: N815 - the wire name
-    # The policy question's fields, echoed as sent, when the check carried them.
     sport: NotRequired[_Echo]
     market: NotRequired[_Echo]
     amount: NotRequired[_Echo]

@@ -231,8 +231,7 @@ def _operation(
     todo: list[str] = []
     shared = _obj(_obj(doc.document.get("paths")).get(path)).get("parameters")
     parameters = [doc.resolve(p) for p in _seq(operation.get("parameters")) + _seq(shared)]
-    # A placeholder fills one parameter, a required one first: serve's optional `betType` is
-    # not the `{wagerType}` that its required `wagerType` carries.
+    # A placeholder fills one parameter, a required one first (serve's `betType` is optional).
     for parameter in sorted(parameters, key=lambda parameter: not parameter.get("required")):
         where, pname = parameter.get("in"), str(parameter.get("name", ""))
         guess = _placeholder(pname, allowed)

@@ -469,8 +469,7 @@ def _operation(
     if not used:
         return _compiled(problem, name, table)
     if not wagers and used <= optional:
-        # Each `{wager.NAME}` is a question's field and no wager type has values: the headline
-        # question sends none of them (a whole one is left out), and a question fills them in.
+        # Each `{wager.NAME}` is a question's field, no [wagers]: a headline question sends none.
         return _compiled(problem, name, _filled(table, {}))
     for wager_type, values in wagers.items():
         for wanted in sorted(used - optional):
