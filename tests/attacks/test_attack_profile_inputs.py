@@ -54,7 +54,8 @@ def _profile(tmp_path: Path, text: str, name: str = "profile.toml") -> Path:
 
 
 def _with(section: str, line: str) -> str:
-    """The built-in profile with `line` added at the start of `[section]`."""
+    """The built-in profile (without its questions) with `line` added at the start of
+    `[section]`."""
     return builtin_headline_text().replace(f"[{section}]\n", f"[{section}]\n{line}\n", 1)
 
 

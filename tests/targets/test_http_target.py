@@ -62,7 +62,8 @@ def _report(out: Path) -> dict[str, object]:
 
 
 def _policy(out: Path) -> dict[str, Any]:
-    return json.loads((out / "registry" / "compliance-policy.json").read_text())
+    policy: dict[str, Any] = json.loads((out / "registry" / "compliance-policy.json").read_text())
+    return policy
 
 
 def test_a_bake_over_http_matches_the_in_process_bake(

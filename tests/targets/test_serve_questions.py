@@ -29,7 +29,8 @@ def _bake_against(serve_fixtures: Path | None, tmp_path: Path) -> tuple[Any, Pat
 
 
 def _policy(out: Path) -> dict[str, Any]:
-    return json.loads((out / "registry" / "compliance-policy.json").read_text())
+    policy: dict[str, Any] = json.loads((out / "registry" / "compliance-policy.json").read_text())
+    return policy
 
 
 def test_a_bake_against_serve_records_the_questions_the_in_process_bake_records(
