@@ -101,18 +101,15 @@ def _no_unknown(request: Request, names: tuple[str, ...] = ()) -> None:
 
 def _documented_query(*names: str, optional: tuple[str, ...] = ()) -> dict[str, Any]:
     """The OpenAPI description of what `_params` accepts, and of the agent key it needs."""
-
-    def parameter(name: str, required: bool) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": MAX_PARAM}
+    parameters = []
+    for name in names + optional:
+        schema = {"type": "string", "minLength": 1, "maxLength": MAX_PARAM}
         if name in _SHAPES:
             schema["pattern"] = f"^{_SHAPES[name][0]}$"
-        return {"name": name, "in": "query", "required": required, "schema": schema}
-
-    return {
-        "parameters": [parameter(name, True) for name in names]
-        + [parameter(name, False) for name in optional],
-        "security": [{"agentKey": []}],
-    }
+        parameters.append(
+            {"name": name, "in": "query", "required": name in names, "schema": schema}
+        )
+    return {"parameters": parameters, "security": [{"agentKey": []}]}
 
 
 def _check(engine: Engine, request: Request) -> Response:

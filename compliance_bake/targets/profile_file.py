@@ -492,7 +492,7 @@ def _operation(
     return replace(base, by_wager=by_wager)
 
 
-def _filled(table: dict[str, Any], values: WagerTable) -> dict[str, Any]:
+def _filled(table: dict[str, object], values: WagerTable) -> dict[str, object]:
     """The operation's table with `values` put into its question (`_put_question`)."""
     return {
         key: _put_question(item, dict(values), key == "body", key == "path")
