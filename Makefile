@@ -173,7 +173,8 @@ wrk:
 bench-service: $(STAMP) wrk
 	$(BIN)/python bench/service_bench.py
 
-## bench-target: `bake snapshot --target` checks/s on 50 x 1,000 against wrk on the same route
+## bench-target: `bake snapshot --target` checks/s on 50 x 1,000 against wrk on the same route,
+## and with the policy's questions against wrk on a boundary question
 bench-target: $(STAMP) wrk
 	$(BIN)/python bench/target_bench.py
 

@@ -38,7 +38,8 @@ MAX_FLOOR_RATIO = 3.0
 NOW = 1_795_320_360  # 2026-11-22T04:06:00Z
 
 
-def _limits(folder: Path) -> None:
+def write_limits(folder: Path) -> None:
+    """limits.json for the generated fixtures in `folder` (the rows the docstring lists)."""
     licences = json.loads((folder / "licences.json").read_text())
     rows = []
     for index, state in enumerate(licences["states"]):
@@ -80,7 +81,7 @@ def main() -> int:
     args = parser.parse_args()
     folder = ROOT / "bench" / ".data" / "policy"
     write_fixtures(folder, *generate(args.states, args.partners, args.seed))
-    _limits(folder)
+    write_limits(folder)
     policy = load_fixtures(folder).policy
     target = InProcessTarget(Engine(policy, NOW))
 

@@ -2,7 +2,7 @@
 
     python bench/target_bench.py [--states 50] [--partners 1000] [--seconds 5] [--repeat 3]
                                  [--service auto|serve|stand-in] [--profile-rows 500000]
-                                 [--profile-only] [--shadow]
+                                 [--profile-only] [--questions-only] [--shadow]
 
 One run does everything:
 1. generates the fixtures (tests/support/gen_fixtures.py) into bench/.data/ (git-ignored);
@@ -20,7 +20,16 @@ One run does everything:
    once through a profile with a POST, a JSON body and a nested answer (the Bun service's shape
    of docs/target-profiles.md), in the same run; CPU (user + sys of the bake process) and wall
    time. Target: the profiled bake at most 1.15x the built-in one, CPU and wall.
-Exits 1 if a target is missed. --profile-only runs step 5 alone (no wrk needed). --shadow bakes
+6. the policy's questions: the same matrix with a limit row per state (bench/policy_bench.py's
+   rows: maximum, fractional minimum, bet types, minimum age, ZIP prefixes on every other
+   state, a partner's own row per hundred partners), --repeat times, paired: wrk on the check
+   route with a boundary question's parameters (the maximum, with bet type, age and ZIP),
+   then the whole `bake snapshot --target URL` through the built-in profile, which asks every
+   boundary question beside the matrix. The bake's rate counts every request it sends (the
+   board's five, the matrix, the questions); CPU (user + sys) and wall of each bake are
+   printed. Target: the bake at least 0.7x wrk's rate.
+Exits 1 if a target is missed. --profile-only runs step 5 alone (no wrk needed),
+--questions-only step 6 alone. --shadow bakes
 step 3 through the built-in profile with a `[shadow]` that asks the same check route (`serve` has
 no shadow mode of its own): two questions per pair, and the bake's rate counts both.
 
@@ -42,6 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -49,7 +59,10 @@ BENCH_DIR = Path(__file__).resolve().parent
 ROOT = BENCH_DIR.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.policy_bench import write_limits  # noqa: E402
 from compliance_bake.inputs.fixtures import load_fixtures  # noqa: E402
+from compliance_bake.policy.amounts import amount_json  # noqa: E402
+from compliance_bake.policy.questions import Kind, boundary_questions  # noqa: E402
 from compliance_bake.targets.http import HttpSettings, HttpTarget  # noqa: E402
 from compliance_bake.targets.interface import CheckRequest  # noqa: E402
 from tests.support.gen_fixtures import generate, write_fixtures  # noqa: E402
@@ -88,6 +101,9 @@ hasLimits = "body.hasLimits"
 """
 KEY_PATTERN = re.compile(r"\b[a-z0-9]{5}\.[A-Za-z0-9_-]{43}\b")
 SECRET = "bench-secret-0123456789abcdef0123456789abcdef"
+# What a bake asks besides the matrix and the questions: /health twice, the board's two checks,
+# the status panel (tests/targets/test_http_target.py counts the checks).
+BOARD_REQUESTS = 5
 
 
 def _free_port() -> int:
@@ -219,6 +235,57 @@ def _shadow_profile(work: Path) -> Path:
     return path
 
 
+def _question_query(fixtures: Path) -> tuple[str, int]:
+    """The check route's query for a boundary question the registry allows (the maximum, with
+    a bet type, an age and a ZIP), and how many questions a bake asks."""
+    policy = load_fixtures(fixtures).policy
+    asked = boundary_questions(policy, int(time.time()))
+    question = next(q.question for q in asked if q.kind == Kind.MAX and q.question.zip_code)
+    assert question.amount is not None
+    fields = {
+        "partner": question.partner,
+        "state": question.state,
+        "wagerType": question.wager_type,
+        "sport": question.sport,
+        "market": question.market,
+        "amount": str(amount_json(question.amount)),
+        "betType": question.bet_type,
+        "age": str(question.age),
+        "zipCode": question.zip_code,
+    }
+    return urllib.parse.urlencode(fields), len(asked)
+
+
+def _questions(args: argparse.Namespace, kind: str) -> bool:
+    """Step 6: wrk on a boundary question against the whole bake that asks every one."""
+    fixtures = BENCH_DIR / ".data" / f"questions-{args.states}x{args.partners}"
+    write_fixtures(fixtures, *generate(args.states, args.partners, 0))
+    write_limits(fixtures)
+    query, questions = _question_query(fixtures)
+    requests = BOARD_REQUESTS + args.states * args.partners + questions
+    print(f"questions: {questions} boundary questions; {requests} requests per bake")
+    ratios = []
+    with tempfile.TemporaryDirectory() as temp:
+        work = Path(temp)
+        process, base, key = _start(kind, fixtures, work)
+        try:
+            for run in range(1, args.repeat + 1):
+                wrk_rate = _wrk(f"{base}/api/compliance/check?{query}", key, args.seconds)
+                wall, cpu = _timed_bake(base, key, fixtures, work / f"out{run}")
+                ratios.append(requests / wall / wrk_rate)
+                print(
+                    f"run {run}: wrk (a question) {wrk_rate:,.0f} req/s | bake snapshot --target "
+                    f"{requests / wall:,.0f} questions/s ({ratios[-1]:.2f}x), wall {wall:.1f} s, "
+                    f"CPU {cpu:.1f} s"
+                )
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    ratio: float = statistics.median(ratios)
+    print(f"median: bake with questions {ratio:.2f}x wrk (target >= {TARGET_RATIO}x)")
+    return ratio >= TARGET_RATIO
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--states", type=int, default=50, help="states in the matrix (50)")
@@ -229,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile-rows", type=int, default=500_000, help="rows (500000)")
     parser.add_argument("--profile-only", action="store_true", help="only the profile cost")
     parser.add_argument("--shadow", action="store_true", help="bake with [shadow]: 2 asks a pair")
+    parser.add_argument("--questions-only", action="store_true", help="only the questions")
     args = parser.parse_args(argv)
     if args.profile_only:
         with tempfile.TemporaryDirectory() as temp:
@@ -236,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("wrk") is None:
         parser.error("wrk is not installed (Debian: apt-get install wrk)")
     kind = args.service if args.service != "auto" else ("serve" if _has_serve() else "stand-in")
+    if args.questions_only:
+        return 0 if _questions(args, kind) else 1
 
     fixtures = BENCH_DIR / ".data" / f"target-{args.states}x{args.partners}"
     write_fixtures(fixtures, *generate(args.states, args.partners, 0))
@@ -281,7 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     with tempfile.TemporaryDirectory() as temp:
         profile_ok = _profile_cost(args.profile_rows, Path(temp))
-    return 0 if bake_ratio >= TARGET_RATIO and profile_ok else 1
+    questions_ok = _questions(args, kind)
+    return 0 if bake_ratio >= TARGET_RATIO and profile_ok and questions_ok else 1
 
 
 if __name__ == "__main__":

@@ -116,6 +116,23 @@ def run_cli(
     )
 
 
+QUESTION_QUERY = (
+    ', sport = "{wager.sport}", market = "{wager.market}", amount = "{wager.amount}", '
+    'betType = "{wager.betType}", age = "{wager.age}", zipCode = "{wager.zipCode}"'
+)
+
+
+def builtin_headline_text() -> str:
+    """The built-in profile without the policy's questions (its [check] query the spec's three
+    parameters, no [questions]): the base of tests of a profile's other keys, which asks the
+    headline questions alone."""
+    from compliance_bake.targets.profile_file import builtin_text
+
+    text = builtin_text()
+    assert QUESTION_QUERY in text and "\n[questions]\n" in text
+    return text.replace(QUESTION_QUERY, "", 1).split("\n# The policy's questions")[0]
+
+
 def bake_deep_demo(out: Path) -> Path:
     """A demo bake with the ZIP-window audit over the demo plays, with the test secret."""
     mp = pytest.MonkeyPatch()

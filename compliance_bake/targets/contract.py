@@ -66,6 +66,12 @@ class CheckAnswer(TypedDict):
     partner: NotRequired[_Echo]
     state: NotRequired[_Echo]
     wagerType: NotRequired[_Echo]  # noqa: N815 - the wire name
+    sport: NotRequired[_Echo]
+    market: NotRequired[_Echo]
+    amount: NotRequired[_Echo]
+    betType: NotRequired[_Echo]  # noqa: N815 - the wire name
+    age: NotRequired[_Echo]
+    zipCode: NotRequired[_Echo]  # noqa: N815 - the wire name
 
 
 @with_config(_STRICT)

@@ -246,10 +246,12 @@ def _request(
     query: dict[str, str] = {}
     todo: list[str] = []
     shared = _obj(_obj(doc.document.get("paths")).get(path)).get("parameters")
-    for parameter in _seq(operation.get("parameters")) + _seq(shared):
-        parameter = doc.resolve(parameter)
+    parameters = [doc.resolve(p) for p in _seq(operation.get("parameters")) + _seq(shared)]
+    # A placeholder fills one parameter, a required one first (serve's `betType` is optional).
+    for parameter in sorted(parameters, key=lambda parameter: not parameter.get("required")):
         where, pname = parameter.get("in"), str(parameter.get("name", ""))
         guess = _placeholder(pname, allowed)
+        guess = None if where == "query" and guess in query.values() else guess
         if where == "path":
             if guess is None:
                 todo.append(f"path parameter {pname} has no placeholder")

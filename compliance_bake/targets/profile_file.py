@@ -470,6 +470,9 @@ def _operation(
     used = _wager_names(table) if name in WAGER_OPERATIONS else set()
     if not used:
         return _compiled(file, name, table)
+    if not wagers and used <= optional:
+        # Each `{wager.NAME}` is a question's field, no [wagers]: a headline question sends none.
+        return _compiled(file, name, _filled(table, {}))
     for wager_type, values in wagers.items():
         for wanted in sorted(used - optional):
             if wanted not in values:
@@ -485,19 +488,20 @@ def _operation(
         where = f"[wagers.{quoted_key(wager_type)}]"
         _path_values(file, name, table.get("path"), values, where)
     by_wager = {
-        wager_type: _compiled(
-            file,
-            name,
-            {
-                key: _put_question(item, dict(values), key == "body", key == "path")
-                if key in _QUESTION
-                else item
-                for key, item in table.items()
-            },
-        )
+        wager_type: _compiled(file, name, _filled(table, values))
         for wager_type, values in wagers.items()
     }
     return replace(base, by_wager=by_wager)
+
+
+def _filled(table: dict[str, object], values: WagerTable) -> dict[str, object]:
+    """The operation's table with `values` put into its question (`_put_question`)."""
+    return {
+        key: _put_question(item, dict(values), key == "body", key == "path")
+        if key in _QUESTION
+        else item
+        for key, item in table.items()
+    }
 
 
 def _compiled(

@@ -21,8 +21,7 @@ import pytest
 
 from compliance_bake.errors import EXIT_BAD_INPUT, EXIT_TARGET_FAILED
 from compliance_bake.targets import routes
-from compliance_bake.targets.profile_file import builtin_text
-from tests.conftest import NOW, diagnostics, invoke, run_cli
+from tests.conftest import NOW, builtin_headline_text, diagnostics, invoke, run_cli
 from tests.targets.fault_server import AGENT_KEY, FaultServer
 
 KEY_ENV = {"COMPLIANCE_AGENT_KEY": AGENT_KEY}
@@ -55,8 +54,9 @@ def _profile(tmp_path: Path, text: str, name: str = "profile.toml") -> Path:
 
 
 def _with(section: str, line: str) -> str:
-    """The built-in profile with `line` added at the start of `[section]`."""
-    return builtin_text().replace(f"[{section}]\n", f"[{section}]\n{line}\n", 1)
+    """The built-in profile (without its questions) with `line` added at the start of
+    `[section]`."""
+    return builtin_headline_text().replace(f"[{section}]\n", f"[{section}]\n{line}\n", 1)
 
 
 # -- item 6: a profile or an OpenAPI document that is not a regular file ---------------------
@@ -94,7 +94,7 @@ def test_an_openapi_document_that_is_not_a_regular_file_is_refused_not_read(
 
 
 def test_an_oversize_profile_is_refused(tmp_path: Path, server: FaultServer) -> None:
-    path = _profile(tmp_path, builtin_text() + "#" * (2 * 1024 * 1024))
+    path = _profile(tmp_path, builtin_headline_text() + "#" * (2 * 1024 * 1024))
     code, _, stderr = _check(server, path)
     assert code == EXIT_BAD_INPUT and "over the 1 MiB limit" in _line(stderr)
 
@@ -102,7 +102,7 @@ def test_an_oversize_profile_is_refused(tmp_path: Path, server: FaultServer) -> 
 def test_control_a_profile_and_a_document_as_regular_files_are_read(
     tmp_path: Path, server: FaultServer
 ) -> None:
-    code, stdout, stderr = _check(server, _profile(tmp_path, builtin_text()))
+    code, stdout, stderr = _check(server, _profile(tmp_path, builtin_headline_text()))
     assert code == 0 and "ALLOWED (200) node-bay-01" in stdout, stderr
     document = tmp_path / "openapi.json"
     document.write_text(json.dumps({"paths": {"/health": {"get": {}}}}))
@@ -129,7 +129,7 @@ def test_toml_nested_3000_deep_is_bad_input(tmp_path: Path, server: FaultServer,
 
 
 def test_control_a_body_nested_a_few_levels_loads(tmp_path: Path, server: FaultServer) -> None:
-    text = builtin_text().replace(
+    text = builtin_headline_text().replace(
         '[check]\nmethod = "GET"', '[check]\nmethod = "POST"\nbody.a.b.c = "{partner}"', 1
     )
     code, _, stderr = _check(server, _profile(tmp_path, text))
@@ -165,7 +165,7 @@ def test_control_a_plain_partner_fills_the_header(tmp_path: Path, server: FaultS
 
 # -- item 13: a path-unsafe placeholder value ------------------------------------------------
 
-PATH_PROFILE = builtin_text().replace(
+PATH_PROFILE = builtin_headline_text().replace(
     'path = "/api/compliance/check"', 'path = "/api/compliance/{partner}/check"', 1
 )
 
@@ -226,7 +226,7 @@ def test_an_expression_that_doubles_its_value_40_times_is_refused_at_load(
 ) -> None:
     """Failed before: 2**40 leaves; out of memory, and under --explain a SIGSEGV."""
     doubling = "body.runtime" + " | [@, @]" * 40
-    text = builtin_text().replace('runtime = "body.runtime"', f'runtime = "{doubling}"', 1)
+    text = builtin_headline_text().replace('runtime = "body.runtime"', f'runtime = "{doubling}"', 1)
     args = ("bake", "snapshot", "--target", server.url, "--target-profile")
     result = run_cli(
         *args,
@@ -246,7 +246,7 @@ def test_control_a_few_doublings_fail_the_target_with_a_short_message(
     tmp_path: Path, server: FaultServer
 ) -> None:
     doubling = "body.runtime" + " | [@, @]" * 8
-    text = builtin_text().replace('runtime = "body.runtime"', f'runtime = "{doubling}"', 1)
+    text = builtin_headline_text().replace('runtime = "body.runtime"', f'runtime = "{doubling}"', 1)
     args = ("check", "--target", server.url, "--target-profile", str(_profile(tmp_path, text)))
     # `check` asks no /health: a bake does, and says what the expression yielded.
     args = ("bake", "snapshot", *args[1:], "--out", str(tmp_path / "out"), "--now", NOW)
@@ -282,7 +282,7 @@ def test_a_message_builds_no_more_of_a_value_than_it_shows() -> None:
 
 
 def _wager_path_profile(tmp_path: Path, sport: str) -> Path:
-    text = builtin_text().replace(
+    text = builtin_headline_text().replace(
         'path = "/api/compliance/check"', 'path = "/api/compliance/{wager.sport}/check"', 1
     )
     text += f'\n[wagers."basketball.totals"]\nsport = {json.dumps(sport)}\n'

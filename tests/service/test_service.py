@@ -77,6 +77,55 @@ def test_check_allowed_and_blocked_echo_the_question(service: Service) -> None:
     }
 
 
+QUESTION = {**ALLOWED, "sport": "basketball", "market": "totals", "betType": "straight"}
+
+
+@pytest.mark.parametrize(
+    ("sent", "reason"),
+    [
+        ({"amount": "5000"}, None),
+        ({"amount": "5000.01"}, "Exceeds max wager $5000"),
+        ({"amount": "1"}, None),
+        ({"amount": "0.99"}, "Below min wager $1"),
+        ({"amount": "100", "betType": "teaser"}, "Bet type 'teaser' not allowed in MA"),
+        ({"amount": "100", "age": "21"}, None),
+        ({"amount": "100", "age": "20"}, "Minimum age 21 required in MA (got 20)"),
+    ],
+)
+def test_a_check_with_the_question_s_fields_is_that_whole_question_echoed(
+    service: Service, sent: dict[str, str], reason: str | None
+) -> None:
+    """The demo registry's MA basketball.totals row (5000 to 1, straight or parlay, 21)
+    decides; the spec's three parameters alone allow every one of these."""
+    asked = {**QUESTION, **sent}
+    status, headers, body = service.authed(CHECK, asked)
+    expected = {"allowed": reason is None, "status": status, **asked}
+    assert status == (200 if reason is None else 403) and headers["cache-control"] == "no-store"
+    assert json.loads(body) == expected | ({} if reason is None else {"reason": reason})
+
+
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("amount=12.345", "amount must be a number of whole cents"),
+        ("amount=-1", "amount must be a number of whole cents"),
+        ("amount=1e3", "amount must be a number of whole cents"),
+        ("amount=1&amount=2", "amount is repeated"),
+        ("age=twenty", "age must be a whole number of years"),
+        ("age=21.5", "age must be a whole number of years"),
+        ("zipCode=7030", "zipCode must be 5 digits"),
+        ("betType=", "betType must be 1 to 128"),
+        ("Amount=1", "unknown query parameter Amount"),
+    ],
+)
+def test_a_bad_question_field_is_400_naming_it(service: Service, query: str, says: str) -> None:
+    path = f"{CHECK}?{urlencode(ALLOWED)}&{query}"
+    status, _, body = service.get(path, {"Authorization": f"Bearer {service.key}"})
+    assert status == 400
+    error = json.loads(body)["error"]
+    assert error["code"] == "bad_request" and says in error["message"], error
+
+
 def test_unregulated_state_is_a_block_not_an_error(service: Service) -> None:
     status, _, body = service.authed(CHECK, {**ALLOWED, "state": "TX"})
     assert status == 403 and json.loads(body)["reason"] == "Partner not licensed in TX"
@@ -219,7 +268,11 @@ def test_openapi_documents_the_contract(service: Service) -> None:
     doc = json.loads(body)
     assert status == 200 and doc["openapi"].startswith("3.")
     check = doc["paths"][CHECK]["get"]
-    assert [p["name"] for p in check["parameters"]] == ["partner", "state", "wagerType"]
+    named = {p["name"]: p["required"] for p in check["parameters"]}
+    assert named == {"partner": True, "state": True, "wagerType": True} | dict.fromkeys(
+        ("sport", "market", "amount", "betType", "age", "zipCode"), False
+    )
+    assert set(doc["components"]["schemas"]["CheckAnswer"]["properties"]) >= set(named)
     assert set(check["responses"]) >= {"200", "400", "401", "403"}
     assert check["security"] == [{"agentKey": []}]
     assert doc["components"]["securitySchemes"]["agentKey"]["scheme"] == "bearer"

@@ -2,7 +2,8 @@
 
 Raw asyncio sockets, not a web framework, so it can do what no framework lets a handler do: lie
 in Content-Length and hang up, hang forever, send a body without a length. Unless told to
-misbehave it answers as docs/service-api.md says, over the real `Engine` and the demo fixtures.
+misbehave it answers as docs/service-api.md says, over the real `Engine` and the demo fixtures
+(the policy's questions included).
 With `spec_only=True` it answers with exactly the specification's shapes and nothing more:
 `{ok, states}`, `{allowed, status}` and the status panel's four fields (no runtime, no echo, no
 reason), the minimal valid target. With `shape="path"` it is a service of other choices, reached
@@ -29,6 +30,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.resources import demo_fixtures_dir
+from compliance_bake.service.app import QUESTION, question_of
 from compliance_bake.targets.engine import Engine
 
 AGENT_KEY = "tstky.secret-part-of-the-agent-key-0123456789abcdefgh"
@@ -94,7 +96,7 @@ class FaultServer:
         spec_only: bool = False,
         shape: str = "builtin",
     ) -> None:
-        self.engine = Engine(load_fixtures(demo_fixtures_dir()).registry)
+        self.engine = Engine(load_fixtures(demo_fixtures_dir()).policy)
         self.key = key
         self.host = host
         self.spec_only = spec_only
@@ -295,11 +297,15 @@ class FaultServer:
             return 200, {"ok": health.ok, "states": list(health.states), "runtime": RUNTIME}
         if seen.path == "/api/compliance/check":
             partner, state, wager = one("partner"), one("state"), one("wagerType")
-            decision = self.engine.check(partner, state, wager)
+            sent = {name: one(name) for name in QUESTION if name in seen.query}
+            if sent:  # a policy question, as `serve` takes it
+                decision = self.engine.ask(question_of(partner, state, wager, sent))
+            else:
+                decision = self.engine.check(partner, state, wager)
             if self.spec_only:
                 return decision.status, {"allowed": decision.allowed, "status": decision.status}
             answer = {**decision.as_json(), "partner": partner, "state": state, "wagerType": wager}
-            return decision.status, answer
+            return decision.status, answer | sent
         if seen.path == "/api/compliance/status":
             return 200, self._panel(one("state"), one("partner"))
         return 404, _error("not_found", "no such route")

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,6 +61,11 @@ def _report(out: Path) -> dict[str, object]:
     return json.loads((out / "api" / "compliance.json").read_text())
 
 
+def _policy(out: Path) -> dict[str, Any]:
+    policy: dict[str, Any] = json.loads((out / "registry" / "compliance-policy.json").read_text())
+    return policy
+
+
 def test_a_bake_over_http_matches_the_in_process_bake(
     server: FaultServer, tmp_path: Path, prebaked: tuple[Path, object]
 ) -> None:
@@ -77,7 +83,12 @@ def test_a_bake_over_http_matches_the_in_process_bake(
     assert remote["shadow"]["proof"]["bunVersion"] == RUNTIME  # type: ignore[index]
     assert remote["integrity"]["proof"]["bunVersion"] == RUNTIME  # type: ignore[index]
     checks = server.requests_to(CHECK)
-    assert len(checks) == 2 + 8  # two board checks, the 2 x 4 matrix
+    headline = [seen for seen in checks if "sport" not in seen.query]
+    assert len(headline) == 2 + 8  # two board checks, the 2 x 4 matrix
+    # and the policy's questions, each once, recorded as the in-process bake records them
+    questions = _policy(prebaked[0])["questions"]
+    assert len(checks) - len(headline) == len(questions) > 0
+    assert _policy(out)["questions"] == questions
     assert {seen.headers.get("authorization") for seen in checks} == {f"Bearer {AGENT_KEY}"}
     # Neither the URL's password nor the agent key is printed or written anywhere.
     written = b"".join(data for _, data in snapshot_tree(out).values())
@@ -182,7 +193,8 @@ def test_500_then_200_is_retried_and_the_bake_succeeds(server: FaultServer, tmp_
     server.fault(CHECK, "status", times=2, code=500)
     result = _bake(server.url, tmp_path / "out", "--retries", "3")
     assert result.exit_code == 0, result.stderr  # type: ignore[attr-defined]
-    assert len(server.requests_to(CHECK)) == 10 + 2
+    headline = [seen for seen in server.requests_to(CHECK) if "sport" not in seen.query]
+    assert len(headline) == 10 + 2
 
 
 def test_429_with_retry_after_is_honoured(server: FaultServer, tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ import json
 import pytest
 
 from compliance_bake.errors import InputError
-from compliance_bake.targets.profile_file import builtin_text, parse_profile
+from compliance_bake.targets.profile_file import parse_profile
+from tests.conftest import builtin_headline_text
 
 CHECK = """
 [check]
@@ -41,7 +42,7 @@ live = false
 
 
 def _profile(check: str = CHECK, wagers: str = WAGERS, extra: str = "") -> str:
-    base = builtin_text()
+    base = builtin_headline_text()
     head, rest = base.split("[check]", 1)
     status = rest[rest.index("[status]") :]
     return head + check + "\n" + status + extra + wagers
@@ -104,3 +105,22 @@ def test_shadow_takes_the_keys_of_check_and_nothing_else() -> None:
         bad = shadow.replace('status = "body.status"', 'status = "body.status"\nruntime = "b"')
         parse_profile(_profile(extra=bad), "p.toml")
     assert "unknown key [shadow] runtime" in caught.value.message
+
+
+def test_the_built_in_profile_asks_a_headline_question_with_none_of_the_question_s_fields() -> None:
+    """Every `{wager.NAME}` of its [check] is mapped by [questions] and it has no [wagers]
+    table: the headline check sends the spec's three parameters, a question its own fields."""
+    from compliance_bake.policy.model import Question
+    from compliance_bake.targets.http import HttpTarget
+    from compliance_bake.targets.profile_file import builtin_profile
+
+    check = builtin_profile().check
+    values = _values("basketball.totals")
+    assert check.for_wager("basketball.totals").target(values) == (
+        "/api/compliance/check?partner=p%201&state=MA&wagerType=basketball.totals"
+    )
+    builtin_profile().missing_wagers(["basketball.totals", "soccer.moneyline"])  # none missing
+    question = Question("MA", "p 1", "basketball", "totals", age=20)
+    with HttpTarget("http://127.0.0.1:9") as target:  # never connects
+        asked = target._question_operation(check, question).target(values)
+    assert asked.endswith("wagerType=basketball.totals&sport=basketball&market=totals&age=20")
