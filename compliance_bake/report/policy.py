@@ -23,7 +23,6 @@ passed.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -280,13 +279,3 @@ def failing_groups(doc: Mapping[str, Any]) -> list[tuple[str, int, str]]:
         if found:
             groups.append((KINDS[kind], len(found), question_words(found[0])))
     return groups
-
-
-def by_rule(record: PolicyRecord) -> Counter[str]:
-    """The failing questions counted by their kind's words: the terminal's table."""
-    counts: Counter[str] = Counter()
-    for question in record.failing_questions():
-        for kind in question.kinds:
-            if SEVERITY[kind] == FAIL:
-                counts[KINDS[kind]] += 1
-    return counts

@@ -41,6 +41,7 @@ UNTYPED: dict[str, Use] = {
     ),
     "inputs/models.py": Use(JSON_IN, 1, "GeoProfile.from_json: a geo profile as parsed"),
     "report/models.py": Use(JSON_IN, 10, "each model's from_json: a document past its schema"),
+    "report/disagreements.py": Use(JSON_IN, 1, "a snapshot's shadow row as parsed, named"),
     "report/layout.py": Use(JSON_IN, 1, "render_files of a snapshot read from a file"),
     "report/portal.py": Use(
         JSON_IN,
