@@ -1,8 +1,8 @@
 """A missing file is worded once, where it is read: `read_regular_file(..., missing=...)` takes
 the caller's words (what the file is, and how to give it), and `read_if_present` answers None for
 a file whose absence is an answer. So no caller of `read_regular_file` wraps it in an `except` of
-FileNotFoundError (or NotADirectoryError) with a wording of its own, which is how the callers'
-words for one job drifted apart (issue 46, item 1). The package's source is parsed, and every
+FileNotFoundError (or NotADirectoryError) with a wording of its own, where the callers' words
+for one job would drift apart. The package's source is parsed, and every
 `try` whose body calls `read_regular_file` and whose handlers catch either error is listed; only
 the opener itself (`inputs/files.py`, where `read_if_present` is that catch) may hold one.
 """
