@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import re
 
-PHASE_LINE = re.compile(r"compliance-bake: [a-z]+: ([a-z]+ [\d,.]+ s|done in [\d,.]+ s)")
+# A phase's end, the run's total, and the heartbeat of a phase still running (cli/phases.py),
+# which a loaded machine prints during a slow start (a JVM's).
+PHASE_LINE = re.compile(
+    r"compliance-bake: [a-z]+: ([a-z]+ [\d,.]+ s|[a-z]+ still running, [\d,.]+ s|done in [\d,.]+ s)"
+)
 
 
 def diagnostics(stderr: str) -> str:
