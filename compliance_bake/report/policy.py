@@ -22,7 +22,6 @@ passed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -39,6 +38,7 @@ from compliance_bake.policy.recorded import (
     registry_json,
 )
 from compliance_bake.progress import NoProgress, ProgressSink
+from compliance_bake.report.disagreements import reason_words
 from compliance_bake.report.shadow import answered
 from compliance_bake.targets.interface import Target
 
@@ -257,12 +257,7 @@ def question_words(doc: Mapping[str, Any]) -> str:
               if key in asked]  # fmt: skip
     expected, real, shadow = doc["expected"], doc["real"], doc["shadow"]
     registry = "allows" if expected["allowed"] else f"blocks ({expected['rule']})"
-    if real["allowed"]:
-        service = "allows"
-    elif real["reason"] is None:
-        service = "blocks (no reason given)"
-    else:
-        service = f"blocks ({json.dumps(real['reason'], ensure_ascii=False)})"
+    service = "allows" if real["allowed"] else f"blocks ({reason_words(real['reason'])})"
     said = "" if shadow is None else f", its shadow {'allows' if shadow['allowed'] else 'blocks'}"
     return (
         f"{doc['state']} {doc['partner']} {doc['kind']} ({', '.join(parts)}): registry "

@@ -11,8 +11,8 @@ first opened through the opener's `open_regular`, which refuses anything but a r
 blocking: audit/plays_source's head read and audit/plays_input's regular_file; standard input, `-`,
 is a pipe or a regular file redirected in (a terminal or a named FIFO is refused), and only its
 spooled copy is read after). An allowed call that no longer exists fails too, so the list stays the
-list of what is there. Before the fix, the log's checkpoint, out/log/'s files, the attestation, the
-licences re-read and the served files were opened here, outside the opener.
+list of what is there. The log's checkpoint, out/log/'s files, the attestation, the licences
+re-read and the served files are inputs too, read through the opener.
 """
 
 from __future__ import annotations

@@ -241,11 +241,10 @@ def test_a_fifo_or_a_device_as_plays_is_refused_at_once(tmp_path: Path, kind: st
 def test_a_fifo_plays_path_is_refused_on_every_engine_and_form(
     tmp_path: Path, engine: str, form: str
 ) -> None:
-    """Failed before: a FIFO reached the plays file's head read (`path.open`), which waits for a
-    writer for ever, on Spark and through `file://` on DuckDB; every reader of a plays file now
-    opens it through the one opener (inputs/files.open_regular). A named FIFO redirected in as
-    `-` (the shell's `< fifo`, a writer holding it open) was spooled and audited; it is refused
-    as its path is."""
+    """A FIFO as plays waits for a writer for ever if opened as a file (`path.open`): every
+    reader of a plays file, on every engine and form, opens it through the one opener
+    (inputs/files.open_regular), which refuses it at once. A named FIFO redirected in as `-`
+    (the shell's `< fifo`, a writer holding it open) is refused as its path is."""
     fifo = tmp_path / "plays.csv"
     os.mkfifo(fifo)
     given = {"path": str(fifo), "file:": f"file://{fifo}"}.get(form, "-")

@@ -80,7 +80,7 @@ def test_the_one_strictness_predicate_judges_as_the_strict_parser(raw: str) -> N
 
 
 def test_a_lone_surrogate_in_a_key_is_a_strictness_problem() -> None:
-    # Failed before: the answers' predicate walked the values only.
+    # The one predicate walks keys as well as values.
     assert strict_problem({"ok": {"\ud800": 1}}) == "a lone surrogate in a key at .ok"
     assert strict_problem([{"a": 1.5}]) == "1.5 is not a whole number at [0].a"
     assert strict_problem({"a": ["x", None, 2**63]}) is None

@@ -87,7 +87,7 @@ def test_verify_with_a_log_at_a_url(served: tuple[str, Path, list[str]]) -> None
 
 
 def test_log_verify_and_log_show_at_a_url(served: tuple[str, Path, list[str]]) -> None:
-    """Failed before: `log verify --json` printed the URL with its password as `log`."""
+    """`log verify --json` names the log by its URL without the password (its `log` field)."""
     base, root, heads = served
     heads.clear()
     verified = log_verify(f"{base}/tlog", root / "operator.pub.pem")
