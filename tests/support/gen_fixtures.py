@@ -23,59 +23,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from compliance_bake.inputs.jurisdictions import NAMES
 from compliance_bake.inputs.zipindex import ZipPlace, zip_index
 
+# The fifty states, in the order of their names (the order decides the fixtures' bytes): the ZIP
+# index's jurisdictions without DC and the territories.
+_NOT_STATES = frozenset({"AS", "DC", "GU", "MP", "PR", "VI"})
 US_STATES: dict[str, str] = {
-    "AL": "Alabama",
-    "AK": "Alaska",
-    "AZ": "Arizona",
-    "AR": "Arkansas",
-    "CA": "California",
-    "CO": "Colorado",
-    "CT": "Connecticut",
-    "DE": "Delaware",
-    "FL": "Florida",
-    "GA": "Georgia",
-    "HI": "Hawaii",
-    "ID": "Idaho",
-    "IL": "Illinois",
-    "IN": "Indiana",
-    "IA": "Iowa",
-    "KS": "Kansas",
-    "KY": "Kentucky",
-    "LA": "Louisiana",
-    "ME": "Maine",
-    "MD": "Maryland",
-    "MA": "Massachusetts",
-    "MI": "Michigan",
-    "MN": "Minnesota",
-    "MS": "Mississippi",
-    "MO": "Missouri",
-    "MT": "Montana",
-    "NE": "Nebraska",
-    "NV": "Nevada",
-    "NH": "New Hampshire",
-    "NJ": "New Jersey",
-    "NM": "New Mexico",
-    "NY": "New York",
-    "NC": "North Carolina",
-    "ND": "North Dakota",
-    "OH": "Ohio",
-    "OK": "Oklahoma",
-    "OR": "Oregon",
-    "PA": "Pennsylvania",
-    "RI": "Rhode Island",
-    "SC": "South Carolina",
-    "SD": "South Dakota",
-    "TN": "Tennessee",
-    "TX": "Texas",
-    "UT": "Utah",
-    "VT": "Vermont",
-    "VA": "Virginia",
-    "WA": "Washington",
-    "WV": "West Virginia",
-    "WI": "Wisconsin",
-    "WY": "Wyoming",
+    code: name
+    for code, name in sorted(NAMES.items(), key=lambda item: item[1])
+    if code not in _NOT_STATES
 }
 REQUIRED_STATES = ("MA", "NJ")
 LICENSED_STATE = "MA"  # partner 0 holds an active licence here
