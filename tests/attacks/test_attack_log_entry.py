@@ -2,8 +2,8 @@
 operator holding the signing key who logs an entry that contradicts the snapshot (a production
 URL as the target of a rehearsal bake, `verdict.ok` true for a failing one, another time, an
 extra field), re-signed so that the inclusion proof and the checkpoint verify, is caught: the
-field is named. Before the fix, `target`, `verdict.ok` and extra fields were not compared and
-such an entry verified like the honest one (exit 0)."""
+field is named. A check that compared fewer fields would let such an entry verify like the
+honest one (exit 0)."""
 
 from __future__ import annotations
 

@@ -2,9 +2,9 @@
 device or a link where the tool expects a file is refused in one line, never waited on, never
 followed and never read without end.
 
-Before the fix: `verify` hung on a FIFO `out/log/checkpoint`, ran out of memory on
+A plain `open()` would hang `verify` on a FIFO `out/log/checkpoint`, run out of memory on
 `out/log/inclusion.json` linked to /dev/zero (here: MemoryError under a 3 GiB address-space
-limit, exit 4), and `bake --log` hung on a FIFO checkpoint in the log (here: killed by the
+limit, exit 4), and hang `bake --log` on a FIFO checkpoint in the log (here: killed by the
 test's timeout). A hang is caught by a generous subprocess timeout, not a timed assertion.
 """
 

@@ -2,9 +2,9 @@
 proof in the same swap, and an append that fails or is killed at any step leaves `out/` as it
 was and the log verifying; a failed append leaves no entry file that no checkpoint names.
 
-Before the fix the bake published `out/` first and appended after: an append that failed
-(exit 2) or was killed left `out/` holding the new signed snapshot without `out/log/`, which
-`verify out --public-key` called verified, and a stray entry bundle in the log.
+Publishing `out/` first and appending after would let an append that failed (exit 2) or was
+killed leave `out/` holding the new signed snapshot without `out/log/`, which
+`verify out --public-key` would call verified, and a stray entry bundle in the log.
 
 The steps of an append into a log of one entry (`_COMPLIANCE_BAKE_CRASH_AT=log:N`, N from 1):
 the entry bundle staged (1) and renamed (2), the level-0 tile (3, 4), the checkpoint (5, 6),

@@ -1,7 +1,7 @@
 """`serve --log DIR` never publishes a file from outside the log: a symlink planted in the log
 folder (a tile, a tile folder, the checkpoint) pointing at the operator's private signing key is
-answered 404, as the baked `out/` already is. Before the fix, `GET /log/tile/0/005` answered 200
-with `-----BEGIN PRIVATE KEY-----` (the log was read through a reader that follows links)."""
+answered 404, as the baked `out/` already is. A reader that follows links would answer
+`GET /log/tile/0/005` with 200 and `-----BEGIN PRIVATE KEY-----`."""
 
 from __future__ import annotations
 

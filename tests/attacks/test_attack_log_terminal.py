@@ -1,7 +1,7 @@
 """`log verify` lists the entries' fields escaped: an entry whose `generatedAt` or `target`
 carries an OSC hyperlink, a window-title change, a C1 CSI or a bidi override reaches the
-regulator's terminal as visible `\\xNN` / `\\uNNNN` text. Before the fix the line printed them raw
-(the ESC, BEL, C1 and U+202E bytes were in the output)."""
+regulator's terminal as visible `\\xNN` / `\\uNNNN` text. A line printed unescaped would
+hold the ESC, BEL, C1 and U+202E bytes, which the tests look for."""
 
 from __future__ import annotations
 

@@ -52,7 +52,7 @@ MALFORMED = {
 
 @pytest.mark.parametrize("name", list(MALFORMED))
 def test_a_malformed_document_is_never_a_bug(tmp_path: Path, name: str) -> None:
-    """Failed before: TypeError or AttributeError, exit 4. A part of the wrong type now reads
+    """Never a TypeError or AttributeError (exit 4): a part of the wrong type reads
     as absent: the draft is written, that part a TODO."""
     code, stdout, stderr = _draft(tmp_path, MALFORMED[name])
     assert code == 0, stderr
@@ -72,7 +72,8 @@ EMOJI_PATH = "/v1/\U0001f3b2/check/{partner}"
 
 
 def test_a_path_with_an_emoji_is_drafted_as_toml_that_loads(tmp_path: Path) -> None:
-    """Failed before: json.dumps wrote the emoji as a surrogate pair, which TOML rejects."""
+    """The emoji is written as itself: json.dumps would write a surrogate pair, which TOML
+    rejects."""
     document = {"paths": {EMOJI_PATH: {"get": {"parameters": [{"in": "path", "name": "partner"}]}}}}
     code, stdout, stderr = _draft(tmp_path, document)
     assert code == 0, stderr
@@ -90,8 +91,8 @@ HOSTILE_NAME = 'id\n[auth]\nheader = "X-Evil"\x1b]0;PWNED\x07\u202e'
 
 
 def test_a_parameter_name_cannot_end_its_comment_or_reach_the_terminal(tmp_path: Path) -> None:
-    """Failed before: the name ended the `# TODO` comment, started an [auth] table of its own
-    and carried ESC and BEL to stdout."""
+    """The name cannot end the `# TODO` comment, start an [auth] table of its own or carry ESC
+    and BEL to stdout."""
     parameters = [{"in": "path", "name": HOSTILE_NAME}]
     document = {"paths": {"/check/{" + HOSTILE_NAME + "}": {"get": {"parameters": parameters}}}}
     code, stdout, stderr = _draft(tmp_path, document)
@@ -126,8 +127,8 @@ def _self_referencing(properties: int) -> dict[str, Any]:
 def test_a_request_body_that_references_itself_is_drafted_with_bounded_work(
     tmp_path: Path,
 ) -> None:
-    """Failed before: 12 properties that reference their own schema made 12**8 keys (over 60 s,
-    no output). The schema is drafted once, its references to itself TODOs."""
+    """12 properties that reference their own schema would make 12**8 keys if expanded. The
+    schema is drafted once, its references to itself TODOs."""
     code, stdout, stderr = _draft(tmp_path, _self_referencing(12))
     assert code == 0, stderr
     body = tomllib.loads(stdout)["check"]["body"]

@@ -43,7 +43,7 @@ def _explain(server: FaultServer) -> tuple[int, str]:
 
 
 def test_explain_shows_a_hostile_answer_s_headers_and_body_escaped(server: FaultServer) -> None:
-    """Failed before: `X-Note: ESC]0;PWNED BEL` and the body's OSC 8 link reached stderr raw."""
+    """`X-Note: ESC]0;PWNED BEL` and the body's OSC 8 link reach stderr escaped, never raw."""
     # Raw control characters make the body invalid JSON: the answer fails (exit 3) after
     # --explain has shown it.
     body = '{"allowed": true, "status": 200, "note": "' + OSC_LINK + '"}'
@@ -92,8 +92,8 @@ def _diff_markdown(server: FaultServer, tmp_path: Path, runtime: str) -> str:
 def test_diff_markdown_shows_a_hostile_runtime_as_literal_text(
     server: FaultServer, tmp_path: Path
 ) -> None:
-    """Failed before: the runtime added a second verdict line, a heading, a raw <img>, a live
-    link and an image to the Markdown."""
+    """The runtime adds no second verdict line, heading, raw <img>, live link or image to the
+    Markdown."""
     markdown = _diff_markdown(server, tmp_path, HOSTILE_RUNTIME)
     lines = markdown.splitlines()
     assert len([line for line in lines if line.startswith("- verdict:")]) == 1

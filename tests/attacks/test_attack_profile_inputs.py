@@ -59,7 +59,7 @@ def _with(section: str, line: str) -> str:
     return builtin_headline_text().replace(f"[{section}]\n", f"[{section}]\n{line}\n", 1)
 
 
-# -- item 6: a profile or an OpenAPI document that is not a regular file ---------------------
+# -- a profile or an OpenAPI document that is not a regular file -------------------------------
 
 
 def _not_files(tmp_path: Path) -> dict[str, Path]:
@@ -74,7 +74,8 @@ def _not_files(tmp_path: Path) -> dict[str, Path]:
 def test_a_profile_that_is_not_a_regular_file_is_refused_not_read(
     tmp_path: Path, server: FaultServer, kind: str
 ) -> None:
-    """Failed before: a FIFO hung (open waits for a writer), /dev/zero ended in MemoryError."""
+    """A FIFO is refused, not waited on (open waits for a writer); /dev/zero is refused, not read
+    until MemoryError."""
     path = _not_files(tmp_path)[kind]
     args = ("check", "--target", server.url, "--target-profile", str(path), *FAST, *QUESTION)
     result = run_cli(*args, env={**os.environ, **KEY_ENV})
@@ -110,7 +111,7 @@ def test_control_a_profile_and_a_document_as_regular_files_are_read(
     assert drafted.exit_code == 0 and "[health]" in drafted.stdout
 
 
-# -- item 7: TOML nested 3,000 deep ----------------------------------------------------------
+# -- TOML nested 3,000 deep --------------------------------------------------------------------
 
 NESTED = {
     "arrays": "[check]\nx = " + "[" * 3000 + "]" * 3000 + "\n",
@@ -121,7 +122,8 @@ NESTED = {
 
 @pytest.mark.parametrize("name", list(NESTED))
 def test_toml_nested_3000_deep_is_bad_input(tmp_path: Path, server: FaultServer, name: str) -> None:
-    """Failed before: RecursionError in tomllib (arrays, inline tables), exit 4."""
+    """Nesting deep enough for tomllib's RecursionError (arrays, inline tables) is bad input,
+    not exit 4."""
     code, _, stderr = _check(server, _profile(tmp_path, NESTED[name]))
     assert code == EXIT_BAD_INPUT, stderr
     assert "nested deeper" in _line(stderr)
@@ -138,7 +140,7 @@ def test_control_a_body_nested_a_few_levels_loads(tmp_path: Path, server: FaultS
     assert seen.method == "POST"
 
 
-# -- item 7: a partner id with CR/LF through a header placeholder -----------------------------
+# -- a partner id with CR/LF through a header placeholder --------------------------------------
 
 HEADER_PROFILE = _with("check", 'headers = { X-Partner = "{partner}" }')
 
@@ -147,7 +149,7 @@ HEADER_PROFILE = _with("check", 'headers = { X-Partner = "{partner}" }')
 def test_a_partner_with_a_control_character_is_bad_input_and_never_sent(
     tmp_path: Path, server: FaultServer, partner: str
 ) -> None:
-    """Failed before: aiohttp's ValueError (a newline in a header), exit 4."""
+    """A newline meant for a header is bad input, not aiohttp's ValueError (exit 4)."""
     question = ("--partner", partner, "--state", "MA", "--wager-type", "basketball.totals")
     code, _, stderr = _check(server, _profile(tmp_path, HEADER_PROFILE), *question)
     assert code == EXIT_BAD_INPUT, stderr
@@ -163,7 +165,7 @@ def test_control_a_plain_partner_fills_the_header(tmp_path: Path, server: FaultS
     assert seen.headers["x-partner"] == "node-bay-01"
 
 
-# -- item 13: a path-unsafe placeholder value ------------------------------------------------
+# -- a path-unsafe placeholder value -----------------------------------------------------------
 
 PATH_PROFILE = builtin_headline_text().replace(
     'path = "/api/compliance/check"', 'path = "/api/compliance/{partner}/check"', 1
@@ -174,7 +176,8 @@ PATH_PROFILE = builtin_headline_text().replace(
 def test_a_dot_segment_partner_is_refused_before_the_key_is_sent(
     tmp_path: Path, server: FaultServer, partner: str
 ) -> None:
-    """Failed before: `check --partner ..` sent GET /api/compliance/../check with the key."""
+    """`check --partner ..` is refused before any request: GET /api/compliance/../check, with
+    the key, would leave the route."""
     question = ("--partner", partner, "--state", "MA", "--wager-type", "basketball.totals")
     code, _, stderr = _check(server, _profile(tmp_path, PATH_PROFILE), *question)
     assert code == EXIT_BAD_INPUT, stderr
@@ -188,7 +191,7 @@ def test_control_a_partner_fills_its_path_segment(tmp_path: Path, server: FaultS
     assert [seen.path for seen in server.seen] == ["/api/compliance/node-bay-01/check"]
 
 
-# -- item 7: /health states that are not state codes -----------------------------------------
+# -- /health states that are not state codes ---------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -202,7 +205,8 @@ def test_control_a_partner_fills_its_path_segment(tmp_path: Path, server: FaultS
 def test_health_states_that_are_not_state_codes_fail_the_target(
     tmp_path: Path, server: FaultServer, states: list[str], says: str
 ) -> None:
-    """Failed before: "the report fails its schema ... this is a bug", exit 4."""
+    """A health answer with such states is the target's failure (exit 3), not "the report fails
+    its schema ... this is a bug" (exit 4)."""
     server.fault("/health", "raw", body=json.dumps({"ok": True, "states": states}).encode())
     args = ("bake", "snapshot", "--target", server.url, "--out", str(tmp_path / "out"))
     result = invoke(*args, "--now", NOW, *FAST, env=KEY_ENV)
@@ -218,13 +222,14 @@ def test_control_health_states_as_codes_bake(tmp_path: Path, server: FaultServer
     assert result.exit_code == 0, result.stderr
 
 
-# -- item 13: a JMESPath that doubles its value ----------------------------------------------
+# -- a JMESPath that doubles its value ---------------------------------------------------------
 
 
 def test_an_expression_that_doubles_its_value_40_times_is_refused_at_load(
     tmp_path: Path, server: FaultServer
 ) -> None:
-    """Failed before: 2**40 leaves; out of memory, and under --explain a SIGSEGV."""
+    """A JMESPath expression that doubles 40 times (2**40 leaves) is refused, not evaluated out
+    of memory (or, under --explain, into a SIGSEGV)."""
     doubling = "body.runtime" + " | [@, @]" * 40
     text = builtin_headline_text().replace('runtime = "body.runtime"', f'runtime = "{doubling}"', 1)
     args = ("bake", "snapshot", "--target", server.url, "--target-profile")
@@ -257,7 +262,8 @@ def test_control_a_few_doublings_fail_the_target_with_a_short_message(
 
 
 def test_a_message_builds_no_more_of_a_value_than_it_shows() -> None:
-    """Failed before: shown() built the repr of the whole value (megabytes) to cut it to 60."""
+    """shown() cuts a value to 60 characters without building the repr of the whole value
+    (megabytes)."""
     wide = ["0123456789"] * 200_000
     deep: list[object] = ["x"]
     for _ in range(60):
@@ -278,7 +284,7 @@ def test_a_message_builds_no_more_of_a_value_than_it_shows() -> None:
     assert routes.shown_json({"a": [1, None]}) == '{"a":[1,null]}'
 
 
-# -- round five, item 16: a {wager.NAME} value in the path is one segment -------------------
+# -- a {wager.NAME} value in the path is one segment -------------------------------------------
 
 
 def _wager_path_profile(tmp_path: Path, sport: str) -> Path:
@@ -295,8 +301,8 @@ def _wager_path_profile(tmp_path: Path, sport: str) -> Path:
 def test_a_wager_value_in_the_path_is_sent_as_one_segment(
     tmp_path: Path, server: FaultServer, sport: str
 ) -> None:
-    """Failed before: the value was pasted raw, so `../../admin` left the route and
-    `x?admin=1` added a query parameter."""
+    """The value is one encoded segment: pasted raw, `../../admin` would leave the route and
+    `x?admin=1` would add a query parameter."""
     code, _, stderr = _check(server, _wager_path_profile(tmp_path, sport))
     assert code == EXIT_TARGET_FAILED, stderr  # this server has no such route: 404
     (seen,) = server.seen

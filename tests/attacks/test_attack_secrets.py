@@ -49,7 +49,7 @@ def _health_echoing(server: FaultServer, runtime: str) -> None:
 def test_a_key_echoed_in_health_reaches_no_written_file_and_no_output(
     tmp_path: Path, extra: tuple[str, ...]
 ) -> None:
-    """Failed before: api/compliance.json, the registry copy and the portal page held the key.
+    """No file holds the key: not api/compliance.json, the registry copy or the portal page.
     Every file the bake writes is searched: out/ and the four reports."""
     reports = [f"--report={kind}:{tmp_path / 'reports' / kind}" for kind in REPORTS]
     with FaultServer() as server:
@@ -123,7 +123,7 @@ def document_server() -> Iterator[str]:
 
 
 def test_a_draft_from_a_url_with_password_and_query_prints_neither(document_server: str) -> None:
-    """Failed before: the draft's first line held `operator:hunter2...@` and `?token=...`."""
+    """The draft's first line names the URL without `operator:hunter2...@` or `?token=...`."""
     url = f"http://operator:{PASSWORD}@{document_server}/openapi.json?token={TOKEN}"
     result = invoke("target", "profile", "init", "--from-openapi", url)
     assert result.exit_code == 0, result.stderr

@@ -1,7 +1,7 @@
 """Concurrent witnesses, each with its own state file in one folder, all succeed: the atomic
-writer removes only its own temporary files. Before the fix, each run's writer deleted every
-`.compliance-bake-*.tmp` in the folder, other runs' in-flight files included, and about half
-of 24 runs exited 2 ("cannot write the witness state")."""
+writer removes only its own temporary files. A writer that deleted every
+`.compliance-bake-*.tmp` in the folder would delete other runs' in-flight files, and some of
+the 24 runs would exit 2 ("cannot write the witness state")."""
 
 from __future__ import annotations
 

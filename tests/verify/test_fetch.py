@@ -175,7 +175,7 @@ def test_a_url_password_is_never_printed_or_reported(
 
 def test_a_url_user_and_password_are_never_sent(baked: Path, serve: list[_Server]) -> None:
     """docs/service-api.md: a URL's user name and password are dropped, never sent, as for
-    --target. Failed before: `verify` and `diff` sent them as HTTP Basic auth, in clear."""
+    --target: `verify` and `diff` send no HTTP Basic auth, which would carry them in clear."""
     body = (baked / "api" / "compliance.json").read_bytes()
     answer = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body
     verified = invoke("verify", _url(serve, answer, len(answer), auth="auditor:hunter2@"))
