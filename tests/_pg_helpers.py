@@ -5,6 +5,10 @@ Debian's `postgresql` package (installed by `make tools`) provides `initdb` and 
 127.0.0.1 port (and a socket in that folder), takes passwords only (scram-sha-256, `trust`
 nowhere), and is stopped and removed by `stop`. PostgreSQL refuses to run as root, so as root
 the server runs as the `postgres` user (`runuser`), which owns the folder.
+
+A run that is killed never reaches `stop`, so each folder records the process that started
+it (`owner`), and `start_cluster` first stops and removes the clusters whose owner is gone:
+a killed run costs the next one a moment, never a machine full of stray servers.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 USER = "postgres"  # the cluster's superuser: it sets the cluster up (psql), never reads plays
 READER = "auditor"  # the role the audits log in as: pg_read_all_data, nothing more
 DATABASE = "plays"
+PREFIX = "compliance-bake-pg-"  # a cluster's folder under the temporary folder
 
 
 def pg_bin() -> Path | None:
@@ -81,12 +86,35 @@ def _as_owner(command: list[str], check: bool = True) -> subprocess.CompletedPro
     return subprocess.run(command, capture_output=True, text=True, check=check, timeout=300)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def reap_orphans(binary: Path) -> list[Path]:
+    """Stop and remove the clusters whose starting process is gone; the folders reaped."""
+    reaped = []
+    for owner in Path(tempfile.gettempdir()).glob(f"{PREFIX}*/owner"):
+        text = owner.read_text().strip()
+        if text.isdigit() and not _alive(int(text)):
+            Cluster(owner.parent, 0, "", binary).stop()
+            reaped.append(owner.parent)
+    return reaped
+
+
 def start_cluster(password: str) -> Cluster:
     """initdb, start on a free loopback port, create the database `plays`."""
     binary = pg_bin()
     assert binary is not None, why_no_postgres()
-    folder = Path(tempfile.mkdtemp(prefix="compliance-bake-pg-"))
+    reap_orphans(binary)
+    folder = Path(tempfile.mkdtemp(prefix=PREFIX))
     folder.chmod(0o755)
+    (folder / "owner").write_text(f"{os.getpid()}\n")
     pwfile = folder / "pw"
     pwfile.write_text(password + "\n")
     if os.geteuid() == 0:
