@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from compliance_bake.audit.violations import ViolatingPlay, Violation
+from compliance_bake.findings import FAIL, ZIP_WINDOW, Finding
 from compliance_bake.signing.integrity import zip_window_label
 
 
@@ -45,3 +46,12 @@ class ZipWindowResult:
     @property
     def label(self) -> str:
         return zip_window_label(self.days, self.in_window_plays, self.total_plays)
+
+    def findings(self) -> list[Finding]:
+        """Each listed violating play as a failure of the plays file, its reason the rule and
+        its line where the audit records one (a record no reader was given, past the limit or
+        with the wrong count of fields, is a `malformed-row` play like any other)."""
+        return [
+            Finding(self.plays, FAIL, play.words(), ZIP_WINDOW, play.reason.value, play.line)
+            for play in self.violations
+        ]
