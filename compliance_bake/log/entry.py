@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
-from compliance_bake.findings import FAIL
+from compliance_bake.findings import FAIL, INFO, RECORDED, Finding
 from compliance_bake.report.disagreements import SEVERITY
+from compliance_bake.report.escape import visible
 from compliance_bake.signing.canon import canon
 
 FIELDS = ("attestationSha256", "generatedAt", "integrityDigest", "keyId", "target", "verdict")
@@ -82,6 +83,19 @@ def entry_of(document: Mapping[str, Any], attestation_sha256: str, key_id: str) 
         "target": shadow["base"],
         "verdict": verdict,
     }
+
+
+def verdict_finding(entry: Mapping[str, Any]) -> Finding:
+    """A logged entry's verdict as what its bake recorded: failed unless it says `ok` true (an
+    entry read from a log is any JSON, so an odd one is no pass), its self-checks and shadow
+    mismatches the words, escaped (they are the log's text) and `?` where the entry has none."""
+    verdict = entry.get("verdict") or {}
+    board = verdict.get("board") or {}
+    what = (
+        f"self-checks {visible(board.get('passed', '?'))}/{visible(board.get('total', '?'))}  "
+        f"mismatches {visible(verdict.get('shadowMismatches', '?'))}"
+    )
+    return Finding("", INFO if verdict.get("ok") is True else FAIL, what, RECORDED)
 
 
 def waived_rows(document: Mapping[str, Any]) -> dict[str, int]:

@@ -19,8 +19,18 @@ from compliance_bake.audit.zip_window import run_zip_window
 from compliance_bake.diff.model import ChangeClass
 from compliance_bake.diff.render import describe
 from compliance_bake.diff.run import run_diff
-from compliance_bake.findings import DIFF, FAIL, INFO, INTEGRITY, WARN, ZIP_WINDOW, Finding
+from compliance_bake.findings import (
+    DIFF,
+    FAIL,
+    INFO,
+    INTEGRITY,
+    RECORDED,
+    WARN,
+    ZIP_WINDOW,
+    Finding,
+)
 from compliance_bake.inputs.fixtures import load_fixtures
+from compliance_bake.log.entry import entry_of, verdict_finding
 from compliance_bake.report.models import Integrity
 from compliance_bake.resources import demo_fixtures_dir
 from compliance_bake.signing.secret import Secret
@@ -35,7 +45,8 @@ LIAR = ("node-offshore-04", "MA")  # allowed by the lying service, without a lic
 def test_a_failing_diff_and_its_integrity_checks_leave_as_findings(tmp_path: Path) -> None:
     """The lying bake changes a decision and two self-checks: under the default --fail-on each
     change is a failure of its class; under `--fail-on decision` the self-checks are warnings.
-    Its integrity block, read back, fails the shadow check and holds the others."""
+    Its integrity block, read back, fails the shadow check and holds the others, and its log
+    entry's verdict is a recorded failure."""
     base = bake(fixtures_with(tmp_path, "base"), tmp_path / "base-out")
     lying = bake_lying(fixtures_with(tmp_path, "lie"), tmp_path / "lie-out", *LIAR)
     result = run_diff(str(base), str(lying), secret=Secret(SECRET, "test"))
@@ -63,6 +74,11 @@ def test_a_failing_diff_and_its_integrity_checks_leave_as_findings(tmp_path: Pat
         "geo": INFO,
     }
     assert [f.what for f in checks if not f.ok] == ["Shadow mismatches 1"]
+    logged = verdict_finding(entry_of(document, "0" * 64, "key"))
+    assert (logged.severity, logged.kind) == (FAIL, RECORDED)
+    assert logged.what == "self-checks 8/8  mismatches 1"
+    held = json.loads((base / "api" / "compliance.json").read_text())
+    assert verdict_finding(entry_of(held, "0" * 64, "key")).severity == INFO
 
 
 def test_an_audit_leaves_its_violating_plays_as_failures_with_their_lines(
