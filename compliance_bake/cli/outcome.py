@@ -234,17 +234,13 @@ def of_bake(result: BakeResult, licences: PartnerLines | None = None) -> Outcome
     suites = {
         "self-checks": [_board_case(r) for r in snap.board.rows],
         "integrity": [Case(f.rule or "", f.ok, f.what) for f in snap.integrity.findings()],
-        "shadow": _shadow_cases(snap.shadow.rows, licences, snap.shadow.shadow_from_target, rows),
     }
     if result.policy is not None and result.policy.shown:
         asked = frozenset() if waivers is None else waivers.settled(POLICY)
         # Before the shadow's pairs: the last screen ends with the pairs to fix.
-        suites = {
-            "self-checks": suites["self-checks"],
-            "integrity": suites["integrity"],
-            "policy": policy_cases(result.policy, asked),
-            "shadow": suites["shadow"],
-        }
+        suites["policy"] = policy_cases(result.policy, asked)
+    shadow_from_target = snap.shadow.shadow_from_target
+    suites["shadow"] = _shadow_cases(snap.shadow.rows, licences, shadow_from_target, rows)
     if waivers is not None:
         suites["waivers"] = waiver_cases(waivers)
     if result.violations_by_reason is not None:

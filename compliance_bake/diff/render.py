@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from compliance_bake.diff.model import (
@@ -26,6 +26,7 @@ from compliance_bake.report.disagreements import KINDS
 from compliance_bake.report.escape import markdown as _md
 from compliance_bake.report.models import JsonValue
 
+Shown = Callable[[object], str]
 WIDTH = 80
 DEFAULT_LIMIT = 10
 _PAIR_WORDS = {
@@ -88,10 +89,7 @@ def describe(change: Change) -> str:
         counts = after if before is None else before
         return f"{what} {c[what]} {verb} ({counts['pairs']} pairs, {counts['allowed']} allowed)"
     if kind.startswith("board-row"):
-        if kind == "board-row-changed":
-            moved = "; ".join(f"{k} {_flag(before[k])} -> {_flag(after[k])}" for k in before)
-            return f"self-check {c['feature']}: {moved}"
-        return f"self-check {c['feature']} {kind.rsplit('-', 1)[1]}"
+        return _record(f"self-check {c['feature']}", kind, before, after, "; ", _flag)
     if kind.startswith("check-"):
         if kind == "check-changed":
             return f"check {c['check']}: ok {_flag(before['ok'])} -> {_flag(after['ok'])}" + (
@@ -101,10 +99,7 @@ def describe(change: Change) -> str:
             return f"check {c['check']} label: {before} -> {after}"
         return f"check {c['check']} {kind.split('-')[1]}"
     if kind.startswith("geo-"):
-        if kind == "geo-changed":
-            moved = ", ".join(f"{k} {_value(before[k])} -> {_value(after[k])}" for k in before)
-            return f"geo {c['nodeId']}: {moved}"
-        return f"geo {c['nodeId']} {kind.split('-')[1]}"
+        return _record(f"geo {c['nodeId']}", kind, before, after, ", ", _value)
     if kind == "deep-audit-counts":
         delta = after["delta"]
         return (
@@ -122,6 +117,14 @@ def describe(change: Change) -> str:
         name = c["field"].rsplit(".", 1)[-1]
         return f"{KINDS.get(name, name)}: {_value(before)} -> {_value(after)} rows"
     return f"{c.get('field', kind)}: {_value(before)} -> {_value(after)}"
+
+
+def _record(what: str, kind: str, before: Any, after: Any, sep: str, show: Shown) -> str:
+    """A keyed record (a board row, a geo profile): each changed field `before -> after`, or
+    that it was added, removed or had its notes changed."""
+    if kind.endswith("-changed"):
+        return f"{what}: " + sep.join(f"{k} {show(before[k])} -> {show(after[k])}" for k in before)
+    return f"{what} {kind.rsplit('-', 1)[1]}"
 
 
 def _waiver_text(kind: str, name: str, before: Any, after: Any) -> str:
