@@ -1,7 +1,7 @@
 """The diff as text people read: the terminal (80 columns) and Markdown. JSON is
 `DiffResult.as_json`. Renderers return strings; the CLI prints them. In Markdown every text
 from a snapshot (its source, its time, each change's values) goes through `report/escape.markdown`,
-the one Markdown escaper.
+as in every Markdown report.
 
 Decisions come first, then coverage, self-check and cosmetic changes; each class shows its
 first `limit` changes and counts the rest. An unauthenticated comparison says so on its first

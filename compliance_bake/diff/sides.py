@@ -41,7 +41,7 @@ class Side:
 
 
 def load_side(spec: str, label: str, keys: Keys, timeout: float = DEFAULT_TIMEOUT) -> Side:
-    """The side read through the one path; InputError (exit 2) if it is not a snapshot,
+    """The side read as `verify` reads a snapshot; InputError (exit 2) if it is not a snapshot,
     TargetError (exit 3) if its URL cannot be fetched within `timeout`, each naming `label`."""
     try:
         reading = read_snapshot(spec, keys, timeout=timeout)
