@@ -209,13 +209,13 @@ def _plays_file(plays: str) -> str | None:
 
 
 def _reason_cases(by_reason: dict[str, int], findings: Sequence[Finding]) -> list[Case]:
-    """A case per reason, its items the audit's findings (violating plays) of that reason."""
+    """A case per reason, its items the audit's findings (violating plays) of that reason,
+    `ITEMS_KEPT` at most of each."""
     file = _plays_file(findings[0].file) if findings else None
     kept: dict[str | None, list[Item]] = {}
     for found in findings:
-        listed = kept.setdefault(found.rule, [])
-        if len(listed) < ITEMS_KEPT:
-            listed.append(Item(found.what, file if found.lineno else None, found.lineno))
+        item = Item(found.what, file if found.lineno else None, found.lineno)
+        kept.setdefault(found.rule, []).append(item)
     cases = []
     for reason, n in by_reason.items():
         items = tuple(kept.get(reason, ()))
@@ -245,7 +245,7 @@ def of_bake(result: BakeResult, licences: PartnerLines | None = None) -> Outcome
         suites["waivers"] = waiver_cases(waivers)
     if result.violations_by_reason is not None:
         audit = result.deep_audit
-        findings = audit.findings() if audit is not None else []
+        findings = audit.findings(ITEMS_KEPT) if audit is not None else []
         cases = _reason_cases(result.violations_by_reason, findings)
         suites["zip-window"] = cases + _empty_window_case(result.nothing_audited)
     listed = {name for name, cases in suites.items() if any(not c.ok for c in cases)}
@@ -315,7 +315,7 @@ def of_audit(result: AuditResult) -> Outcome:
         verdict = f"PASS: {zip_window_words(audit.days, audit.in_window_plays, audit.total_plays)}"
     else:
         verdict = f"FAIL: zip-window, {counted(audit.violation_count, 'violation')}"
-    cases = _reason_cases(by_reason, audit.findings())
+    cases = _reason_cases(by_reason, audit.findings(ITEMS_KEPT))
     suites = {"zip-window": cases + _empty_window_case(result.nothing_audited)}
     passed = result.exit_code == EXIT_OK
     return Outcome("audit deep", passed, result.exit_code, verdict, suites, result.summary())

@@ -84,14 +84,16 @@ def test_a_failing_diff_and_its_integrity_checks_leave_as_findings(tmp_path: Pat
 def test_an_audit_leaves_its_violating_plays_as_failures_with_their_lines(
     tmp_path: Path,
 ) -> None:
-    """A play of a partner with no licence in the state, and a record with empty fields too
-    many (set aside: no reader is given it): both fail the audit, each at its file line."""
+    """Two plays of a partner with no licence in the state, and a record with empty fields too
+    many (set aside: no reader is given it): each fails the audit at its file line; a report
+    may ask for the first of each reason only."""
     clean = "p1,node-bay-01,MA,02108,2026-11-20T10:00:00Z,2026-11-20T10:00:01Z,b.t,1"
     rows = [
         ",".join(COLUMNS),
         clean,
         clean.replace("p1,node-bay-01", "p2,node-offshore-04"),
         clean.replace("p1", "p3") + ",,",
+        clean.replace("p1,node-bay-01", "p4,node-offshore-04"),
     ]
     plays = tmp_path / "plays.csv"
     plays.write_text("\n".join(rows) + "\n")
@@ -102,8 +104,11 @@ def test_an_audit_leaves_its_violating_plays_as_failures_with_their_lines(
     assert sorted((f.rule, f.severity, f.lineno) for f in found) == [
         ("malformed-row", FAIL, 4),
         ("partner-not-licensed", FAIL, 3),
+        ("partner-not-licensed", FAIL, 5),
     ]
-    by_rule = {f.rule: f.what for f in found}
+    first = result.findings(per_reason=1)
+    assert len(first) == 2
+    by_rule = {f.rule: f.what for f in first}
     assert (
         by_rule["partner-not-licensed"] == "play p2 (partner node-offshore-04, state MA, zip 02108)"
     )
