@@ -11,6 +11,7 @@ point.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
@@ -112,10 +113,7 @@ def waived_rows(document: Mapping[str, Any]) -> dict[str, int]:
         for item in waiver["matched"]
         if item["in"] == SHADOW
     }
-    counts: dict[str, int] = {}
-    for _, kind in seen:
-        counts[kind] = counts.get(kind, 0) + 1
-    return counts
+    return dict(Counter(kind for _, kind in seen))
 
 
 def entry_bytes(entry: Mapping[str, object]) -> bytes:
