@@ -2,11 +2,12 @@
 
 `verify`, `log verify` and `witness` report what they checked in this shape, made where the
 check runs (verify/, log/, report/portal_previous.py); the diff's changes, the audit's violating
-plays and the integrity checks leave their modules in it (`DiffResult.findings` and the like),
-so that a command shows every result alike and reads no module's own record. A finding's kind
-says which of verify's verdicts it counts for (verify/findings.py): FILE, DIGEST, HMAC, KEY and
-EXTRA (a file in out/ that no bake writes and nothing signs: the signed bytes may be intact) for
-*authentic*, RULE and RECORDED for *compliant*; DIFF, ZIP_WINDOW and INTEGRITY name the other
+plays, the integrity checks and a logged verdict leave their modules in it (diff/render.findings,
+ZipWindowResult.findings, Integrity.findings, log/entry.verdict_finding), so that a command shows
+every result alike and reads no module's own record. A finding's kind says which of verify's
+verdicts it counts for (verify/findings.py): FILE, DIGEST, HMAC, KEY and EXTRA (a file in out/
+that no bake writes and nothing signs: the signed bytes may be intact) for *authentic*, RULE and
+RECORDED (what a bake recorded) for *compliant*; DIFF, ZIP_WINDOW and INTEGRITY name the other
 edges, their rule the change class, the reason or the check id.
 
 A finding's severity says what it does to a verdict: FAIL fails it, WARN is reported and holds,

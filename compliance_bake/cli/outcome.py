@@ -375,12 +375,12 @@ def of_diff(result: DiffResult, limit: int) -> Outcome:
     class has changes and is one of --fail-on), its items those findings; its own Markdown
     report shows `limit` changes per class."""
     from compliance_bake.diff.model import CLASS_ORDER
-    from compliance_bake.diff.render import markdown_report, verdict
+    from compliance_bake.diff.render import findings, markdown_report, verdict
 
-    findings = result.findings(ITEMS_KEPT)
+    found_all = findings(result, ITEMS_KEPT)
     cases = []
     for cls in CLASS_ORDER:
-        found = [f for f in findings if f.rule == cls.value]
+        found = [f for f in found_all if f.rule == cls.value]
         n = result.counts[cls]
         items = tuple(Item(f.what) for f in found)
         held = all(f.ok for f in found)

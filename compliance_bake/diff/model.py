@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
-from compliance_bake.findings import DIFF, FAIL, WARN, Finding
 from compliance_bake.report.models import JsonObject, JsonValue
 from compliance_bake.verify.source import Authenticity
 
@@ -113,18 +112,6 @@ class DiffResult:
 
     def of_class(self, cls: ChangeClass) -> list[Change]:
         return [c for c in self.changes if c.cls is cls]
-
-    def findings(self, per_class: int | None = None) -> list[Finding]:
-        """The changes as the diff reports them, worded as its text report words them: a
-        failure where the class is one of fail_on, else a warning (reported, and the diff
-        holds), the class as the rule. `per_class`: only the first that many of each class."""
-        from compliance_bake.diff.render import describe
-
-        return [
-            Finding("", FAIL if cls in self.fail_on else WARN, describe(change), DIFF, cls.value)
-            for cls in CLASS_ORDER
-            for change in self.of_class(cls)[:per_class]
-        ]
 
     def as_json(self) -> JsonObject:
         document: JsonObject = {

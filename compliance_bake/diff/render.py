@@ -1,7 +1,7 @@
-"""The diff as text people read: the terminal (80 columns) and Markdown. JSON is
-`DiffResult.as_json`. Renderers return strings; the CLI prints them. In Markdown every text
-from a snapshot (its source, its time, each change's values) goes through `report/escape.markdown`,
-as in every Markdown report.
+"""The diff as text people read: the terminal (80 columns), Markdown, and its changes as the
+findings the CLI's reports read. JSON is `DiffResult.as_json`. Renderers return strings; the CLI
+prints them. In Markdown every text from a snapshot (its source, its time, each change's values)
+goes through `report/escape.markdown`, as in every Markdown report.
 
 Decisions come first, then coverage, self-check and cosmetic changes; each class shows its
 first `limit` changes and counts the rest. An unauthenticated comparison says so on its first
@@ -22,6 +22,7 @@ from compliance_bake.diff.model import (
     DiffResult,
     SideInfo,
 )
+from compliance_bake.findings import DIFF, FAIL, WARN, Finding
 from compliance_bake.report.disagreements import KINDS
 from compliance_bake.report.escape import markdown as _md
 from compliance_bake.report.models import JsonValue
@@ -117,6 +118,17 @@ def describe(change: Change) -> str:
         name = c["field"].rsplit(".", 1)[-1]
         return f"{KINDS.get(name, name)}: {_value(before)} -> {_value(after)} rows"
     return f"{c.get('field', kind)}: {_value(before)} -> {_value(after)}"
+
+
+def findings(result: DiffResult, per_class: int | None = None) -> list[Finding]:
+    """The changes as the diff reports them, each worded by `describe`: a failure where its
+    class is one of fail_on, else a warning (reported, and the diff holds), the class as the
+    rule. `per_class`: only the first that many of each class."""
+    return [
+        Finding("", FAIL if cls in result.fail_on else WARN, describe(change), DIFF, cls.value)
+        for cls in CLASS_ORDER
+        for change in result.of_class(cls)[:per_class]
+    ]
 
 
 def _record(what: str, kind: str, before: Any, after: Any, sep: str, show: Shown) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from compliance_bake.audit.plays_source import COLUMNS
 from compliance_bake.audit.zip_window import run_zip_window
 from compliance_bake.diff.model import ChangeClass
-from compliance_bake.diff.render import describe
+from compliance_bake.diff.render import describe, findings
 from compliance_bake.diff.run import run_diff
 from compliance_bake.findings import (
     DIFF,
@@ -50,7 +50,7 @@ def test_a_failing_diff_and_its_integrity_checks_leave_as_findings(tmp_path: Pat
     base = bake(fixtures_with(tmp_path, "base"), tmp_path / "base-out")
     lying = bake_lying(fixtures_with(tmp_path, "lie"), tmp_path / "lie-out", *LIAR)
     result = run_diff(str(base), str(lying), secret=Secret(SECRET, "test"))
-    found = result.findings()
+    found = findings(result)
     assert all(isinstance(f, Finding) and f.kind == DIFF for f in found)
     assert [(f.rule, f.severity) for f in found] == [
         ("decision", FAIL),
@@ -60,8 +60,8 @@ def test_a_failing_diff_and_its_integrity_checks_leave_as_findings(tmp_path: Pat
     assert [f.what for f in found] == [describe(c) for c in result.changes]
     assert "MA node-offshore-04" in found[0].what
     result.fail_on = (ChangeClass.DECISION,)
-    assert [f.severity for f in result.findings()] == [FAIL, WARN, WARN]
-    assert len(result.findings(per_class=1)) == 2
+    assert [f.severity for f in findings(result)] == [FAIL, WARN, WARN]
+    assert len(findings(result, per_class=1)) == 2
 
     document = json.loads((lying / "api" / "compliance.json").read_text())
     checks = Integrity.from_json(document["integrity"]).findings()
