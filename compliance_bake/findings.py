@@ -1,14 +1,17 @@
 """A finding: one thing a check found about one file, held or not, and their collector.
 
-`verify`, `log verify` and `witness` report what they checked in this one shape, made where the
-check runs (verify/, log/, report/portal_previous.py), so that a command shows them and no layer
-converts one shape into another. A finding's kind says which of verify's verdicts it counts
-for (verify/findings.py): FILE, DIGEST, HMAC, KEY and EXTRA (a file in out/ that no bake writes
-and nothing signs: the signed bytes may be intact) for *authentic*, RULE and RECORDED for
-*compliant*; the log's own commands read only `ok` and `line`.
+`verify`, `log verify` and `witness` report what they checked in this shape, made where the
+check runs (verify/, log/, report/portal_previous.py); the diff's changes, the audit's violating
+plays, the integrity checks and a logged verdict leave their modules in it (diff/render.findings,
+ZipWindowResult.findings, Integrity.findings, log/entry.verdict_finding), so that a command shows
+every result alike and reads no module's own record. A finding's kind says which of verify's
+verdicts it counts for (verify/findings.py): FILE, DIGEST, HMAC, KEY and EXTRA (a file in out/
+that no bake writes and nothing signs: the signed bytes may be intact) for *authentic*, RULE and
+RECORDED (what a bake recorded) for *compliant*; DIFF, ZIP_WINDOW and INTEGRITY name the other
+edges, their rule the change class, the reason or the check id.
 
 A finding's severity says what it does to a verdict: FAIL fails it, WARN is reported and holds,
-INFO is a check that held. A `Refusal` is the one shape of "this input is not one".
+INFO is a check that held. A `Refusal` says why an input is not one, for its caller to decide.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass, field
 
 FILE, DIGEST, HMAC, KEY, RULE, RECORDED = "file", "digest", "hmac", "key", "rule", "recorded"
 EXTRA = "extra"
+DIFF, ZIP_WINDOW, INTEGRITY = "diff", "zip-window", "integrity"
 FAIL, WARN, INFO = "fail", "warn", "info"
 
 
@@ -27,6 +31,7 @@ class Finding:
     what: str
     kind: str = FILE
     rule: str | None = None  # the rule id, for kind RULE
+    lineno: int | None = None  # the line of `file` it concerns, where its check knows one
 
     @property
     def ok(self) -> bool:

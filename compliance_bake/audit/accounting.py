@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compliance_bake.audit.record_count import Misfit, Oversized, RecordCount
+from compliance_bake.audit.record_count import Oversized, RecordCount
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 
 _SHOWN = 200  # bytes of an oversized record shown in the report
@@ -30,35 +30,29 @@ def _head(path: Path, record: Oversized, size: int = _SHOWN) -> str:
         return ""
 
 
-def oversized_play(path: Path, record: Oversized, limit: int) -> ViolatingPlay:
-    raw = (
-        f"[a record of {record.size:,} bytes, over the reader's limit of {limit:,} bytes; "
-        f"it starts:] {_head(path, record)}"
-    )
-    return ViolatingPlay(Violation.MALFORMED_ROW, None, record.line, None, None, None, None, raw)
-
-
-def misfit_play(path: Path, record: Misfit) -> ViolatingPlay:
-    raw = _head(path, record, _RAW)
-    if record.size <= _RAW:
-        raw = raw.rstrip("\r\n")  # the text without its line end, as the reader shows a row
-    return ViolatingPlay(Violation.MALFORMED_ROW, None, record.line, None, None, None, None, raw)
-
-
-def missing_play(count: RecordCount, read: int) -> ViolatingPlay:
-    raw = (
-        f"[a record the reader did not return: the file holds {count.records:,} records, "
-        f"the reader accounted for {read:,}]"
-    )
-    return ViolatingPlay(Violation.MALFORMED_ROW, None, None, None, None, None, None, raw)
+def _unread(line: int | None, raw: str) -> ViolatingPlay:
+    return ViolatingPlay(Violation.MALFORMED_ROW, None, line, None, None, None, None, raw)
 
 
 def unread_plays(path: Path, count: RecordCount, read: int, limit: int) -> list[ViolatingPlay]:
-    """The plays the engine did not read: `read` is what it accounted for (rows and rejected
-    lines) in the file `path` whose records `count` holds; records past `limit` and misfits it
-    never saw."""
-    plays = [oversized_play(path, record, limit) for record in count.oversized]
-    plays += [misfit_play(path, record) for record in count.misfits]
+    """The plays the engine did not read, as `malformed-row` plays: `read` is what it accounted
+    for (rows and rejected lines) in the file `path` whose records `count` holds; records past
+    `limit` and misfits it never saw, with their line and text (a misfit's without its line end,
+    as the reader shows a row), then each record still missing, without a line."""
+    plays = [
+        _unread(
+            record.line,
+            f"[a record of {record.size:,} bytes, over the reader's limit of {limit:,} bytes; "
+            f"it starts:] {_head(path, record)}",
+        )
+        for record in count.oversized
+    ]
+    for misfit in count.misfits:
+        raw = _head(path, misfit, _RAW)
+        plays.append(_unread(misfit.line, raw.rstrip("\r\n") if misfit.size <= _RAW else raw))
     missing = count.records - read - len(plays)
-    plays += [missing_play(count, read + len(plays))] * max(missing, 0)
-    return plays
+    said = (
+        f"[a record the reader did not return: the file holds {count.records:,} records, "
+        f"the reader accounted for {read + len(plays):,}]"
+    )
+    return plays + [_unread(None, said)] * max(missing, 0)

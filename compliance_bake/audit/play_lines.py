@@ -281,13 +281,9 @@ def in_report_order(plays: Sequence[ViolatingPlay]) -> list[ViolatingPlay]:
     ordered: list[ViolatingPlay] = []
     for _, group in groupby(plays, key=attrgetter("reason")):  # Enum's == is identity, in C
         run = list(group)
-        ordered += sorted((p for p in run if p.line is not None), key=_line)
+        ordered += sorted((p for p in run if p.line is not None), key=attrgetter("line"))
         ordered += [p for p in run if p.line is None]
     return ordered
-
-
-def _line(play: ViolatingPlay) -> int:
-    return play.line or 0
 
 
 def with_lines(

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from compliance_bake.audit.violations import ViolatingPlay, Violation
+from compliance_bake.findings import FAIL, ZIP_WINDOW, Finding
 from compliance_bake.signing.integrity import zip_window_label
 
 
@@ -45,3 +46,19 @@ class ZipWindowResult:
     @property
     def label(self) -> str:
         return zip_window_label(self.days, self.in_window_plays, self.total_plays)
+
+    def findings(self, per_reason: int | None = None) -> list[Finding]:
+        """Each listed violating play as a failure of the plays file, its reason the rule and
+        its line where the audit records one (a record no reader was given, past the limit or
+        with the wrong count of fields, is a `malformed-row` play like any other).
+        `per_reason`: only the first that many of each reason."""
+        kept = dict.fromkeys(Violation, 0)
+        found = []
+        for play in self.violations:
+            if per_reason is None or kept[play.reason] < per_reason:
+                kept[play.reason] += 1
+                what = play.words()
+                found.append(
+                    Finding(self.plays, FAIL, what, ZIP_WINDOW, play.reason.value, play.line)
+                )
+        return found

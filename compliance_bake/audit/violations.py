@@ -6,6 +6,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from compliance_bake.report.escape import json_line
+
+CELL_CHARS = 64  # of one field of a play as a report line or a table cell shows it
+
 
 class Violation(Enum):
     """Why a play breaks the audit, in order of precedence (a play counts under the first)."""
@@ -72,6 +76,16 @@ class ViolatingPlay:
             out["raw"] = self.raw[:500]
         return out
 
+    def words(self) -> str:
+        """The play as the operator looks it up: its id (or its raw text when it has none), then
+        who, where and which ZIP, each field cut (the report file keeps them whole)."""
+        if self.play_id is None:
+            return f"row {json_line(cut(self.raw or ''))}"
+        facts = [f"{name} {cut(value)}" for name, value in (
+            ("partner", self.partner), ("state", self.state), ("zip", self.zip)
+        ) if value is not None]  # fmt: skip
+        return f"play {cut(self.play_id)}" + (f" ({', '.join(facts)})" if facts else "")
+
     def sort_key(self) -> tuple[object, ...]:
         """Reason, play id, line, then every field: a total order, the engines' own
         (`sql.VIOLATION_ORDER`), by which a listing past the bound is cut. The report then lists
@@ -90,3 +104,12 @@ class ViolatingPlay:
 
 
 _RANK = {reason: i for i, reason in enumerate(Violation)}
+
+
+def cut(value: object, limit: int = CELL_CHARS) -> str:
+    """The value cut after `limit` characters with how many it has (the report file keeps the
+    value whole): a 50 MB play id must not fill the operator's terminal."""
+    text = "" if value is None else str(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters; whole in the report)"

@@ -102,18 +102,16 @@ def verify_log(
 def _entry_lines(result: LogAudit) -> None:
     """Each entry on stdout (its fields are the log's text, escaped for the terminal), then what
     failed and the verdict on stderr."""
+    from compliance_bake.log.entry import verdict_finding
     from compliance_bake.report.escape import visible
 
     location = result.location
     for entry in result.entries:
-        verdict = entry.get("verdict") or {}
-        board = verdict.get("board") or {}
+        recorded = verdict_finding(entry)
         # The entry's fields are the log's text, not the tool's: escaped for the terminal.
         click.echo(
             f"{entry['index']:>6}  {visible(entry.get('generatedAt', '?'))}  "
-            f"{'ok    ' if verdict.get('ok') is True else 'FAILED'}  "
-            f"self-checks {visible(board.get('passed', '?'))}/{visible(board.get('total', '?'))}  "
-            f"mismatches {visible(verdict.get('shadowMismatches', '?'))}  "
+            f"{'ok    ' if recorded.ok else 'FAILED'}  {recorded.what}  "
             f"{visible(entry.get('target', '?'))}"
         )
     for failure in result.failures:

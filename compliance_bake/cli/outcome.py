@@ -25,7 +25,6 @@ from compliance_bake.signing.integrity import ITEMIZED_BY, zip_window_words
 
 if TYPE_CHECKING:
     from compliance_bake.audit.run import AuditResult
-    from compliance_bake.audit.violations import ViolatingPlay
     from compliance_bake.bake import BakeResult
     from compliance_bake.diff.model import DiffResult
     from compliance_bake.findings import Finding
@@ -203,34 +202,20 @@ def _shadow_cases(
     return cases
 
 
-def play_text(play: ViolatingPlay) -> str:
-    """A violating play as the operator looks it up: its id (or its raw text when it has
-    none), then who, where and which ZIP."""
-    from compliance_bake.cli.terminal import cut
-
-    if play.play_id is None:
-        return f"row {json_line(cut(play.raw or ''))}"
-    facts = [f"{name} {cut(value)}" for name, value in (
-        ("partner", play.partner), ("state", play.state), ("zip", play.zip)
-    ) if value is not None]  # fmt: skip
-    return f"play {cut(play.play_id)}" + (f" ({', '.join(facts)})" if facts else "")
-
-
 def _plays_file(plays: str) -> str | None:
     """The plays file an annotation can point into: one local file, not a folder, a pattern,
     standard input or a URL (the audit does not say which file of several a line is in)."""
     return shown_path(plays) if plays != "-" and Path(plays).is_file() else None
 
 
-def _reason_cases(
-    by_reason: dict[str, int], violations: Sequence[ViolatingPlay], plays: str | None
-) -> list[Case]:
-    file = _plays_file(plays) if plays is not None else None
-    kept: dict[str, list[Item]] = {}
-    for play in violations:
-        listed = kept.setdefault(play.reason.value, [])
-        if len(listed) < ITEMS_KEPT:
-            listed.append(Item(play_text(play), file if play.line else None, play.line))
+def _reason_cases(by_reason: dict[str, int], findings: Sequence[Finding]) -> list[Case]:
+    """A case per reason, its items the audit's findings (violating plays) of that reason,
+    `ITEMS_KEPT` at most of each."""
+    file = _plays_file(findings[0].file) if findings else None
+    kept: dict[str | None, list[Item]] = {}
+    for found in findings:
+        item = Item(found.what, file if found.lineno else None, found.lineno)
+        kept.setdefault(found.rule, []).append(item)
     cases = []
     for reason, n in by_reason.items():
         items = tuple(kept.get(reason, ()))
@@ -248,25 +233,20 @@ def of_bake(result: BakeResult, licences: PartnerLines | None = None) -> Outcome
     rows = frozenset() if waivers is None else waivers.settled(SHADOW)
     suites = {
         "self-checks": [_board_case(r) for r in snap.board.rows],
-        "integrity": [Case(c.id, c.ok, c.label) for c in snap.integrity.checks],
-        "shadow": _shadow_cases(snap.shadow.rows, licences, snap.shadow.shadow_from_target, rows),
+        "integrity": [Case(f.rule or "", f.ok, f.what) for f in snap.integrity.findings()],
     }
     if result.policy is not None and result.policy.shown:
         asked = frozenset() if waivers is None else waivers.settled(POLICY)
         # Before the shadow's pairs: the last screen ends with the pairs to fix.
-        suites = {
-            "self-checks": suites["self-checks"],
-            "integrity": suites["integrity"],
-            "policy": policy_cases(result.policy, asked),
-            "shadow": suites["shadow"],
-        }
+        suites["policy"] = policy_cases(result.policy, asked)
+    shadow_from_target = snap.shadow.shadow_from_target
+    suites["shadow"] = _shadow_cases(snap.shadow.rows, licences, shadow_from_target, rows)
     if waivers is not None:
         suites["waivers"] = waiver_cases(waivers)
     if result.violations_by_reason is not None:
         audit = result.deep_audit
-        violations = audit.violations if audit is not None else []
-        plays = audit.plays if audit is not None else None
-        cases = _reason_cases(result.violations_by_reason, violations, plays)
+        findings = audit.findings(ITEMS_KEPT) if audit is not None else []
+        cases = _reason_cases(result.violations_by_reason, findings)
         suites["zip-window"] = cases + _empty_window_case(result.nothing_audited)
     listed = {name for name, cases in suites.items() if any(not c.ok for c in cases)}
     suites["integrity"] = [
@@ -335,7 +315,7 @@ def of_audit(result: AuditResult) -> Outcome:
         verdict = f"PASS: {zip_window_words(audit.days, audit.in_window_plays, audit.total_plays)}"
     else:
         verdict = f"FAIL: zip-window, {counted(audit.violation_count, 'violation')}"
-    cases = _reason_cases(by_reason, audit.violations, audit.plays)
+    cases = _reason_cases(by_reason, audit.findings(ITEMS_KEPT))
     suites = {"zip-window": cases + _empty_window_case(result.nothing_audited)}
     passed = result.exit_code == EXIT_OK
     return Outcome("audit deep", passed, result.exit_code, verdict, suites, result.summary())
@@ -391,19 +371,20 @@ def _verify_verdict(report: VerifyReport, checks: int) -> str:
 
 
 def of_diff(result: DiffResult, limit: int) -> Outcome:
-    """`diff` as one suite: a case per change class, failed when the class has changes and is
-    one of --fail-on, its items the changes as the text report words them; its own Markdown
+    """`diff` as one suite: a case per change class, failed when one of its findings fails (the
+    class has changes and is one of --fail-on), its items those findings; its own Markdown
     report shows `limit` changes per class."""
     from compliance_bake.diff.model import CLASS_ORDER
-    from compliance_bake.diff.render import describe, markdown_report, verdict
+    from compliance_bake.diff.render import findings, markdown_report, verdict
 
+    found_all = findings(result, ITEMS_KEPT)
     cases = []
     for cls in CLASS_ORDER:
-        changes = result.of_class(cls)
-        failed = bool(changes) and cls in result.failed_classes
-        items = tuple(Item(describe(change)) for change in changes[:ITEMS_KEPT])
-        more = max(0, len(changes) - ITEMS_KEPT)
-        cases.append(Case(cls.value, not failed, f"{count(len(changes))} changed", items, more))
+        found = [f for f in found_all if f.rule == cls.value]
+        n = result.counts[cls]
+        items = tuple(Item(f.what) for f in found)
+        held = all(f.ok for f in found)
+        cases.append(Case(cls.value, held, f"{count(n)} changed", items, n - len(items)))
     ok = result.exit_code == EXIT_OK
     said = ("PASS: " if ok else "FAIL: ") + verdict(result)
     suites = {"diff": cases}

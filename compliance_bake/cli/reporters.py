@@ -51,9 +51,6 @@ class Format:
     suffix: str
     make: Callable[[Outcome], bytes]
 
-    def render(self, outcome: Outcome) -> bytes:
-        return self.make(outcome)
-
 
 def _json(outcome: Outcome) -> bytes:
     from compliance_bake.cli.report_json import json_bytes
@@ -268,7 +265,7 @@ def write_reports(reports: tuple[tuple[str, str], ...], outcome: Outcome) -> Non
     from compliance_bake.inputs.atomic_write import write_whole
 
     for kind, where in reports:
-        data = DIFF_FORMATS[kind].render(outcome)
+        data = DIFF_FORMATS[kind].make(outcome)
         if where == "-":
             sys.stdout.flush()
             click.echo(data.decode("utf-8"), nl=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from compliance_bake.audit.violations import CELL_CHARS, cut
 from compliance_bake.report.escape import visible
 
 if TYPE_CHECKING:
@@ -34,18 +35,6 @@ def excerpt(value: object, limit: int = VALUE_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… [cut: {len(text):,} characters; the files hold it whole]"
-
-
-CELL_CHARS = 64  # of one value in a table row: a play's field can be megabytes
-
-
-def cut(value: object, limit: int = CELL_CHARS) -> str:
-    """The value cut after `limit` characters with how many it has (the report file keeps the
-    value whole): a 50 MB play id must not fill the operator's terminal."""
-    text = "" if value is None else str(value)
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text):,} characters; whole in the report)"
 
 
 def clipped(value: object, limit: int = CELL_CHARS) -> str:

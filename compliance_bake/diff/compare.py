@@ -19,6 +19,7 @@ from compliance_bake.diff.pairs import pair_changes
 from compliance_bake.diff.policy import policy_changes, recorded_licences, with_recorded_licences
 from compliance_bake.diff.waivers import waiver_changes
 from compliance_bake.findings import FAIL
+from compliance_bake.inputs.models import GeoProfile
 from compliance_bake.report import disagreements
 from compliance_bake.report.models import (
     BoardRow,
@@ -33,6 +34,7 @@ COVERAGE, SELF_CHECK, COSMETIC = ChangeClass.COVERAGE, ChangeClass.SELF_CHECK, C
 _COUNTS = ("days", "mode", "totalPlays", "inWindowPlays")
 _TEXTS = ("label",)
 _BOARD_MOVES = ("match", "actualState", "expectedState")
+_KEYS = {"board-row": "feature", "check": "check", "geo": "nodeId"}  # what `concerns` names
 T = TypeVar("T")
 
 
@@ -55,105 +57,70 @@ def _keyed(items: Iterable[T], key: Callable[[T], str]) -> dict[str, T]:
     return out
 
 
+def _matched(
+    cls: ChangeClass,
+    name: str,
+    key: Callable[[T], str],
+    old: Iterable[T],
+    new: Iterable[T],
+    view: Callable[[T], JsonValue],
+    changed: Callable[[dict[str, str], T, T], list[Change]],
+) -> list[Change]:
+    """Records of both sides matched by `key` (`_KEYS` names it in `concerns`): one on a side
+    only is `NAME-added` or `NAME-removed` with its view, one on both is what `changed` finds;
+    in the new side's order, then the removed ones in the old side's."""
+    before, after = _keyed(old, key), _keyed(new, key)
+    changes: list[Change] = []
+    for label, item in after.items():
+        was = before.get(label)
+        if was is None:
+            changes.append(Change(cls, f"{name}-added", {_KEYS[name]: label}, None, view(item)))
+        else:
+            changes += changed({_KEYS[name]: label}, was, item)
+    for label, was in before.items():
+        if label not in after:
+            changes.append(Change(cls, f"{name}-removed", {_KEYS[name]: label}, view(was), None))
+    return changes
+
+
 def _row_view(row: BoardRow) -> JsonObject:
     return {"match": row.match, "actualState": row.actual_state}
 
 
-def _board(old: Snapshot, new: Snapshot) -> list[Change]:
-    changes: list[Change] = []
-    before = _keyed(old.board.rows, lambda row: row.feature)
-    after = _keyed(new.board.rows, lambda row: row.feature)
-    for feature, row in after.items():
-        was = before.get(feature)
-        concerns = {"feature": feature}
-        if was is None:
-            changes.append(Change(SELF_CHECK, "board-row-added", concerns, None, _row_view(row)))
-            continue
-        was_json, now_json = was.to_json(), row.to_json()
-        moved = [k for k in _BOARD_MOVES if was_json[k] != now_json[k]]
-        if moved:
-            changes.append(
-                Change(
-                    SELF_CHECK,
-                    "board-row-changed",
-                    concerns,
-                    {k: was_json[k] for k in moved},
-                    {k: now_json[k] for k in moved},
-                )
-            )
-        elif was.notes != row.notes:
-            changes.append(Change(COSMETIC, "board-row-notes", concerns, was.notes, row.notes))
-    for feature, was in before.items():
-        if feature not in after:
-            concerns = {"feature": feature}
-            changes.append(Change(SELF_CHECK, "board-row-removed", concerns, _row_view(was), None))
-    return changes
+def _row_changes(concerns: dict[str, str], was: BoardRow, row: BoardRow) -> list[Change]:
+    was_json, now_json = was.to_json(), row.to_json()
+    moved = [k for k in _BOARD_MOVES if was_json[k] != now_json[k]]
+    if moved:
+        before, after = {k: was_json[k] for k in moved}, {k: now_json[k] for k in moved}
+        return [Change(SELF_CHECK, "board-row-changed", concerns, before, after)]
+    if was.notes != row.notes:
+        return [Change(COSMETIC, "board-row-notes", concerns, was.notes, row.notes)]
+    return []
 
 
 def _check_view(check: IntegrityCheck) -> JsonObject:
     return {"ok": check.ok, "label": check.label}
 
 
-def _integrity(old: Iterable[IntegrityCheck], new: Iterable[IntegrityCheck]) -> list[Change]:
+def _check_changes(
+    concerns: dict[str, str], was: IntegrityCheck, item: IntegrityCheck
+) -> list[Change]:
     """A check whose verdict changed is `self-check`; a label alone (its counts are reported
     where they come from, or the hmac wording) is `cosmetic`."""
-    changes: list[Change] = []
-    before, after = _keyed(old, lambda c: c.id), _keyed(new, lambda c: c.id)
-    for check, item in after.items():
-        was = before.get(check)
-        if was is None:
-            changes.append(
-                Change(SELF_CHECK, "check-added", {"check": check}, None, _check_view(item))
-            )
-        elif was.ok is not item.ok:
-            changes.append(
-                Change(
-                    SELF_CHECK,
-                    "check-changed",
-                    {"check": check},
-                    _check_view(was),
-                    _check_view(item),
-                )
-            )
-        elif was.label != item.label:
-            changes.append(Change(COSMETIC, "check-label", {"check": check}, was.label, item.label))
-    for check, was in before.items():
-        if check not in after:
-            changes.append(
-                Change(SELF_CHECK, "check-removed", {"check": check}, _check_view(was), None)
-            )
-    return changes
+    if was.ok is not item.ok:
+        return [Change(SELF_CHECK, "check-changed", concerns, _check_view(was), _check_view(item))]
+    if was.label != item.label:
+        return [Change(COSMETIC, "check-label", concerns, was.label, item.label)]
+    return []
 
 
-def _geo(old: Snapshot, new: Snapshot) -> list[Change]:
-    if old.geo.partners == new.geo.partners:
+def _profile_changes(concerns: dict[str, str], was: GeoProfile, now: GeoProfile) -> list[Change]:
+    if was == now:
         return []
-    changes: list[Change] = []
-    before = _keyed(old.geo.partners, lambda p: p.node_id)
-    after = _keyed(new.geo.partners, lambda p: p.node_id)
-    for node, now in after.items():
-        was = before.get(node)
-        profile = now.to_json()
-        if was is None:
-            changes.append(Change(COVERAGE, "geo-added", {"nodeId": node}, None, profile))
-        elif was != now:
-            previous = was.to_json()
-            moved = sorted(
-                k for k in profile.keys() | previous.keys() if previous.get(k) != profile.get(k)
-            )
-            changes.append(
-                Change(
-                    COVERAGE,
-                    "geo-changed",
-                    {"nodeId": node},
-                    {k: previous.get(k) for k in moved},
-                    {k: profile.get(k) for k in moved},
-                )
-            )
-    for node, was in before.items():
-        if node not in after:
-            changes.append(Change(COVERAGE, "geo-removed", {"nodeId": node}, was.to_json(), None))
-    return changes
+    previous, profile = was.to_json(), now.to_json()
+    moved = sorted(k for k in profile.keys() | previous.keys() if previous.get(k) != profile.get(k))
+    before, after = {k: previous.get(k) for k in moved}, {k: profile.get(k) for k in moved}
+    return [Change(COVERAGE, "geo-changed", concerns, before, after)]
 
 
 def _deep_audit(old: DeepAudit | None, new: DeepAudit | None) -> list[Change]:
@@ -246,9 +213,17 @@ def compare(
     changes += policy_changes(old_policy, new_policy, paired)
     changes += _field(COVERAGE, "shadow.base", old.shadow.base, new.shadow.base)
     changes += _disagreements(old, new)
-    changes += _board(old, new)
-    changes += _integrity(old.integrity.checks, new.integrity.checks)
-    changes += _geo(old, new)
+    rows = (old.board.rows, new.board.rows)
+    checks = (old.integrity.checks, new.integrity.checks)
+    changes += _matched(
+        SELF_CHECK, "board-row", lambda r: r.feature, *rows, _row_view, _row_changes
+    )
+    changes += _matched(SELF_CHECK, "check", lambda c: c.id, *checks, _check_view, _check_changes)
+    if old.geo.partners != new.geo.partners:
+        profiles = (old.geo.partners, new.geo.partners)
+        changes += _matched(
+            COVERAGE, "geo", lambda p: p.node_id, *profiles, GeoProfile.to_json, _profile_changes
+        )
     changes += _deep_audit(old.deep_audit, new.deep_audit)
     changes += waiver_changes(old.waivers, new.waivers)
     changes += _field(COSMETIC, "generatedAt", old.generated_at, new.generated_at)

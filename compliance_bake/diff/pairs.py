@@ -1,7 +1,7 @@
 """Shadow pairs compared by (state, partner), and the regulated states and partners they cover.
 
 The rows cover every regulated state times every partner (spec 2.3, rule 1), so a state added
-brings one new pair per partner. Those pairs are counted in the one `state-added` change (and a
+brings one new pair per partner. Those pairs are counted in the state's `state-added` change (and a
 new partner's in `partner-added`), not listed one by one; a pair is listed on its own only when
 its state and its partner are on both sides. A pair whose real decision changed is a `decision`
 change; one whose shadow decision or match changed while the real decision held is a

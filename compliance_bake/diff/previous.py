@@ -1,7 +1,7 @@
 """`bake snapshot --previous OLD`: the previous snapshot read, authenticated and compared.
 
 OLD is what a diff side may be (an out/ folder, a snapshot file, an http(s) URL of a published
-/api/compliance), read through the one path (verify/source.py, as `diff` reads a side). One that
+/api/compliance), read by verify/source.py as `diff` reads a side, so both trust alike. One that
 is not authentic is refused (exit 2) unless the caller allowed it (`--previous-unauthenticated`);
 the record then says so, and so does the portal. The comparison is `diff`'s own (compare.py);
 what the portal shows is the record built here (its shape: report/portal_previous.py), sealed

@@ -1,7 +1,7 @@
-"""The diff as text people read: the terminal (80 columns) and Markdown. JSON is
-`DiffResult.as_json`. Renderers return strings; the CLI prints them. In Markdown every text
-from a snapshot (its source, its time, each change's values) goes through `report/escape.markdown`,
-the one Markdown escaper.
+"""The diff as text people read: the terminal (80 columns), Markdown, and its changes as the
+findings the CLI's reports read. JSON is `DiffResult.as_json`. Renderers return strings; the CLI
+prints them. In Markdown every text from a snapshot (its source, its time, each change's values)
+goes through `report/escape.markdown`, as in every Markdown report.
 
 Decisions come first, then coverage, self-check and cosmetic changes; each class shows its
 first `limit` changes and counts the rest. An unauthenticated comparison says so on its first
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from compliance_bake.diff.model import (
@@ -22,10 +22,12 @@ from compliance_bake.diff.model import (
     DiffResult,
     SideInfo,
 )
+from compliance_bake.findings import DIFF, FAIL, WARN, Finding
 from compliance_bake.report.disagreements import KINDS
 from compliance_bake.report.escape import markdown as _md
 from compliance_bake.report.models import JsonValue
 
+Shown = Callable[[object], str]
 WIDTH = 80
 DEFAULT_LIMIT = 10
 _PAIR_WORDS = {
@@ -88,10 +90,7 @@ def describe(change: Change) -> str:
         counts = after if before is None else before
         return f"{what} {c[what]} {verb} ({counts['pairs']} pairs, {counts['allowed']} allowed)"
     if kind.startswith("board-row"):
-        if kind == "board-row-changed":
-            moved = "; ".join(f"{k} {_flag(before[k])} -> {_flag(after[k])}" for k in before)
-            return f"self-check {c['feature']}: {moved}"
-        return f"self-check {c['feature']} {kind.rsplit('-', 1)[1]}"
+        return _record(f"self-check {c['feature']}", kind, before, after, "; ", _flag)
     if kind.startswith("check-"):
         if kind == "check-changed":
             return f"check {c['check']}: ok {_flag(before['ok'])} -> {_flag(after['ok'])}" + (
@@ -101,10 +100,7 @@ def describe(change: Change) -> str:
             return f"check {c['check']} label: {before} -> {after}"
         return f"check {c['check']} {kind.split('-')[1]}"
     if kind.startswith("geo-"):
-        if kind == "geo-changed":
-            moved = ", ".join(f"{k} {_value(before[k])} -> {_value(after[k])}" for k in before)
-            return f"geo {c['nodeId']}: {moved}"
-        return f"geo {c['nodeId']} {kind.split('-')[1]}"
+        return _record(f"geo {c['nodeId']}", kind, before, after, ", ", _value)
     if kind == "deep-audit-counts":
         delta = after["delta"]
         return (
@@ -122,6 +118,25 @@ def describe(change: Change) -> str:
         name = c["field"].rsplit(".", 1)[-1]
         return f"{KINDS.get(name, name)}: {_value(before)} -> {_value(after)} rows"
     return f"{c.get('field', kind)}: {_value(before)} -> {_value(after)}"
+
+
+def findings(result: DiffResult, per_class: int | None = None) -> list[Finding]:
+    """The changes as the diff reports them, each worded by `describe`: a failure where its
+    class is one of fail_on, else a warning (reported, and the diff holds), the class as the
+    rule. `per_class`: only the first that many of each class."""
+    return [
+        Finding("", FAIL if cls in result.fail_on else WARN, describe(change), DIFF, cls.value)
+        for cls in CLASS_ORDER
+        for change in result.of_class(cls)[:per_class]
+    ]
+
+
+def _record(what: str, kind: str, before: Any, after: Any, sep: str, show: Shown) -> str:
+    """A keyed record (a board row, a geo profile): each changed field `before -> after`, or
+    that it was added, removed or had its notes changed."""
+    if kind.endswith("-changed"):
+        return f"{what}: " + sep.join(f"{k} {show(before[k])} -> {show(after[k])}" for k in before)
+    return f"{what} {kind.rsplit('-', 1)[1]}"
 
 
 def _waiver_text(kind: str, name: str, before: Any, after: Any) -> str:

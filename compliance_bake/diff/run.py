@@ -1,4 +1,4 @@
-"""The diff, end to end: both sides read through the one path, then compared.
+"""The diff, end to end: both sides read as `verify` reads a snapshot, then compared.
 
 OLD then NEW are read, parsed, validated and authenticated in this process (diff/sides.py); a
 side that is not a snapshot is refused first (exit 2), then one that is not authentic unless the

@@ -1,9 +1,9 @@
 """A side of the diff: where it comes from, its snapshot, and whether it is authentic.
 
 A side is what `verify` reads (an `out/` folder, a snapshot file, an http(s) URL of a published
-`/api/compliance`), read through verify/source.py's one path: the same fetch rules, the same
-strict parse, schema and authentication. A side that is not a snapshot is refused (exit 2); so is
-one that is not authentic unless the caller asked for an unauthenticated comparison. The diff
+`/api/compliance`), read by verify/source.py as `verify` reads it: the same fetch rules, the
+same strict parse, schema and authentication. A side that is not a snapshot is refused (exit 2);
+so is one that is not authentic unless the caller asked for an unauthenticated comparison. The diff
 does not re-run verify's compliance checks (board consistency, labels, registry copies, the
 portal): those are what it reports as changes.
 """
@@ -41,7 +41,7 @@ class Side:
 
 
 def load_side(spec: str, label: str, keys: Keys, timeout: float = DEFAULT_TIMEOUT) -> Side:
-    """The side read through the one path; InputError (exit 2) if it is not a snapshot,
+    """The side read as `verify` reads a snapshot; InputError (exit 2) if it is not a snapshot,
     TargetError (exit 3) if its URL cannot be fetched within `timeout`, each naming `label`."""
     try:
         reading = read_snapshot(spec, keys, timeout=timeout)

@@ -34,22 +34,14 @@ def waiver_changes(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None)
     changes: list[Change] = []
     for key in dict.fromkeys([*before, *after]):
         was, now = before.get(key), after.get(key)
-        concerns = {"waiver": key}
-        if was is None and now is not None:
-            concerns.update(state=now["state"], partner=now["partner"])
-            changes.append(
-                Change(ChangeClass.SELF_CHECK, "waiver-added", concerns, None, _view(now))
-            )
-            continue
-        if now is None and was is not None:
-            concerns.update(state=was["state"], partner=was["partner"])
-            changes.append(
-                Change(ChangeClass.SELF_CHECK, "waiver-removed", concerns, _view(was), None)
-            )
-            continue
+        shown = now if now is not None else was
+        assert shown is not None  # the key is on one side at least
+        concerns = {"waiver": key, "state": shown["state"], "partner": shown["partner"]}
         if was is None or now is None:
+            kind = "waiver-added" if was is None else "waiver-removed"
+            views = (None if was is None else _view(was), None if now is None else _view(now))
+            changes.append(Change(ChangeClass.SELF_CHECK, kind, concerns, *views))
             continue
-        concerns.update(state=now["state"], partner=now["partner"])
         if _view(was) == _view(now):
             continue
         if was["status"] != "expired" and now["status"] == "expired":

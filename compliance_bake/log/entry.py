@@ -11,11 +11,13 @@ point.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any, NotRequired, TypedDict
 
-from compliance_bake.findings import FAIL
+from compliance_bake.findings import FAIL, INFO, RECORDED, Finding
 from compliance_bake.report.disagreements import SEVERITY
+from compliance_bake.report.escape import visible
 from compliance_bake.signing.canon import canon
 
 FIELDS = ("attestationSha256", "generatedAt", "integrityDigest", "keyId", "target", "verdict")
@@ -84,6 +86,19 @@ def entry_of(document: Mapping[str, Any], attestation_sha256: str, key_id: str) 
     }
 
 
+def verdict_finding(entry: Mapping[str, Any]) -> Finding:
+    """A logged entry's verdict as what its bake recorded: failed unless it says `ok` true (an
+    entry read from a log is any JSON, so an odd one is no pass), its self-checks and shadow
+    mismatches the words, escaped (they are the log's text) and `?` where the entry has none."""
+    verdict = entry.get("verdict") or {}
+    board = verdict.get("board") or {}
+    what = (
+        f"self-checks {visible(board.get('passed', '?'))}/{visible(board.get('total', '?'))}  "
+        f"mismatches {visible(verdict.get('shadowMismatches', '?'))}"
+    )
+    return Finding("", INFO if verdict.get("ok") is True else FAIL, what, RECORDED)
+
+
 def waived_rows(document: Mapping[str, Any]) -> dict[str, int]:
     """The shadow rows the snapshot records as waived, by kind (`verify` checks that the record
     follows from its waivers and clock: waivers/apply.py)."""
@@ -98,10 +113,7 @@ def waived_rows(document: Mapping[str, Any]) -> dict[str, int]:
         for item in waiver["matched"]
         if item["in"] == SHADOW
     }
-    counts: dict[str, int] = {}
-    for _, kind in seen:
-        counts[kind] = counts.get(kind, 0) + 1
-    return counts
+    return dict(Counter(kind for _, kind in seen))
 
 
 def entry_bytes(entry: Mapping[str, object]) -> bytes:

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Self, TypeAlias
 
 import msgspec
 
+from compliance_bake.findings import FAIL, INFO, INTEGRITY, Finding
 from compliance_bake.inputs.models import GeoProfile
 from compliance_bake.report.disagreements import SOURCE_TARGET_SHADOW
 
@@ -253,6 +254,10 @@ class Integrity:
     @property
     def failed(self) -> tuple[IntegrityCheck, ...]:
         return tuple(check for check in self.checks if not check.ok)
+
+    def findings(self) -> list[Finding]:
+        """The checks as results: failed or held, the label said, the check id as the rule."""
+        return [Finding("", INFO if c.ok else FAIL, c.label, INTEGRITY, c.id) for c in self.checks]
 
 
 class Links(Block, frozen=True):

@@ -183,7 +183,7 @@ def test_the_json_report_escapes_what_json_itself_leaves_raw() -> None:
 
     hostile = f"partner{OSC}\x9b31m\u202e\u2028"
     outcome = Outcome("bake", False, 1, "FAIL", {"board": [Case(hostile, False, hostile)]})
-    text = FORMATS["json"].render(outcome).decode("utf-8")
+    text = FORMATS["json"].make(outcome).decode("utf-8")
     assert_no_raw_control(text.replace("\n", ""))
     assert "\u2028" not in text
     assert json.loads(text)["suites"][0]["cases"][0]["name"] == hostile

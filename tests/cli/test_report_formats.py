@@ -29,8 +29,8 @@ def _outcome(ok: bool) -> Outcome:
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
 def test_each_format_says_pass_and_fail(name: str) -> None:
-    passing = FORMATS[name].render(_outcome(True)).decode("utf-8")
-    failing = FORMATS[name].render(_outcome(False)).decode("utf-8")
+    passing = FORMATS[name].make(_outcome(True)).decode("utf-8")
+    failing = FORMATS[name].make(_outcome(False)).decode("utf-8")
     if name == "junit":  # a JUnit reader sees failures, not a verdict line
         assert 'failures="0"' in passing and "<failure" not in passing
         assert 'failures="1"' in failing and "<failure" in failing
@@ -42,7 +42,7 @@ def test_each_format_says_pass_and_fail(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
 def test_each_format_escapes_hostile_text(name: str) -> None:
-    text = FORMATS[name].render(_outcome(False)).decode("utf-8")
+    text = FORMATS[name].make(_outcome(False)).decode("utf-8")
     assert RAW.search(text) is None, (name, text)
     assert not re.search(r"^::error::fake", text, re.M)  # no injected workflow command
     if name in ("junit", "markdown"):  # no live markup: escaped as &lt; or \<

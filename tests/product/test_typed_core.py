@@ -58,7 +58,7 @@ UNTYPED: dict[str, Use] = {
     "targets/draft.py": Use(JSON_IN, 13, "a service's OpenAPI document, read to draft a profile"),
     "log/audit.py": Use(JSON_IN, 3, "log entries as read from the tiles (any JSON object)"),
     "log/proof.py": Use(JSON_IN, 2, "out/log/inclusion.json and its entry, as read"),
-    "log/entry.py": Use(JSON_IN, 2, "an entry and a predicate as read from out/, compared"),
+    "log/entry.py": Use(JSON_IN, 3, "an entry and a predicate as read, compared; a logged verdict"),
     "audit/play_lines.py": Use(JSON_IN, 2, "a JSON Lines play as parsed, to match a violating one"),
     "verify/rules/__init__.py": Use(
         JSON_IN, 1, "the document as parsed, before the rules' verdict"
