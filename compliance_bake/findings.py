@@ -7,8 +7,8 @@ ZipWindowResult.findings, Integrity.findings, log/entry.verdict_finding), so tha
 every result alike and reads no module's own record. A finding's kind says which of verify's
 verdicts it counts for (verify/findings.py): FILE, DIGEST, HMAC, KEY and EXTRA (a file in out/
 that no bake writes and nothing signs: the signed bytes may be intact) for *authentic*, RULE and
-RECORDED (what a bake recorded) for *compliant*; DIFF, ZIP_WINDOW and INTEGRITY name the other
-edges, their rule the change class, the reason or the check id.
+RECORDED (what a bake recorded) for *compliant*; DIFF, ZIP_WINDOW, INTEGRITY and BOARD name the
+other edges, their rule the change class, the reason, the check id or the self-check's feature.
 
 A finding's severity says what it does to a verdict: FAIL fails it, WARN is reported and holds,
 INFO is a check that held. A `Refusal` says why an input is not one, for its caller to decide.
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 FILE, DIGEST, HMAC, KEY, RULE, RECORDED = "file", "digest", "hmac", "key", "rule", "recorded"
 EXTRA = "extra"
-DIFF, ZIP_WINDOW, INTEGRITY = "diff", "zip-window", "integrity"
+DIFF, ZIP_WINDOW, INTEGRITY, BOARD = "diff", "zip-window", "integrity", "board"
 FAIL, WARN, INFO = "fail", "warn", "info"
 
 

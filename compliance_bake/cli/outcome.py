@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from compliance_bake.cli.terminal import count, counted
 from compliance_bake.errors import EXIT_NOTHING_CHECKED, EXIT_OK
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from compliance_bake.inputs.fixtures import PartnerLines
     from compliance_bake.log.audit import LogAudit
     from compliance_bake.log.witness import WitnessRun
-    from compliance_bake.report.models import BoardRow, JsonObject, ShadowRow
+    from compliance_bake.report.models import Board, JsonObject, ShadowRow
     from compliance_bake.report.policy import AskedQuestion, PolicyRecord
     from compliance_bake.verify.findings import VerifyReport
     from compliance_bake.waivers.apply import Applied
@@ -105,39 +105,23 @@ class Outcome:
         ]
 
 
-def _differences(expected: Any, actual: Any, path: str = "$") -> list[str]:
-    """Where expected and actual differ, as `path: expected X, actual Y` (JSON values)."""
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        found: list[str] = []
-        for key in [*expected, *(k for k in actual if k not in expected)]:
-            where = f"{path}.{key}"
-            if key not in actual:
-                found.append(f"{where}: expected {json_line(expected[key])}, actual missing")
-            elif key not in expected:
-                found.append(f"{where}: not expected, actual {json_line(actual[key])}")
-            else:
-                found += _differences(expected[key], actual[key], where)
-        return found
-    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
-        found = []
-        for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
-            found += _differences(e, a, f"{path}[{index}]")
-        return found
-    same = type(expected) is type(actual) and expected == actual
-    return [] if same else [f"{path}: expected {json_line(expected)}, actual {json_line(actual)}"]
-
-
-def _board_case(row: BoardRow) -> Case:
-    """A self-check (a board row); failed, its items are the differing fields by JSON path and
-    its detail the expected and actual states in full."""
-    if row.match:
-        return Case(row.feature, True, "holds")
-    found = _differences(row.expected_state, row.actual_state) or [
-        "$: expected and actual differ in type"
-    ]
-    detail = f"expected: {json_line(row.expected_state)}\nactual:   {json_line(row.actual_state)}"
-    fields = f"{count(len(found))} field{'s differ' if len(found) != 1 else ' differs'}"
-    return Case(row.feature, False, fields, tuple(Item(f) for f in found), detail=detail)
+def _board_cases(board: Board) -> list[Case]:
+    """A case per self-check, from the board's findings: failed, its items are the differing
+    fields by JSON path and its detail the expected and actual states in full."""
+    found: dict[str | None, list[Finding]] = {}
+    for finding in board.findings():
+        found.setdefault(finding.rule, []).append(finding)
+    cases = []
+    for row in board.rows:
+        failed = [f.what for f in found[row.feature] if not f.ok]
+        if not failed:
+            cases.append(Case(row.feature, True, "holds"))
+            continue
+        expected, actual = json_line(row.expected_state), json_line(row.actual_state)
+        detail = f"expected: {expected}\nactual:   {actual}"
+        fields = f"{count(len(failed))} field{'s differ' if len(failed) != 1 else ' differs'}"
+        cases.append(Case(row.feature, False, fields, tuple(map(Item, failed)), detail=detail))
+    return cases
 
 
 def _word(allowed: bool) -> str:
@@ -232,7 +216,7 @@ def of_bake(result: BakeResult, licences: PartnerLines | None = None) -> Outcome
     snap, waivers = result.snapshot, result.waivers
     rows = frozenset() if waivers is None else waivers.settled(SHADOW)
     suites = {
-        "self-checks": [_board_case(r) for r in snap.board.rows],
+        "self-checks": _board_cases(snap.board),
         "integrity": [Case(f.rule or "", f.ok, f.what) for f in snap.integrity.findings()],
     }
     if result.policy is not None and result.policy.shown:

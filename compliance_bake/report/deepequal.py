@@ -20,6 +20,8 @@ from typing import Any
 
 import orjson
 
+from compliance_bake.report.escape import json_line
+
 
 class _Hole:
     __slots__ = ()
@@ -112,3 +114,26 @@ STRICT_VS_LOOSE_PAIR: tuple[Any, Any] = (
     {"allowed": True, "status": 200},
     {"allowed": 1, "status": 200},
 )
+
+
+def differences(expected: Any, actual: Any, path: str = "$") -> list[str]:
+    """Where expected and actual differ, as `path: expected X, actual Y` (JSON values): the
+    fields a failed self-check names."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        found: list[str] = []
+        for key in [*expected, *(k for k in actual if k not in expected)]:
+            where = f"{path}.{key}"
+            if key not in actual:
+                found.append(f"{where}: expected {json_line(expected[key])}, actual missing")
+            elif key not in expected:
+                found.append(f"{where}: not expected, actual {json_line(actual[key])}")
+            else:
+                found += differences(expected[key], actual[key], where)
+        return found
+    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
+        found = []
+        for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            found += differences(e, a, f"{path}[{index}]")
+        return found
+    same = type(expected) is type(actual) and expected == actual
+    return [] if same else [f"{path}: expected {json_line(expected)}, actual {json_line(actual)}"]

@@ -21,8 +21,9 @@ from typing import Annotated, Any, Self, TypeAlias
 
 import msgspec
 
-from compliance_bake.findings import FAIL, INFO, INTEGRITY, Finding
+from compliance_bake.findings import BOARD, FAIL, INFO, INTEGRITY, Finding
 from compliance_bake.inputs.models import GeoProfile
+from compliance_bake.report.deepequal import differences
 from compliance_bake.report.disagreements import SOURCE_TARGET_SHADOW
 
 # Read-only containers, so that a dict of narrower values (a row's strings and booleans) is one.
@@ -70,6 +71,21 @@ class Board(Block, frozen=True):
     passed: int
     total: int
     signature: str
+
+    def findings(self) -> list[Finding]:
+        """The self-checks as results, the feature as the rule: an INFO for a row that holds,
+        else a FAIL per differing field (deepequal.differences), which the reports list."""
+        return [
+            Finding("", INFO if row.match else FAIL, what, BOARD, row.feature)
+            for row in self.rows
+            for what in (["holds"] if row.match else _differing(row))
+        ]
+
+
+def _differing(row: BoardRow) -> list[str]:
+    """A failed row's differing fields; a row can fail on types alone (`1` is not `1.0`)."""
+    found = differences(row.expected_state, row.actual_state)
+    return found or ["$: expected and actual differ in type"]
 
 
 # A partner's id is a non-empty string (the snapshot schema's `minLength: 1`): a snapshot's

@@ -1,10 +1,10 @@
 """Results leave the core as `findings.Finding`: the diff's changes, the audit's violating plays
-(a record no reader was given among them) and the integrity checks, each with the severity the
-command acts on; the CLI reads those and no module's own record.
+(a record no reader was given among them), the integrity checks and the board's self-checks,
+each with the severity the command acts on; the CLI reads those and no module's own record.
 
 Each edge runs on a real failing input: a diff against a bake whose service lies about one pair,
-an audit of a plays file with an unlicensed play and a record with fields too many, and the
-integrity block of that lying bake.
+an audit of a plays file with an unlicensed play and a record with fields too many, the
+integrity block of that lying bake, and a real bake's board with its first row measured otherwise.
 """
 
 from __future__ import annotations
@@ -14,12 +14,15 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
+
 from compliance_bake.audit.plays_source import COLUMNS
 from compliance_bake.audit.zip_window import run_zip_window
 from compliance_bake.diff.model import ChangeClass
 from compliance_bake.diff.render import describe, findings
 from compliance_bake.diff.run import run_diff
 from compliance_bake.findings import (
+    BOARD,
     DIFF,
     FAIL,
     INFO,
@@ -31,7 +34,7 @@ from compliance_bake.findings import (
 )
 from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.log.entry import entry_of, verdict_finding
-from compliance_bake.report.models import Integrity
+from compliance_bake.report.models import Board, Integrity
 from compliance_bake.resources import demo_fixtures_dir
 from compliance_bake.signing.secret import Secret
 from tests._diff_helpers import bake, bake_lying, fixtures_with
@@ -79,6 +82,19 @@ def test_a_failing_diff_and_its_integrity_checks_leave_as_findings(tmp_path: Pat
     assert logged.what == "self-checks 8/8  mismatches 1"
     held = json.loads((base / "api" / "compliance.json").read_text())
     assert verdict_finding(entry_of(held, "0" * 64, "key")).severity == INFO
+
+    board = Board.from_json(held["enhancements"])
+    row = board.rows[0]  # health.states, measured {"ok": true, "states": ["MA", "NJ"]}
+    broken = msgspec.structs.replace(row, actual_state={"ok": False, "states": ["MA"]}, match=False)
+    found = msgspec.structs.replace(board, rows=[broken, *board.rows[1:]]).findings()
+    assert all(f.kind == BOARD for f in found)
+    assert [(f.rule, f.severity, f.what) for f in found if not f.ok] == [
+        ("health.states", FAIL, "$.ok: expected true, actual false"),
+        ("health.states", FAIL, '$.states: expected ["MA", "NJ"], actual ["MA"]'),
+    ]
+    assert [(f.rule, f.what) for f in found if f.ok] == [
+        (r.feature, "holds") for r in board.rows[1:]
+    ]
 
 
 def test_an_audit_leaves_its_violating_plays_as_failures_with_their_lines(
