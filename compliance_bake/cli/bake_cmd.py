@@ -15,6 +15,7 @@ from compliance_bake.cli.options import (
     fixtures_option,
     fixtures_path,
     json_option,
+    key_option,
     now_option,
     open_target,
     out_option,
@@ -84,14 +85,13 @@ def bake() -> None:
     is_flag=True,
     help="With --deep-audit: exit 0 when no play falls in the window (else exit 5).",
 )
-@click.option(
+@key_option(
     "--signing-key",
     "signing_key_file",
-    metavar="PATH",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Ed25519 private key (PEM, mode 0600) that signs OUT/attestation/compliance.intoto.json. "
+    "Ed25519 private key (PEM, mode 0600) that signs OUT/attestation/compliance.intoto.json. "
     "Else $COMPLIANCE_SIGNING_KEY_FILE, then .compliance-bake/signing-key.pem when it exists; "
     "none: no attestation (and an earlier one is removed).",
+    metavar="PATH",
 )
 @click.option(
     "--previous",

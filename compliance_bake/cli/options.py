@@ -313,19 +313,27 @@ def engine_options(
     return EngineOptions(engine=engine, spark_master=spark_master, spark_conf=tuple(pairs))
 
 
+def key_option(
+    flag: str, dest: str, help: str, metavar: str | None = "PEM", **flags: bool
+) -> Callable[[F], F]:
+    """An Ed25519 key file in PEM, private or public: the key pairs `signing-key mint` and
+    `witness-key mint` write; `flags` are click's `required` and `multiple`."""
+    return click.option(
+        flag,
+        dest,
+        type=click.Path(path_type=Path, dir_okay=False),
+        metavar=metavar,
+        help=help,
+        **flags,
+    )
+
+
 def public_key_option(
     flag: str, dest: str, help: str, metavar: str | None = "PEM"
 ) -> Callable[[F], F]:
     """A repeatable trusted Ed25519 public key file (`verify`, `diff`, `bake --previous`);
     none given: $COMPLIANCE_PUBLIC_KEY_FILE (signing.signing_key.public_keys_from)."""
-    return click.option(
-        flag,
-        dest,
-        multiple=True,
-        type=click.Path(path_type=Path, dir_okay=False),
-        metavar=metavar,
-        help=help,
-    )
+    return key_option(flag, dest, help, metavar, multiple=True)
 
 
 def plays_source_options(command: F) -> F:

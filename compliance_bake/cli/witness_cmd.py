@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.options import key_file_option, now_option, timeout_option
+from compliance_bake.cli.options import key_file_option, key_option, now_option, timeout_option
 from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
 
@@ -20,20 +20,16 @@ WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
     short_help="Check a log grew honestly since last seen, and cosign it.",
 )
 @click.argument("location", metavar="DIR|URL")
-@click.option(
+@key_option(
     "--log-key",
     "log_key",
+    "The log's Ed25519 public key (the operator's signing-key .pub.pem).",
     required=True,
-    metavar="PEM",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The log's Ed25519 public key (the operator's signing-key .pub.pem).",
 )
-@click.option(
+@key_option(
     "--witness-key",
     "witness_key",
-    metavar="PEM",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="This witness's private key (mode 0600).  [default: .compliance-bake/witness-key.pem]",
+    "This witness's private key (mode 0600).  [default: .compliance-bake/witness-key.pem]",
 )
 @click.option(
     "--state",
