@@ -314,10 +314,10 @@ def engine_options(
 
 
 def key_option(
-    flag: str, dest: str, help: str, metavar: str | None = "PEM", **flags: bool
+    flag: str, dest: str, help: str, metavar: str | None = "PEM", **flags: Any
 ) -> Callable[[F], F]:
     """An Ed25519 key file in PEM, private or public: the key pairs `signing-key mint` and
-    `witness-key mint` write; `flags` are click's `required` and `multiple`."""
+    `witness-key mint` write; `flags` are click's own (`required`, `multiple`)."""
     return click.option(
         flag,
         dest,
