@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from compliance_bake.cli.options import (
+    TargetArgs,
     audit_engine_options,
     concurrency_option,
     engine_options,
@@ -17,7 +18,6 @@ from compliance_bake.cli.options import (
     json_option,
     key_option,
     now_option,
-    open_target,
     out_option,
     plays_options,
     plays_source_options,
@@ -225,13 +225,8 @@ class _Snapshot:
     plays_columns: str | None
     plays_table: str | None
     plays_query: str | None
-    target_url: str | None
-    agent_key_file: Path | None
-    target_profile: Path | None
-    explain: bool
-    timeout: float
+    target: TargetArgs
     concurrency: int
-    retries: int
     as_json: bool
     quiet: bool
     reports: tuple[tuple[str, str], ...]
@@ -250,7 +245,7 @@ def _previous(args: _Snapshot) -> Any:  # PreviousSnapshot; diff/ is imported on
         resolve_secret(args.secret_file),
         public_keys_from(args.previous_public_key),
         args.previous_unauthenticated,
-        timeout=args.timeout,
+        timeout=args.target.timeout,
     )
 
 
@@ -267,15 +262,7 @@ def _bake(args: _Snapshot) -> None:
     tables_to_stderr = reporters.check_stdout(args.reports, args.as_json)
     options = engine_options(args.engine, args.spark_master, args.spark_conf)
     read = plays_options(args.plays_columns, args.plays_table, args.plays_query)
-    target = open_target(
-        args.target_url,
-        args.agent_key_file,
-        args.timeout,
-        args.concurrency,
-        args.retries,
-        args.target_profile,
-        args.explain,
-    )
+    target = args.target.open(args.concurrency)
     comparison = _previous(args)
     log = None if args.log_dir is None else LogTarget(args.log_dir, args.log_origin)
     try:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from compliance_bake.cli.options import (
+    TargetArgs,
     fixtures_option,
     fixtures_path,
     json_option,
-    open_target,
     target_options,
 )
 from compliance_bake.cli.shared import CONTEXT, exit_codes
@@ -32,12 +30,7 @@ def check(
     state: str,
     wager_type: str,
     fixtures_dir: str | None,
-    target_url: str | None,
-    agent_key_file: Path | None,
-    target_profile: Path | None,
-    explain: bool,
-    timeout: float,
-    retries: int,
+    target: TargetArgs,
     as_json: bool,
 ) -> None:
     """Ask for one decision: may PARTNER take a WAGER-TYPE wager in STATE?
@@ -79,18 +72,18 @@ def check(
     policy = read_registry(fixtures_path(fixtures_dir)).policy
     registry = policy.licences
     known = registry.partner(partner) is not None
-    target = open_target(target_url, agent_key_file, timeout, 1, retries, target_profile, explain)
-    if target is None:
-        target = InProcessTarget(Engine(policy))
+    asked = target.open(concurrency=1)
+    if asked is None:
+        asked = InProcessTarget(Engine(policy))
     try:
-        target.wager_types_missing([wager_type])  # exit 2 before any request
-        question = target.question(partner, code, wager_type)
-        decision = target.check(partner, code, wager_type)
+        asked.wager_types_missing([wager_type])  # exit 2 before any request
+        question = asked.question(partner, code, wager_type)
+        decision = asked.check(partner, code, wager_type)
     finally:
-        target.close()
+        asked.close()
     if as_json:
         answer = {"partner": partner, "state": code, "wagerType": wager_type, **decision.as_json()}
-        answer = {**answer, "target": target.base, "knownPartner": known, "question": question}
+        answer = {**answer, "target": asked.base, "knownPartner": known, "question": question}
         click.echo(terminal_json(answer))
     else:
-        render.decision_line(partner, code, wager_type, decision, target.base, known, question)
+        render.decision_line(partner, code, wager_type, decision, asked.base, known, question)

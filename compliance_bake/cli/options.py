@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
+from click.core import ParameterSource
 
 from compliance_bake.targets.routes import DEFAULT_TIMEOUT
 
@@ -178,89 +181,103 @@ concurrency_option = click.option(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class TargetArgs:
+    """--target URL and how to talk to it, one field per option of target_options()."""
+
+    target_url: str | None
+    agent_key_file: Path | None
+    target_profile: Path | None
+    explain: bool
+    timeout: float
+    retries: int
+
+    def open(self, concurrency: int) -> Any:
+        """The HTTP target for --target, or None. A bad URL, key or profile is bad usage
+        (exit 2), found before any request is sent."""
+        if self.target_url is None:
+            source = click.get_current_context().get_parameter_source("target_profile")
+            if self.target_profile is not None and source is not ParameterSource.ENVIRONMENT:
+                raise click.UsageError("--target-profile needs --target URL")
+            if self.explain:
+                raise click.UsageError("--explain needs --target URL")
+            return None
+        from compliance_bake.targets.agent_key import resolve_agent_key
+        from compliance_bake.targets.http import HttpSettings, HttpTarget
+        from compliance_bake.targets.profile_file import builtin_profile, load_profile
+        from compliance_bake.targets.routes import parse_target_url
+
+        parsed = parse_target_url(self.target_url)
+        file = self.target_profile
+        profile = builtin_profile() if file is None else load_profile(file)
+        settings = HttpSettings(timeout=self.timeout, concurrency=concurrency, retries=self.retries)
+        sink = None
+        if self.explain:
+            from compliance_bake.report.escape import visible
+            from compliance_bake.targets.explain import render
+
+            def sink(record: Any) -> None:
+                click.echo(render(record, visible), err=True)
+
+        return HttpTarget(parsed, resolve_agent_key(self.agent_key_file), settings, profile, sink)
+
+
 def target_options(exchanges: str) -> Callable[[F], F]:
-    """--target URL and how to talk to it: the key, the profile, the timeout, the retries;
-    `exchanges` says what the command's --timeout bounds (a bake also fetches --previous)."""
-    return lambda command: _with_options(
-        command,
-        click.option(
-            "--target",
-            "target_url",
-            metavar="URL",
-            help="Base URL of a live compliance service (e.g. http://127.0.0.1:8000) to ask "
-            "instead of the in-process engine. A user name or password in it is never printed "
-            "or written.",
-        ),
-        click.option(
-            "--agent-key-file",
-            type=click.Path(path_type=Path, dir_okay=False),
-            help="File holding the agent key sent to --target, as `Authorization: Bearer` "
-            "or as the target profile's [auth] says (mode 0600). Without it, "
-            "$COMPLIANCE_AGENT_KEY, which holds the key itself.",
-        ),
-        click.option(
-            "--target-profile",
-            type=click.Path(path_type=Path, dir_okay=False),
-            envvar="COMPLIANCE_TARGET_PROFILE",
-            help="TOML file saying how --target is asked: routes, auth header, where each "
-            "answer field is (`compliance-bake docs target-profiles`).  [default: the built-in "
-            "profile, "
-            "`compliance-bake target profile show`; env: COMPLIANCE_TARGET_PROFILE]",
-        ),
-        click.option(
-            "--explain",
-            is_flag=True,
-            help="Print to stderr the first request to --target of each operation, its raw "
-            "answer and each profile field's value (the agent key masked).",
-        ),
-        timeout_option(exchanges),
-        click.option(
-            "--retries",
-            type=click.IntRange(0, 10),
-            default=3,
-            show_default=True,
-            help="Retries of a request to --target that failed in passing (connection, "
-            "cut-short body, 429, 5xx), with backoff and jitter, inside the request's one "
-            "--timeout deadline (a timeout is not retried).",
-        ),
-    )
+    """--target URL and how to talk to it: the key, the profile, the timeout, the retries,
+    handed to the command as one `target: TargetArgs`; `exchanges` says what the command's
+    --timeout bounds (a bake also fetches --previous)."""
 
+    def grouped(command: F) -> F:
+        @functools.wraps(command)
+        def with_target(**params: Any) -> Any:
+            given = {field.name: params.pop(field.name) for field in fields(TargetArgs)}
+            return command(target=TargetArgs(**given), **params)
 
-def open_target(
-    url: str | None,
-    key_file: Path | None,
-    timeout: float,
-    concurrency: int,
-    retries: int,
-    profile_file: Path | None = None,
-    explain: bool = False,
-) -> Any:
-    """The HTTP target for --target, or None. A bad URL, key or profile is bad usage (exit 2),
-    found before any request is sent."""
-    if url is None:
-        source = click.get_current_context().get_parameter_source("target_profile")
-        if profile_file is not None and source is not click.core.ParameterSource.ENVIRONMENT:
-            raise click.UsageError("--target-profile needs --target URL")
-        if explain:
-            raise click.UsageError("--explain needs --target URL")
-        return None
-    from compliance_bake.targets.agent_key import resolve_agent_key
-    from compliance_bake.targets.http import HttpSettings, HttpTarget
-    from compliance_bake.targets.profile_file import builtin_profile, load_profile
-    from compliance_bake.targets.routes import parse_target_url
+        return _with_options(
+            cast(F, with_target),
+            click.option(
+                "--target",
+                "target_url",
+                metavar="URL",
+                help="Base URL of a live compliance service (e.g. http://127.0.0.1:8000) to ask "
+                "instead of the in-process engine. A user name or password in it is never "
+                "printed or written.",
+            ),
+            click.option(
+                "--agent-key-file",
+                type=click.Path(path_type=Path, dir_okay=False),
+                help="File holding the agent key sent to --target, as `Authorization: Bearer` "
+                "or as the target profile's [auth] says (mode 0600). Without it, "
+                "$COMPLIANCE_AGENT_KEY, which holds the key itself.",
+            ),
+            click.option(
+                "--target-profile",
+                type=click.Path(path_type=Path, dir_okay=False),
+                envvar="COMPLIANCE_TARGET_PROFILE",
+                help="TOML file saying how --target is asked: routes, auth header, where each "
+                "answer field is (`compliance-bake docs target-profiles`).  [default: the "
+                "built-in profile, `compliance-bake target profile show`; env: "
+                "COMPLIANCE_TARGET_PROFILE]",
+            ),
+            click.option(
+                "--explain",
+                is_flag=True,
+                help="Print to stderr the first request to --target of each operation, its raw "
+                "answer and each profile field's value (the agent key masked).",
+            ),
+            timeout_option(exchanges),
+            click.option(
+                "--retries",
+                type=click.IntRange(0, 10),
+                default=3,
+                show_default=True,
+                help="Retries of a request to --target that failed in passing (connection, "
+                "cut-short body, 429, 5xx), with backoff and jitter, inside the request's one "
+                "--timeout deadline (a timeout is not retried).",
+            ),
+        )
 
-    parsed = parse_target_url(url)
-    profile = builtin_profile() if profile_file is None else load_profile(profile_file)
-    settings = HttpSettings(timeout=timeout, concurrency=concurrency, retries=retries)
-    sink = None
-    if explain:
-        from compliance_bake.report.escape import visible
-        from compliance_bake.targets.explain import render
-
-        def sink(record: Any) -> None:
-            click.echo(render(record, visible), err=True)
-
-    return HttpTarget(parsed, resolve_agent_key(key_file), settings, profile, sink)
+    return grouped
 
 
 def audit_engine_options(command: F) -> F:
