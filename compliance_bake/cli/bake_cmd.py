@@ -12,14 +12,12 @@ from compliance_bake.cli.options import (
     TargetArgs,
     audit_engine_options,
     concurrency_option,
-    engine_options,
     fixtures_option,
     fixtures_path,
     json_option,
     key_option,
     now_option,
     out_option,
-    plays_options,
     plays_source_options,
     public_key_option,
     quiet_option,
@@ -31,6 +29,7 @@ from compliance_bake.cli.reporters import report_option
 from compliance_bake.cli.shared import CONTEXT, exit_codes, finish
 
 if TYPE_CHECKING:
+    from compliance_bake.audit.engines.interface import EngineOptions, PlaysOptions
     from compliance_bake.bake import BakeResult
     from compliance_bake.cli.outcome import Outcome
 
@@ -219,12 +218,8 @@ class _Snapshot:
     log_dir: Path | None
     log_origin: str | None
     waivers_file: Path | None
-    engine: str
-    spark_master: str
-    spark_conf: tuple[str, ...]
-    plays_columns: str | None
-    plays_table: str | None
-    plays_query: str | None
+    engine: EngineOptions
+    plays_options: PlaysOptions
     target: TargetArgs
     concurrency: int
     as_json: bool
@@ -260,8 +255,6 @@ def _bake(args: _Snapshot) -> None:
     from compliance_bake.log.append import LogTarget
 
     tables_to_stderr = reporters.check_stdout(args.reports, args.as_json)
-    options = engine_options(args.engine, args.spark_master, args.spark_conf)
-    read = plays_options(args.plays_columns, args.plays_table, args.plays_query)
     target = args.target.open(args.concurrency)
     comparison = _previous(args)
     log = None if args.log_dir is None else LogTarget(args.log_dir, args.log_origin)
@@ -278,12 +271,12 @@ def _bake(args: _Snapshot) -> None:
                 deep_audit=args.deep_audit,
                 signing_key_file=args.signing_key_file,
                 phases=phases,
-                engine=options,
+                engine=args.engine,
                 previous=comparison,
                 log=log,
                 service_fixtures_dir=args.service_fixtures_dir,
                 allow_empty_window=args.allow_empty_window,
-                plays_options=read,
+                plays_options=args.plays_options,
                 waivers=args.waivers_file,
             )
     finally:

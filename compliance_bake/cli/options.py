@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -22,6 +23,20 @@ def _with_options(command: F, *options: Callable[[F], F]) -> F:
     for option in reversed(options):
         command = option(command)
     return command
+
+
+def _as_one(name: str, make: Callable[..., Any], command: F, *options: Callable[[F], F]) -> F:
+    """`options` on `command`, their values handed to it as one parameter `name`:
+    make(**values), its parameters named as the options' values are (a bad value raises when
+    the command runs: bad usage, exit 2)."""
+    names = tuple(inspect.signature(make).parameters)
+
+    @functools.wraps(command)
+    def with_value(**params: Any) -> Any:
+        given = {key: params.pop(key) for key in names}
+        return command(**{name: make(**given)}, **params)
+
+    return _with_options(cast(F, with_value), *options)
 
 
 _REGISTRY_MAP = "compliance_bake.registry_map"
@@ -226,64 +241,60 @@ def target_options(exchanges: str) -> Callable[[F], F]:
     """--target URL and how to talk to it: the key, the profile, the timeout, the retries,
     handed to the command as one `target: TargetArgs`; `exchanges` says what the command's
     --timeout bounds (a bake also fetches --previous)."""
-
-    def grouped(command: F) -> F:
-        @functools.wraps(command)
-        def with_target(**params: Any) -> Any:
-            given = {field.name: params.pop(field.name) for field in fields(TargetArgs)}
-            return command(target=TargetArgs(**given), **params)
-
-        return _with_options(
-            cast(F, with_target),
-            click.option(
-                "--target",
-                "target_url",
-                metavar="URL",
-                help="Base URL of a live compliance service (e.g. http://127.0.0.1:8000) to ask "
-                "instead of the in-process engine. A user name or password in it is never "
-                "printed or written.",
-            ),
-            click.option(
-                "--agent-key-file",
-                type=click.Path(path_type=Path, dir_okay=False),
-                help="File holding the agent key sent to --target, as `Authorization: Bearer` "
-                "or as the target profile's [auth] says (mode 0600). Without it, "
-                "$COMPLIANCE_AGENT_KEY, which holds the key itself.",
-            ),
-            click.option(
-                "--target-profile",
-                type=click.Path(path_type=Path, dir_okay=False),
-                envvar="COMPLIANCE_TARGET_PROFILE",
-                help="TOML file saying how --target is asked: routes, auth header, where each "
-                "answer field is (`compliance-bake docs target-profiles`).  [default: the "
-                "built-in profile, `compliance-bake target profile show`; env: "
-                "COMPLIANCE_TARGET_PROFILE]",
-            ),
-            click.option(
-                "--explain",
-                is_flag=True,
-                help="Print to stderr the first request to --target of each operation, its raw "
-                "answer and each profile field's value (the agent key masked).",
-            ),
-            timeout_option(exchanges),
-            click.option(
-                "--retries",
-                type=click.IntRange(0, 10),
-                default=3,
-                show_default=True,
-                help="Retries of a request to --target that failed in passing (connection, "
-                "cut-short body, 429, 5xx), with backoff and jitter, inside the request's one "
-                "--timeout deadline (a timeout is not retried).",
-            ),
-        )
-
-    return grouped
+    return lambda command: _as_one(
+        "target",
+        TargetArgs,
+        command,
+        click.option(
+            "--target",
+            "target_url",
+            metavar="URL",
+            help="Base URL of a live compliance service (e.g. http://127.0.0.1:8000) to ask "
+            "instead of the in-process engine. A user name or password in it is never printed "
+            "or written.",
+        ),
+        click.option(
+            "--agent-key-file",
+            type=click.Path(path_type=Path, dir_okay=False),
+            help="File holding the agent key sent to --target, as `Authorization: Bearer` "
+            "or as the target profile's [auth] says (mode 0600). Without it, "
+            "$COMPLIANCE_AGENT_KEY, which holds the key itself.",
+        ),
+        click.option(
+            "--target-profile",
+            type=click.Path(path_type=Path, dir_okay=False),
+            envvar="COMPLIANCE_TARGET_PROFILE",
+            help="TOML file saying how --target is asked: routes, auth header, where each "
+            "answer field is (`compliance-bake docs target-profiles`).  [default: the built-in "
+            "profile, "
+            "`compliance-bake target profile show`; env: COMPLIANCE_TARGET_PROFILE]",
+        ),
+        click.option(
+            "--explain",
+            is_flag=True,
+            help="Print to stderr the first request to --target of each operation, its raw "
+            "answer and each profile field's value (the agent key masked).",
+        ),
+        timeout_option(exchanges),
+        click.option(
+            "--retries",
+            type=click.IntRange(0, 10),
+            default=3,
+            show_default=True,
+            help="Retries of a request to --target that failed in passing (connection, "
+            "cut-short body, 429, 5xx), with backoff and jitter, inside the request's one "
+            "--timeout deadline (a timeout is not retried).",
+        ),
+    )
 
 
 def audit_engine_options(command: F) -> F:
     """--engine, --spark-master and --spark-conf: where the ZIP-window audit runs, the same for
-    `audit deep` and `bake snapshot --deep-audit`; engine_options() reads them."""
-    return _with_options(
+    `audit deep` and `bake snapshot --deep-audit`, handed to the command as one
+    `engine: EngineOptions` (engine_options())."""
+    return _as_one(
+        "engine",
+        engine_options,
         command,
         click.option(
             "--engine",
@@ -354,8 +365,11 @@ def public_key_option(
 
 
 def plays_source_options(command: F) -> F:
-    """--plays-columns, --plays-table and --plays-query: how to read the plays source."""
-    return _with_options(
+    """--plays-columns, --plays-table and --plays-query: how to read the plays source, handed
+    to the command as one `plays_options: PlaysOptions` (plays_options())."""
+    return _as_one(
+        "plays_options",
+        plays_options,
         command,
         click.option(
             "--plays-columns",
@@ -378,9 +392,11 @@ def plays_source_options(command: F) -> F:
     )
 
 
-def plays_options(columns: str | None, table: str | None, query: str | None) -> Any:
+def plays_options(
+    plays_columns: str | None, plays_table: str | None, plays_query: str | None
+) -> Any:
     """The PlaysOptions of the command line (bad input: InputError, exit 2)."""
     from compliance_bake.audit.columns import parse_columns
     from compliance_bake.audit.engines.interface import PlaysOptions
 
-    return PlaysOptions(parse_columns(columns), table, query)
+    return PlaysOptions(parse_columns(plays_columns), plays_table, plays_query)
