@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from compliance_bake.cli.phases import err_console
 from compliance_bake.cli.short_summary import failure_summary
 from compliance_bake.cli.terminal import clipped, count, previous_lines, safe, width
-from compliance_bake.report.escape import json_line, terminal_json
+from compliance_bake.report.escape import json_line
 from compliance_bake.signing.integrity import zip_window_words
 
 if TYPE_CHECKING:
@@ -339,10 +339,6 @@ def verify_report(report: VerifyReport, outcome: Outcome) -> None:
         checks += f": {count(passed)}/{count(len(report.findings))} checks hold"
     style = "green" if outcome.ok else "bold red"
     console.print(f"[{style}]{safe(outcome.verdict)}[/{style}] ({checks})", soft_wrap=True)
-
-
-def verify_json(report: VerifyReport) -> None:
-    print(terminal_json(report.summary()))
 
 
 def decision_line(
