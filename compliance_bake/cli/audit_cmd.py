@@ -17,7 +17,7 @@ from compliance_bake.cli.options import (
     quiet_option,
 )
 from compliance_bake.cli.reporters import report_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes, finish
+from compliance_bake.cli.shared import exit_codes, finish
 
 REASONS = """\b
 Violation reasons (a play counts under the first that applies):
@@ -41,7 +41,7 @@ FOOTER = exit_codes(
 )
 
 
-@click.group(context_settings=CONTEXT)
+@click.group()
 def audit() -> None:
     """Audits over play logs.
 
@@ -53,7 +53,6 @@ def audit() -> None:
 
 
 @audit.command(
-    context_settings=CONTEXT,
     epilog=REASONS + "\n\n" + FOOTER,
     short_help="The 90-day ZIP window over a plays file.",
 )

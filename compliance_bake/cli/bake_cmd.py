@@ -26,7 +26,7 @@ from compliance_bake.cli.options import (
     waivers_option,
 )
 from compliance_bake.cli.reporters import report_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes, finish
+from compliance_bake.cli.shared import exit_codes, finish
 
 if TYPE_CHECKING:
     from compliance_bake.audit.engines.interface import EngineOptions, PlaysOptions
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from compliance_bake.cli.outcome import Outcome
 
 
-@click.group(context_settings=CONTEXT)
+@click.group()
 def bake() -> None:
     """Bake artefacts from the fixtures.
 
@@ -45,7 +45,6 @@ def bake() -> None:
 
 
 @bake.command(
-    context_settings=CONTEXT,
     epilog=exit_codes(0, 1, 2, 3, 4, 5),
     short_help="Check the service, sign, and write out/.",
 )

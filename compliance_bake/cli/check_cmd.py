@@ -11,11 +11,10 @@ from compliance_bake.cli.options import (
     json_option,
     target_options,
 )
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import exit_codes
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=exit_codes(0, 2, 3, 4, two="bad usage or bad input (option, fixture, profile)"),
     short_help="One decision: may a partner take a wager in a state?",
 )

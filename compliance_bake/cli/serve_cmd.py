@@ -13,11 +13,10 @@ from compliance_bake.cli.options import (
     keys_file_option,
     out_option,
 )
-from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
+from compliance_bake.cli.shared import DONE, exit_codes
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=exit_codes(0, 2, 4, zero=DONE),
     short_help="Run the compliance service (and the baked files, read-only).",
 )

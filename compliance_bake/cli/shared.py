@@ -1,5 +1,6 @@
-"""What the group and every command share: click's context settings, the exit-code footers, and
-the end of a run that may have audited nothing.
+"""What the group and every command share: click's context settings (given to the group only:
+click hands -h and the help width down to each subcommand's context), the exit-code footers,
+and the end of a run that may have audited nothing.
 
 Its own module so that the commands and the group (which registers them) both import it, and
 neither imports the other. Help wraps to the terminal ($COLUMNS, at most 100 columns); the

@@ -16,11 +16,10 @@ from compliance_bake.cli.options import (
     timeout_option,
 )
 from compliance_bake.cli.reporters import report_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import exit_codes
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=exit_codes(
         0,
         1,
