@@ -9,7 +9,6 @@ import click
 from compliance_bake.cli.options import (
     audit_engine_options,
     fixtures_option,
-    fixtures_path,
     json_option,
     now_option,
     out_option,
@@ -99,7 +98,6 @@ def audit() -> None:
 @quiet_option
 @report_option
 def deep(
-    fixtures_dir: str | None,
     as_json: bool,
     quiet: bool,
     reports: tuple[tuple[str, str], ...],
@@ -148,10 +146,9 @@ def deep(
     from compliance_bake.report.escape import terminal_json
 
     tables_to_stderr = reporters.check_stdout(reports, as_json)
-    # The other options are run_audit's arguments, name for name; --registry is read as a source.
+    # The other options are run_audit's arguments, name for name.
     with reporting("audit", enabled=not (as_json or quiet)) as (progress, phases):
-        source = fixtures_path(fixtures_dir)
-        result = run_audit(fixtures_dir=source, progress=progress, phases=phases, **params)
+        result = run_audit(progress=progress, phases=phases, **params)
     if as_json:
         click.echo(terminal_json(result.summary()))
     else:

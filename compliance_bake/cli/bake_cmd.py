@@ -13,7 +13,6 @@ from compliance_bake.cli.options import (
     audit_engine_options,
     concurrency_option,
     fixtures_option,
-    fixtures_path,
     json_option,
     key_option,
     now_option,
@@ -202,7 +201,7 @@ def snapshot(**params: Any) -> None:
 class _Snapshot:
     """The command line of `bake snapshot`, as click parses it: one field per parameter."""
 
-    fixtures_dir: str | None
+    fixtures_dir: str | Path
     service_fixtures_dir: Path | None
     out_dir: Path
     now: str | None
@@ -260,7 +259,7 @@ def _bake(args: _Snapshot) -> None:
     try:
         with reporting("bake", enabled=not (args.as_json or args.quiet)) as (progress, phases):
             result = run_bake(
-                fixtures_dir=fixtures_path(args.fixtures_dir),
+                fixtures_dir=args.fixtures_dir,
                 out_dir=args.out_dir,
                 now=args.now,
                 secret_file=args.secret_file,
@@ -282,7 +281,7 @@ def _bake(args: _Snapshot) -> None:
         if target is not None:
             target.close()
     # A mismatch points at the licence to fix: in a rehearsal, the service's own file.
-    folder = args.service_fixtures_dir or folder_of(fixtures_path(args.fixtures_dir))
+    folder = args.service_fixtures_dir or folder_of(args.fixtures_dir)
     found = outcome.of_bake(result, None if folder is None else partner_lines(folder))
     _show(args, result, found, tables_to_stderr)
     reporters.write_reports(args.reports, found)

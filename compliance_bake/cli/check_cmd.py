@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from compliance_bake.cli.options import (
     TargetArgs,
     fixtures_option,
-    fixtures_path,
     json_option,
     target_options,
 )
@@ -28,7 +29,7 @@ def check(
     partner: str,
     state: str,
     wager_type: str,
-    fixtures_dir: str | None,
+    fixtures_dir: str | Path,
     target: TargetArgs,
     as_json: bool,
 ) -> None:
@@ -68,7 +69,7 @@ def check(
         raise InputError(
             f"--state: unknown state {state!r}", "use a two-letter US state code such as MA"
         )
-    policy = read_registry(fixtures_path(fixtures_dir)).policy
+    policy = read_registry(fixtures_dir).policy
     registry = policy.licences
     known = registry.partner(partner) is not None
     asked = target.open(concurrency=1)

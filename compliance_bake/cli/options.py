@@ -39,19 +39,12 @@ def _as_one(name: str, make: Callable[..., Any], command: F, *options: Callable[
     return _with_options(cast(F, with_value), *options)
 
 
-_REGISTRY_MAP = "compliance_bake.registry_map"
-
-
-def _remember_map(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
-    """--registry-map travels with --registry's source (`fixtures_path`), not as a parameter."""
-    if value is not None:
-        ctx.meta[_REGISTRY_MAP] = value
-
-
 def fixtures_option(command: F) -> F:
     """--registry SOURCE (alias --fixtures) and --registry-map FILE, on every command that
-    reads the registry."""
-    return _with_options(
+    reads the registry, handed to it as one `fixtures_dir`: the source (registry_source())."""
+    return _as_one(
+        "fixtures_dir",
+        registry_source,
         command,
         click.option(
             "--registry",
@@ -65,8 +58,6 @@ def fixtures_option(command: F) -> F:
         click.option(
             "--registry-map",
             type=click.Path(path_type=Path, dir_okay=False),
-            expose_value=False,
-            callback=_remember_map,
             help="TOML file naming a database registry's tables, columns or queries, and its "
             "states (`compliance-bake docs fixtures`).  [default: the four default tables]",
         ),
@@ -151,17 +142,15 @@ quiet_option = click.option(
 )
 
 
-def fixtures_path(value: str | None) -> str | Path:
+def registry_source(fixtures_dir: str | None, registry_map: Path | None) -> str | Path:
     """The registry source of --registry (--fixtures), else the bundled demo fixtures; with
     --registry-map, the source carrying its map (`inputs.registry_map.with_map`)."""
     from compliance_bake.inputs.registry_map import with_map
     from compliance_bake.resources import demo_fixtures_dir
 
-    context = click.get_current_context(silent=True)
-    map_file = None if context is None else context.meta.get(_REGISTRY_MAP)
-    if map_file is not None:
-        return with_map(value, map_file)
-    return value if value is not None else demo_fixtures_dir()
+    if registry_map is not None:
+        return with_map(fixtures_dir, registry_map)
+    return fixtures_dir if fixtures_dir is not None else demo_fixtures_dir()
 
 
 keys_file_option = click.option(

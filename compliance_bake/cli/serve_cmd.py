@@ -9,7 +9,6 @@ import click
 
 from compliance_bake.cli.options import (
     fixtures_option,
-    fixtures_path,
     keys_file_option,
     out_option,
 )
@@ -47,7 +46,7 @@ from compliance_bake.cli.shared import DONE, exit_codes
     help="A request must arrive whole within this time, and an idle keep-alive connection is "
     "closed after it (`compliance-bake docs service-api`, Limits).",
 )
-def serve(fixtures_dir: str | None, **params: Any) -> None:
+def serve(**params: Any) -> None:
     """Serve decisions over the fixtures, and the snapshot baked in OUT, until Ctrl-C.
 
     GET /health, /api/compliance/check and /api/compliance/status (these two need an agent key:
@@ -66,8 +65,7 @@ def serve(fixtures_dir: str | None, **params: Any) -> None:
     from compliance_bake.service.runner import Listening, ServeSettings
     from compliance_bake.service.runner import serve as run
 
-    # The options are the server's settings, field for field; --registry is read as a source.
-    settings = ServeSettings(fixtures_dir=fixtures_path(fixtures_dir), **params)
+    settings = ServeSettings(**params)  # the options are its fields, name for name
     out_dir = settings.out_dir
 
     def announce(where: Listening) -> None:
