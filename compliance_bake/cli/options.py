@@ -17,18 +17,10 @@ from compliance_bake.targets.routes import DEFAULT_TIMEOUT
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _with_options(command: F, *options: Callable[[F], F]) -> F:
-    """A group of options on one command, listed by --help in the order given (click lists the
-    decorator nearest the function first, so they are applied last to first)."""
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
 def _as_one(name: str, make: Callable[..., Any], command: F, *options: Callable[[F], F]) -> F:
     """`options` on `command`, their values handed to it as one parameter `name`:
     make(**values), its parameters named as the options' values are (a bad value raises when
-    the command runs: bad usage, exit 2)."""
+    the command runs: bad usage, exit 2). --help lists the options in the order given."""
     names = tuple(inspect.signature(make).parameters)
 
     @functools.wraps(command)
@@ -36,7 +28,10 @@ def _as_one(name: str, make: Callable[..., Any], command: F, *options: Callable[
         given = {key: params.pop(key) for key in names}
         return command(**{name: make(**given)}, **params)
 
-    return _with_options(cast(F, with_value), *options)
+    grouped = cast(F, with_value)
+    for option in reversed(options):  # click lists the decorator nearest the function first
+        grouped = option(grouped)
+    return grouped
 
 
 def fixtures_option(command: F) -> F:
