@@ -70,8 +70,7 @@ def check(
             f"--state: unknown state {state!r}", "use a two-letter US state code such as MA"
         )
     policy = read_registry(fixtures_dir).policy
-    registry = policy.licences
-    known = registry.partner(partner) is not None
+    known = policy.licences.partner(partner) is not None
     asked = target.open(concurrency=1)
     if asked is None:
         asked = InProcessTarget(Engine(policy))

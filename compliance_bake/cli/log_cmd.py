@@ -103,11 +103,9 @@ def _entry_lines(result: LogAudit) -> None:
     failed and the verdict on stderr."""
     from compliance_bake.report.escape import visible
 
-    location = result.location
     for entry in result.entries:
         verdict = entry.get("verdict") or {}
         board = verdict.get("board") or {}
-        # The entry's fields are the log's text, not the tool's: escaped for the terminal.
         click.echo(
             f"{entry['index']:>6}  {visible(entry.get('generatedAt', '?'))}  "
             f"{'ok    ' if verdict.get('ok') is True else 'FAILED'}  "
@@ -124,7 +122,7 @@ def _entry_lines(result: LogAudit) -> None:
             err=True,
         )
     else:
-        click.echo(f"log NOT verified: {location}", err=True)
+        click.echo(f"log NOT verified: {result.location}", err=True)
 
 
 @log.command(
