@@ -253,7 +253,7 @@ def _bake(args: _Snapshot) -> None:
     from compliance_bake.log.append import LogTarget
 
     tables_to_stderr = reporters.check_stdout(args.reports, args.as_json)
-    target = args.target.open(args.concurrency)
+    target = args.target.http_target(args.concurrency)
     comparison = _previous(args)
     log = None if args.log_dir is None else LogTarget(args.log_dir, args.log_origin)
     try:

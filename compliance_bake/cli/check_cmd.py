@@ -71,7 +71,7 @@ def check(
         )
     policy = read_registry(fixtures_dir).policy
     known = policy.licences.partner(partner) is not None
-    asked = target.open(concurrency=1)
+    asked = target.http_target(concurrency=1)
     if asked is None:
         asked = InProcessTarget(Engine(policy))
     try:

@@ -191,7 +191,7 @@ class TargetArgs:
     timeout: float
     retries: int
 
-    def open(self, concurrency: int) -> Any:
+    def http_target(self, concurrency: int) -> Any:
         """The HTTP target for --target, or None. A bad URL, key or profile is bad usage
         (exit 2), found before any request is sent."""
         if self.target_url is None:
