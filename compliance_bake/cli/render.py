@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from compliance_bake.cli.phases import err_console
 from compliance_bake.cli.short_summary import failure_summary, summary_rule
-from compliance_bake.cli.terminal import clipped, count, previous_lines, safe, width
+from compliance_bake.cli.terminal import count, cut, previous_lines, safe, width
 from compliance_bake.report.escape import json_line
 from compliance_bake.signing.integrity import zip_window_words
 
@@ -41,16 +41,16 @@ def _out() -> Any:
 def to_depth(value: Any, depth: int) -> str:
     """JSON text of value, with anything nested deeper than depth shown as an ellipsis."""
 
-    def cut(item: Any, level: int) -> Any:
+    def nested(item: Any, level: int) -> Any:
         if isinstance(item, dict | list) and level >= depth:
             return "…"
         if isinstance(item, dict):
-            return {k: cut(v, level + 1) for k, v in item.items()}
+            return {k: nested(v, level + 1) for k, v in item.items()}
         if isinstance(item, list):
-            return [cut(v, level + 1) for v in item]
+            return [nested(v, level + 1) for v in item]
         return item
 
-    return json_line(cut(value, 0))
+    return json_line(nested(value, 0))
 
 
 def _mark(ok: bool) -> str:
@@ -61,11 +61,7 @@ def _board(snap: Snapshot, depth: int) -> Any:
     from rich.table import Table
 
     board = snap.board
-    table = Table(
-        title=f"Self-checks {board.passed}/{board.total}",
-        title_justify="left",
-        expand=False,
-    )
+    table = Table(title=f"Self-checks {board.passed}/{board.total}", title_justify="left")
     table.add_column("", no_wrap=True)
     table.add_column("self-check", no_wrap=True, overflow="ellipsis")
     table.add_column("state (expected = actual, else both)", overflow="fold")
@@ -296,7 +292,7 @@ def audit_report(result: AuditResult) -> None:
             play = v.play_id if v.play_id is not None else f"line {v.line or '?'}"
             first.add_row(
                 *(
-                    clipped(x) if isinstance(x, str) else ""
+                    safe(cut(x)) if isinstance(x, str) else ""
                     for x in (v.reason.value, play, v.partner, v.state, v.zip, v.enriched_at)
                 )
             )

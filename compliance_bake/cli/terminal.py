@@ -48,11 +48,6 @@ def cut(value: object, limit: int = CELL_CHARS) -> str:
     return f"{text[:limit]}… ({len(text):,} characters; whole in the report)"
 
 
-def clipped(value: object, limit: int = CELL_CHARS) -> str:
-    """cut(value), made safe for a rich table."""
-    return safe(cut(value, limit))
-
-
 def count(n: int) -> str:
     """A count for people: thousands separators (1,234,567)."""
     return f"{n:,}"
