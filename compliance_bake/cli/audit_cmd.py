@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import Any
 
 import click
 
 from compliance_bake.cli.options import (
     audit_engine_options,
-    engine_options,
     fixtures_option,
-    fixtures_path,
     json_option,
     now_option,
     out_option,
-    plays_options,
     plays_source_options,
     quiet_option,
 )
 from compliance_bake.cli.reporters import report_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes, finish
+from compliance_bake.cli.shared import exit_codes, finish
 
 REASONS = """\b
 Violation reasons (a play counts under the first that applies):
@@ -43,7 +40,7 @@ FOOTER = exit_codes(
 )
 
 
-@click.group(context_settings=CONTEXT)
+@click.group()
 def audit() -> None:
     """Audits over play logs.
 
@@ -55,7 +52,6 @@ def audit() -> None:
 
 
 @audit.command(
-    context_settings=CONTEXT,
     epilog=REASONS + "\n\n" + FOOTER,
     short_help="The 90-day ZIP window over a plays file.",
 )
@@ -102,23 +98,10 @@ def audit() -> None:
 @quiet_option
 @report_option
 def deep(
-    plays: str,
-    plays_format: str | None,
-    days: int,
-    now: str | None,
-    fixtures_dir: str | None,
-    out_dir: Path,
-    engine: str,
-    spark_master: str,
-    spark_conf: tuple[str, ...],
-    violations_out: str | None,
-    allow_empty_window: bool,
-    plays_columns: str | None,
-    plays_table: str | None,
-    plays_query: str | None,
     as_json: bool,
     quiet: bool,
     reports: tuple[tuple[str, str], ...],
+    **params: Any,
 ) -> None:
     """The ZIP window: every recent play from a real ZIP of a state where its partner is licensed.
 
@@ -163,23 +146,9 @@ def deep(
     from compliance_bake.report.escape import terminal_json
 
     tables_to_stderr = reporters.check_stdout(reports, as_json)
-    options = engine_options(engine, spark_master, spark_conf)
-    read = plays_options(plays_columns, plays_table, plays_query)
+    # The other options are run_audit's arguments, name for name.
     with reporting("audit", enabled=not (as_json or quiet)) as (progress, phases):
-        result = run_audit(
-            plays=plays,
-            fixtures_dir=fixtures_path(fixtures_dir),
-            out_dir=out_dir,
-            now=now,
-            days=days,
-            progress=progress,
-            plays_format=plays_format,
-            phases=phases,
-            engine=options,
-            violations_out=violations_out,
-            allow_empty_window=allow_empty_window,
-            plays_options=read,
-        )
+        result = run_audit(progress=progress, phases=phases, **params)
     if as_json:
         click.echo(terminal_json(result.summary()))
     else:

@@ -9,16 +9,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from compliance_bake.cli.options import (
+    TargetArgs,
     audit_engine_options,
     concurrency_option,
-    engine_options,
     fixtures_option,
-    fixtures_path,
     json_option,
+    key_option,
     now_option,
-    open_target,
     out_option,
-    plays_options,
     plays_source_options,
     public_key_option,
     quiet_option,
@@ -27,14 +25,15 @@ from compliance_bake.cli.options import (
     waivers_option,
 )
 from compliance_bake.cli.reporters import report_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes, finish
+from compliance_bake.cli.shared import exit_codes, finish
 
 if TYPE_CHECKING:
+    from compliance_bake.audit.engines.interface import EngineOptions, PlaysOptions
     from compliance_bake.bake import BakeResult
     from compliance_bake.cli.outcome import Outcome
 
 
-@click.group(context_settings=CONTEXT)
+@click.group()
 def bake() -> None:
     """Bake artefacts from the fixtures.
 
@@ -45,7 +44,6 @@ def bake() -> None:
 
 
 @bake.command(
-    context_settings=CONTEXT,
     epilog=exit_codes(0, 1, 2, 3, 4, 5),
     short_help="Check the service, sign, and write out/.",
 )
@@ -84,14 +82,13 @@ def bake() -> None:
     is_flag=True,
     help="With --deep-audit: exit 0 when no play falls in the window (else exit 5).",
 )
-@click.option(
+@key_option(
     "--signing-key",
     "signing_key_file",
-    metavar="PATH",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Ed25519 private key (PEM, mode 0600) that signs OUT/attestation/compliance.intoto.json. "
+    "Ed25519 private key (PEM, mode 0600) that signs OUT/attestation/compliance.intoto.json. "
     "Else $COMPLIANCE_SIGNING_KEY_FILE, then .compliance-bake/signing-key.pem when it exists; "
     "none: no attestation (and an earlier one is removed).",
+    metavar="PATH",
 )
 @click.option(
     "--previous",
@@ -204,7 +201,7 @@ def snapshot(**params: Any) -> None:
 class _Snapshot:
     """The command line of `bake snapshot`, as click parses it: one field per parameter."""
 
-    fixtures_dir: str | None
+    fixtures_dir: str | Path
     service_fixtures_dir: Path | None
     out_dir: Path
     now: str | None
@@ -219,19 +216,10 @@ class _Snapshot:
     log_dir: Path | None
     log_origin: str | None
     waivers_file: Path | None
-    engine: str
-    spark_master: str
-    spark_conf: tuple[str, ...]
-    plays_columns: str | None
-    plays_table: str | None
-    plays_query: str | None
-    target_url: str | None
-    agent_key_file: Path | None
-    target_profile: Path | None
-    explain: bool
-    timeout: float
+    engine: EngineOptions
+    plays_options: PlaysOptions
+    target: TargetArgs
     concurrency: int
-    retries: int
     as_json: bool
     quiet: bool
     reports: tuple[tuple[str, str], ...]
@@ -250,7 +238,7 @@ def _previous(args: _Snapshot) -> Any:  # PreviousSnapshot; diff/ is imported on
         resolve_secret(args.secret_file),
         public_keys_from(args.previous_public_key),
         args.previous_unauthenticated,
-        timeout=args.timeout,
+        timeout=args.target.timeout,
     )
 
 
@@ -265,23 +253,13 @@ def _bake(args: _Snapshot) -> None:
     from compliance_bake.log.append import LogTarget
 
     tables_to_stderr = reporters.check_stdout(args.reports, args.as_json)
-    options = engine_options(args.engine, args.spark_master, args.spark_conf)
-    read = plays_options(args.plays_columns, args.plays_table, args.plays_query)
-    target = open_target(
-        args.target_url,
-        args.agent_key_file,
-        args.timeout,
-        args.concurrency,
-        args.retries,
-        args.target_profile,
-        args.explain,
-    )
+    target = args.target.http_target(args.concurrency)
     comparison = _previous(args)
     log = None if args.log_dir is None else LogTarget(args.log_dir, args.log_origin)
     try:
         with reporting("bake", enabled=not (args.as_json or args.quiet)) as (progress, phases):
             result = run_bake(
-                fixtures_dir=fixtures_path(args.fixtures_dir),
+                fixtures_dir=args.fixtures_dir,
                 out_dir=args.out_dir,
                 now=args.now,
                 secret_file=args.secret_file,
@@ -291,19 +269,19 @@ def _bake(args: _Snapshot) -> None:
                 deep_audit=args.deep_audit,
                 signing_key_file=args.signing_key_file,
                 phases=phases,
-                engine=options,
+                engine=args.engine,
                 previous=comparison,
                 log=log,
                 service_fixtures_dir=args.service_fixtures_dir,
                 allow_empty_window=args.allow_empty_window,
-                plays_options=read,
+                plays_options=args.plays_options,
                 waivers=args.waivers_file,
             )
     finally:
         if target is not None:
             target.close()
     # A mismatch points at the licence to fix: in a rehearsal, the service's own file.
-    folder = args.service_fixtures_dir or folder_of(fixtures_path(args.fixtures_dir))
+    folder = args.service_fixtures_dir or folder_of(args.fixtures_dir)
     found = outcome.of_bake(result, None if folder is None else partner_lines(folder))
     _show(args, result, found, tables_to_stderr)
     reporters.write_reports(args.reports, found)

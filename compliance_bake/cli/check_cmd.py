@@ -7,17 +7,15 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import (
+    TargetArgs,
     fixtures_option,
-    fixtures_path,
     json_option,
-    open_target,
     target_options,
 )
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import exit_codes
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=exit_codes(0, 2, 3, 4, two="bad usage or bad input (option, fixture, profile)"),
     short_help="One decision: may a partner take a wager in a state?",
 )
@@ -31,13 +29,8 @@ def check(
     partner: str,
     state: str,
     wager_type: str,
-    fixtures_dir: str | None,
-    target_url: str | None,
-    agent_key_file: Path | None,
-    target_profile: Path | None,
-    explain: bool,
-    timeout: float,
-    retries: int,
+    fixtures_dir: str | Path,
+    target: TargetArgs,
     as_json: bool,
 ) -> None:
     """Ask for one decision: may PARTNER take a WAGER-TYPE wager in STATE?
@@ -76,21 +69,20 @@ def check(
         raise InputError(
             f"--state: unknown state {state!r}", "use a two-letter US state code such as MA"
         )
-    policy = read_registry(fixtures_path(fixtures_dir)).policy
-    registry = policy.licences
-    known = registry.partner(partner) is not None
-    target = open_target(target_url, agent_key_file, timeout, 1, retries, target_profile, explain)
-    if target is None:
-        target = InProcessTarget(Engine(policy))
+    policy = read_registry(fixtures_dir).policy
+    known = policy.licences.partner(partner) is not None
+    asked = target.http_target(concurrency=1)
+    if asked is None:
+        asked = InProcessTarget(Engine(policy))
     try:
-        target.wager_types_missing([wager_type])  # exit 2 before any request
-        question = target.question(partner, code, wager_type)
-        decision = target.check(partner, code, wager_type)
+        asked.wager_types_missing([wager_type])  # exit 2 before any request
+        question = asked.question(partner, code, wager_type)
+        decision = asked.check(partner, code, wager_type)
     finally:
-        target.close()
+        asked.close()
     if as_json:
         answer = {"partner": partner, "state": code, "wagerType": wager_type, **decision.as_json()}
-        answer = {**answer, "target": target.base, "knownPartner": known, "question": question}
+        answer = {**answer, "target": asked.base, "knownPartner": known, "question": question}
         click.echo(terminal_json(answer))
     else:
-        render.decision_line(partner, code, wager_type, decision, target.base, known, question)
+        render.decision_line(partner, code, wager_type, decision, asked.base, known, question)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
+from compliance_bake.cli.shared import DONE, exit_codes
 
 
-@click.group(context_settings=CONTEXT, short_help="Put the demo's files in place.")
+@click.group(short_help="Put the demo's files in place.")
 def demo() -> None:
     """The bundled demo: its fixtures, copied where the examples expect them.
 
@@ -20,7 +20,6 @@ def demo() -> None:
 
 
 @demo.command(
-    context_settings=CONTEXT,
     short_help="Copy the demo fixtures into FOLDER (default: fixtures).",
     epilog=exit_codes(0, 2, 4, zero=DONE, two="bad usage: FOLDER already holds a demo file"),
 )

@@ -14,7 +14,7 @@ from compliance_bake.cli.options import (
     timeout_option,
 )
 from compliance_bake.cli.reporters import diff_report_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import exit_codes
 
 DIFF_EXIT_CODES = exit_codes(
     0,
@@ -41,7 +41,6 @@ def _fail_on(ctx: click.Context, param: click.Parameter, value: str) -> tuple[ob
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=DIFF_EXIT_CODES,
     short_help="What changed between two authenticated snapshots.",
 )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
+from compliance_bake.cli.shared import DONE, exit_codes
 
 
 def pages() -> dict[str, Path]:
@@ -31,7 +31,6 @@ def title(page: Path) -> str:
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=exit_codes(0, 2, 4, zero=DONE, two="bad usage: no such topic (the list names them)"),
     short_help="Print a page of the manual, or list them.",
 )

@@ -7,10 +7,10 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import json_option, keys_file_option
-from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
+from compliance_bake.cli.shared import DONE, exit_codes
 
 
-@click.group(context_settings=CONTEXT, short_help="Mint, list and revoke agent API keys.")
+@click.group(short_help="Mint, list and revoke agent API keys.")
 def keys() -> None:
     """Agent API keys for the service's check and status routes (hashes only are stored).
 
@@ -21,7 +21,6 @@ def keys() -> None:
 
 
 @keys.command(
-    context_settings=CONTEXT,
     epilog=exit_codes(0, 2, 4, zero=DONE),
     short_help="Create an agent key; print it once, store its hash.",
 )
@@ -53,7 +52,6 @@ def mint(keys_file: Path, label: str) -> None:
 
 @keys.command(
     name="list",
-    context_settings=CONTEXT,
     epilog=exit_codes(0, 2, 4, zero=DONE),
     short_help="List the stored keys: prefix, label, state.",
 )
@@ -82,7 +80,6 @@ def list_keys(keys_file: Path, as_json: bool) -> None:
 
 
 @keys.command(
-    context_settings=CONTEXT,
     epilog=exit_codes(0, 2, 4, zero=DONE),
     short_help="Revoke a key by its prefix (a running serve refuses it at once).",
 )

@@ -10,7 +10,7 @@ import click
 
 from compliance_bake.cli.options import json_option, public_key_option, timeout_option
 from compliance_bake.cli.reporters import report_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import exit_codes
 from compliance_bake.report.escape import terminal_json
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def log_keys(paths: tuple[Path, ...]) -> list[Ed25519PublicKey]:
     return [parse_public_key(pem) for pem in pems]
 
 
-@click.group("log", context_settings=CONTEXT, short_help="Audit the transparency log.")
+@click.group("log", short_help="Audit the transparency log.")
 def log() -> None:
     """Read and audit the transparency log that `bake snapshot --log DIR` appends to.
 
@@ -51,7 +51,6 @@ def log() -> None:
 
 @log.command(
     "verify",
-    context_settings=CONTEXT,
     epilog=exit_codes(0, 1, 2, 3, 4, one="done, and the log does not verify"),
     short_help="Recompute the whole log and check its checkpoint.",
 )
@@ -105,10 +104,8 @@ def _entry_lines(result: LogAudit) -> None:
     from compliance_bake.log.entry import verdict_finding
     from compliance_bake.report.escape import visible
 
-    location = result.location
     for entry in result.entries:
         recorded = verdict_finding(entry)
-        # The entry's fields are the log's text, not the tool's: escaped for the terminal.
         click.echo(
             f"{entry['index']:>6}  {visible(entry.get('generatedAt', '?'))}  "
             f"{'ok    ' if recorded.ok else 'FAILED'}  {recorded.what}  "
@@ -123,12 +120,11 @@ def _entry_lines(result: LogAudit) -> None:
             err=True,
         )
     else:
-        click.echo(f"log NOT verified: {location}", err=True)
+        click.echo(f"log NOT verified: {result.location}", err=True)
 
 
 @log.command(
     "show",
-    context_settings=CONTEXT,
     epilog=exit_codes(0, 1, 2, 3, 4),
     short_help="Print one entry, after proving its inclusion.",
 )

@@ -12,12 +12,14 @@ from typing import Any
 import click
 
 from compliance_bake import __version__
-from compliance_bake.cli.shared import CONTEXT, EXIT_CODES, HelpFormatter
+from compliance_bake.cli.shared import EXIT_CODES, HelpFormatter
 from compliance_bake.errors import EXIT_INTERNAL, BakeError
 
 # Every command's help, the subcommands' included, wraps at spaces only: click builds each
 # command's context from click.Context, so the formatter is set there, once.
 click.Context.formatter_class = HelpFormatter
+# The group's alone: click hands -h/--help and the help width down to every subcommand.
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
 class BakeGroup(click.Group):

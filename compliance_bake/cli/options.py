@@ -2,38 +2,44 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
+from click.core import ParameterSource
 
 from compliance_bake.targets.routes import DEFAULT_TIMEOUT
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _with_options(command: F, *options: Callable[[F], F]) -> F:
-    """A group of options on one command, listed by --help in the order given (click lists the
-    decorator nearest the function first, so they are applied last to first)."""
-    for option in reversed(options):
-        command = option(command)
-    return command
+def _as_one(name: str, make: Callable[..., Any], command: F, *options: Callable[[F], F]) -> F:
+    """`options` on `command`, their values handed to it as one parameter `name`:
+    make(**values), its parameters named as the options' values are (a bad value raises when
+    the command runs: bad usage, exit 2). --help lists the options in the order given."""
+    names = tuple(inspect.signature(make).parameters)
 
+    @functools.wraps(command)
+    def with_value(**params: Any) -> Any:
+        given = {key: params.pop(key) for key in names}
+        return command(**{name: make(**given)}, **params)
 
-_REGISTRY_MAP = "compliance_bake.registry_map"
-
-
-def _remember_map(ctx: click.Context, param: click.Parameter, value: Path | None) -> None:
-    """--registry-map travels with --registry's source (`fixtures_path`), not as a parameter."""
-    if value is not None:
-        ctx.meta[_REGISTRY_MAP] = value
+    grouped = cast(F, with_value)
+    for option in reversed(options):  # click lists the decorator nearest the function first
+        grouped = option(grouped)
+    return grouped
 
 
 def fixtures_option(command: F) -> F:
     """--registry SOURCE (alias --fixtures) and --registry-map FILE, on every command that
-    reads the registry."""
-    return _with_options(
+    reads the registry, handed to it as one `fixtures_dir`: the source (registry_source())."""
+    return _as_one(
+        "fixtures_dir",
+        registry_source,
         command,
         click.option(
             "--registry",
@@ -47,8 +53,6 @@ def fixtures_option(command: F) -> F:
         click.option(
             "--registry-map",
             type=click.Path(path_type=Path, dir_okay=False),
-            expose_value=False,
-            callback=_remember_map,
             help="TOML file naming a database registry's tables, columns or queries, and its "
             "states (`compliance-bake docs fixtures`).  [default: the four default tables]",
         ),
@@ -133,17 +137,15 @@ quiet_option = click.option(
 )
 
 
-def fixtures_path(value: str | None) -> str | Path:
+def registry_source(fixtures_dir: str | None, registry_map: Path | None) -> str | Path:
     """The registry source of --registry (--fixtures), else the bundled demo fixtures; with
     --registry-map, the source carrying its map (`inputs.registry_map.with_map`)."""
     from compliance_bake.inputs.registry_map import with_map
     from compliance_bake.resources import demo_fixtures_dir
 
-    context = click.get_current_context(silent=True)
-    map_file = None if context is None else context.meta.get(_REGISTRY_MAP)
-    if map_file is not None:
-        return with_map(value, map_file)
-    return value if value is not None else demo_fixtures_dir()
+    if registry_map is not None:
+        return with_map(fixtures_dir, registry_map)
+    return fixtures_dir if fixtures_dir is not None else demo_fixtures_dir()
 
 
 keys_file_option = click.option(
@@ -178,10 +180,54 @@ concurrency_option = click.option(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class TargetArgs:
+    """--target URL and how to talk to it, one field per option of target_options()."""
+
+    target_url: str | None
+    agent_key_file: Path | None
+    target_profile: Path | None
+    explain: bool
+    timeout: float
+    retries: int
+
+    def http_target(self, concurrency: int) -> Any:
+        """The HTTP target for --target, or None. A bad URL, key or profile is bad usage
+        (exit 2), found before any request is sent."""
+        if self.target_url is None:
+            source = click.get_current_context().get_parameter_source("target_profile")
+            if self.target_profile is not None and source is not ParameterSource.ENVIRONMENT:
+                raise click.UsageError("--target-profile needs --target URL")
+            if self.explain:
+                raise click.UsageError("--explain needs --target URL")
+            return None
+        from compliance_bake.targets.agent_key import resolve_agent_key
+        from compliance_bake.targets.http import HttpSettings, HttpTarget
+        from compliance_bake.targets.profile_file import builtin_profile, load_profile
+        from compliance_bake.targets.routes import parse_target_url
+
+        parsed = parse_target_url(self.target_url)
+        file = self.target_profile
+        profile = builtin_profile() if file is None else load_profile(file)
+        settings = HttpSettings(timeout=self.timeout, concurrency=concurrency, retries=self.retries)
+        sink = None
+        if self.explain:
+            from compliance_bake.report.escape import visible
+            from compliance_bake.targets.explain import render
+
+            def sink(record: Any) -> None:
+                click.echo(render(record, visible), err=True)
+
+        return HttpTarget(parsed, resolve_agent_key(self.agent_key_file), settings, profile, sink)
+
+
 def target_options(exchanges: str) -> Callable[[F], F]:
-    """--target URL and how to talk to it: the key, the profile, the timeout, the retries;
-    `exchanges` says what the command's --timeout bounds (a bake also fetches --previous)."""
-    return lambda command: _with_options(
+    """--target URL and how to talk to it: the key, the profile, the timeout, the retries,
+    handed to the command as one `target: TargetArgs`; `exchanges` says what the command's
+    --timeout bounds (a bake also fetches --previous)."""
+    return lambda command: _as_one(
+        "target",
+        TargetArgs,
         command,
         click.option(
             "--target",
@@ -226,47 +272,13 @@ def target_options(exchanges: str) -> Callable[[F], F]:
     )
 
 
-def open_target(
-    url: str | None,
-    key_file: Path | None,
-    timeout: float,
-    concurrency: int,
-    retries: int,
-    profile_file: Path | None = None,
-    explain: bool = False,
-) -> Any:
-    """The HTTP target for --target, or None. A bad URL, key or profile is bad usage (exit 2),
-    found before any request is sent."""
-    if url is None:
-        source = click.get_current_context().get_parameter_source("target_profile")
-        if profile_file is not None and source is not click.core.ParameterSource.ENVIRONMENT:
-            raise click.UsageError("--target-profile needs --target URL")
-        if explain:
-            raise click.UsageError("--explain needs --target URL")
-        return None
-    from compliance_bake.targets.agent_key import resolve_agent_key
-    from compliance_bake.targets.http import HttpSettings, HttpTarget
-    from compliance_bake.targets.profile_file import builtin_profile, load_profile
-    from compliance_bake.targets.routes import parse_target_url
-
-    parsed = parse_target_url(url)
-    profile = builtin_profile() if profile_file is None else load_profile(profile_file)
-    settings = HttpSettings(timeout=timeout, concurrency=concurrency, retries=retries)
-    sink = None
-    if explain:
-        from compliance_bake.report.escape import visible
-        from compliance_bake.targets.explain import render
-
-        def sink(record: Any) -> None:
-            click.echo(render(record, visible), err=True)
-
-    return HttpTarget(parsed, resolve_agent_key(key_file), settings, profile, sink)
-
-
 def audit_engine_options(command: F) -> F:
     """--engine, --spark-master and --spark-conf: where the ZIP-window audit runs, the same for
-    `audit deep` and `bake snapshot --deep-audit`; engine_options() reads them."""
-    return _with_options(
+    `audit deep` and `bake snapshot --deep-audit`, handed to the command as one
+    `engine: EngineOptions` (engine_options())."""
+    return _as_one(
+        "engine",
+        engine_options,
         command,
         click.option(
             "--engine",
@@ -313,24 +325,35 @@ def engine_options(
     return EngineOptions(engine=engine, spark_master=spark_master, spark_conf=tuple(pairs))
 
 
+def key_option(
+    flag: str, dest: str, help: str, metavar: str | None = "PEM", **flags: Any
+) -> Callable[[F], F]:
+    """An Ed25519 key file in PEM, private or public: the key pairs `signing-key mint` and
+    `witness-key mint` write; `flags` are click's own (`required`, `multiple`)."""
+    return click.option(
+        flag,
+        dest,
+        type=click.Path(path_type=Path, dir_okay=False),
+        metavar=metavar,
+        help=help,
+        **flags,
+    )
+
+
 def public_key_option(
     flag: str, dest: str, help: str, metavar: str | None = "PEM"
 ) -> Callable[[F], F]:
     """A repeatable trusted Ed25519 public key file (`verify`, `diff`, `bake --previous`);
     none given: $COMPLIANCE_PUBLIC_KEY_FILE (signing.signing_key.public_keys_from)."""
-    return click.option(
-        flag,
-        dest,
-        multiple=True,
-        type=click.Path(path_type=Path, dir_okay=False),
-        metavar=metavar,
-        help=help,
-    )
+    return key_option(flag, dest, help, metavar, multiple=True)
 
 
 def plays_source_options(command: F) -> F:
-    """--plays-columns, --plays-table and --plays-query: how to read the plays source."""
-    return _with_options(
+    """--plays-columns, --plays-table and --plays-query: how to read the plays source, handed
+    to the command as one `plays_options: PlaysOptions` (plays_options())."""
+    return _as_one(
+        "plays_options",
+        plays_options,
         command,
         click.option(
             "--plays-columns",
@@ -353,9 +376,11 @@ def plays_source_options(command: F) -> F:
     )
 
 
-def plays_options(columns: str | None, table: str | None, query: str | None) -> Any:
+def plays_options(
+    plays_columns: str | None, plays_table: str | None, plays_query: str | None
+) -> Any:
     """The PlaysOptions of the command line (bad input: InputError, exit 2)."""
     from compliance_bake.audit.columns import parse_columns
     from compliance_bake.audit.engines.interface import PlaysOptions
 
-    return PlaysOptions(parse_columns(columns), table, query)
+    return PlaysOptions(parse_columns(plays_columns), plays_table, plays_query)

@@ -11,10 +11,11 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from compliance_bake.audit.violations import cut
 from compliance_bake.cli.phases import err_console
-from compliance_bake.cli.short_summary import failure_summary
-from compliance_bake.cli.terminal import clipped, count, previous_lines, safe, width
-from compliance_bake.report.escape import json_line, terminal_json
+from compliance_bake.cli.short_summary import failure_summary, summary_rule
+from compliance_bake.cli.terminal import count, previous_lines, safe, width
+from compliance_bake.report.escape import json_line
 from compliance_bake.signing.integrity import zip_window_words
 
 if TYPE_CHECKING:
@@ -41,16 +42,16 @@ def _out() -> Any:
 def to_depth(value: Any, depth: int) -> str:
     """JSON text of value, with anything nested deeper than depth shown as an ellipsis."""
 
-    def cut(item: Any, level: int) -> Any:
+    def nested(item: Any, level: int) -> Any:
         if isinstance(item, dict | list) and level >= depth:
             return "…"
         if isinstance(item, dict):
-            return {k: cut(v, level + 1) for k, v in item.items()}
+            return {k: nested(v, level + 1) for k, v in item.items()}
         if isinstance(item, list):
-            return [cut(v, level + 1) for v in item]
+            return [nested(v, level + 1) for v in item]
         return item
 
-    return json_line(cut(value, 0))
+    return json_line(nested(value, 0))
 
 
 def _mark(ok: bool) -> str:
@@ -61,11 +62,7 @@ def _board(snap: Snapshot, depth: int) -> Any:
     from rich.table import Table
 
     board = snap.board
-    table = Table(
-        title=f"Self-checks {board.passed}/{board.total}",
-        title_justify="left",
-        expand=False,
-    )
+    table = Table(title=f"Self-checks {board.passed}/{board.total}", title_justify="left")
     table.add_column("", no_wrap=True)
     table.add_column("self-check", no_wrap=True, overflow="ellipsis")
     table.add_column("state (expected = actual, else both)", overflow="fold")
@@ -133,10 +130,10 @@ def _policy(console: Any, record: PolicyRecord, waived: frozenset[int] = frozens
     console.print(table)
 
 
-def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) -> None:
+def bake_report(result: BakeResult, depth: int, outcome: Outcome) -> None:
     from rich.table import Table
 
-    from compliance_bake.cli.outcome import of_bake, pair_text
+    from compliance_bake.cli.outcome import pair_text
     from compliance_bake.findings import FAIL
     from compliance_bake.report.disagreements import (
         KINDS,
@@ -199,13 +196,14 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
         _policy(console, result.policy, asked)
     if result.waivers is not None:
         _waivers(console, result.waivers)
+    window_words = None
     if snap.deep_audit is not None:
         window = snap.deep_audit.zip_window
         violations = ""
         if result.violations_by_reason is not None:
             violations = f"; violations {count(sum(result.violations_by_reason.values()))}"
-        words = zip_window_words(window.days, window.in_window_plays, window.total_plays)
-        console.print(f"Deep audit: {_mark(window.ok)} {safe(words)}{violations}")
+        window_words = zip_window_words(window.days, window.in_window_plays, window.total_plays)
+        console.print(f"Deep audit: {_mark(window.ok)} {safe(window_words)}{violations}")
         # one line however wide: a command wrapped by the tool breaks when pasted
         console.print(f"  every violation: {safe(snap.deep_audit.command)}", soft_wrap=True)
     checks = Table(title="Integrity", title_justify="left")
@@ -213,10 +211,8 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
     checks.add_column("check", no_wrap=True)
     checks.add_column("label")
     for check in snap.integrity.checks:
-        label = check.label
-        if check.id == "zip-window" and snap.deep_audit is not None:
-            window = snap.deep_audit.zip_window
-            label = zip_window_words(window.days, window.in_window_plays, window.total_plays)
+        zip_window = check.id == "zip-window" and window_words is not None
+        label = window_words if zip_window else check.label
         checks.add_row(_mark(check.ok), safe(check.id), safe(label))
     console.print(checks)
     if result.attestation_key_id is not None:
@@ -225,7 +221,7 @@ def bake_report(result: BakeResult, depth: int, outcome: Outcome | None = None) 
         for line in previous_lines(result.previous):
             console.print(line, soft_wrap=False)  # wrapped at the width
     console.print(f"Wrote {count(len(result.written))} files to {safe(result.out_dir)}")
-    failure_summary(outcome or of_bake(result), console)
+    failure_summary(outcome, console)
 
 
 def foreign_files_warning(out_dir: Path) -> None:
@@ -297,7 +293,7 @@ def audit_report(result: AuditResult) -> None:
             play = v.play_id if v.play_id is not None else f"line {v.line or '?'}"
             first.add_row(
                 *(
-                    clipped(x) if isinstance(x, str) else ""
+                    safe(cut(x)) if isinstance(x, str) else ""
                     for x in (v.reason.value, play, v.partner, v.state, v.zip, v.enriched_at)
                 )
             )
@@ -325,8 +321,7 @@ def verify_report(report: VerifyReport, outcome: Outcome) -> None:
         err_console().print(f"note: {safe(note)}", soft_wrap=True)
     failures = report.failures
     if failures:  # the short summary, pytest's way, lists each failure once
-        rule = "=" * 8
-        console.print(f"[bold red]{rule} short summary: {count(len(failures))} failed {rule}[/]")
+        console.print(summary_rule(len(failures)))
     for finding in failures:
         console.print(
             f"[bold red]FAIL[/bold red] {safe(finding.file)}: {safe(finding.what)}",
@@ -339,10 +334,6 @@ def verify_report(report: VerifyReport, outcome: Outcome) -> None:
         checks += f": {count(passed)}/{count(len(report.findings))} checks hold"
     style = "green" if outcome.ok else "bold red"
     console.print(f"[{style}]{safe(outcome.verdict)}[/{style}] ({checks})", soft_wrap=True)
-
-
-def verify_json(report: VerifyReport) -> None:
-    print(terminal_json(report.summary()))
 
 
 def decision_line(

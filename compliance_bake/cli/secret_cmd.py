@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
+from compliance_bake.cli.shared import DONE, exit_codes
 
 
-@click.group(context_settings=CONTEXT, short_help="Mint the local report signing secret.")
+@click.group(short_help="Mint the local report signing secret.")
 def secret() -> None:
     """Manage the local report signing secret (development only; production reads a vault).
 
@@ -19,7 +19,7 @@ def secret() -> None:
     """
 
 
-@secret.command(context_settings=CONTEXT, epilog=exit_codes(0, 2, 4, zero=DONE))
+@secret.command(epilog=exit_codes(0, 2, 4, zero=DONE))
 @click.option(
     "--path",
     type=click.Path(path_type=Path, dir_okay=False),

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from compliance_bake.cli.options import (
     fixtures_option,
-    fixtures_path,
     keys_file_option,
     out_option,
 )
-from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
+from compliance_bake.cli.shared import DONE, exit_codes
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=exit_codes(0, 2, 4, zero=DONE),
     short_help="Run the compliance service (and the baked files, read-only).",
 )
@@ -47,16 +46,7 @@ from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
     help="A request must arrive whole within this time, and an idle keep-alive connection is "
     "closed after it (`compliance-bake docs service-api`, Limits).",
 )
-def serve(
-    host: str,
-    port: int,
-    fixtures_dir: str | None,
-    out_dir: Path,
-    keys_file: Path,
-    log_dir: Path | None,
-    access_log: bool,
-    client_timeout: int,
-) -> None:
+def serve(**params: Any) -> None:
     """Serve decisions over the fixtures, and the snapshot baked in OUT, until Ctrl-C.
 
     GET /health, /api/compliance/check and /api/compliance/status (these two need an agent key:
@@ -75,11 +65,14 @@ def serve(
     from compliance_bake.service.runner import Listening, ServeSettings
     from compliance_bake.service.runner import serve as run
 
+    settings = ServeSettings(**params)  # the options are its fields, name for name
+    out_dir = settings.out_dir
+
     def announce(where: Listening) -> None:
         states = ", ".join(where.states) if len(where.states) <= 8 else f"{len(where.states)}"
         click.echo(
             f"compliance-bake serve: listening on {where.url} "
-            f"(states {states}; {where.keys} agent key(s) from {visible(keys_file)}; "
+            f"(states {states}; {where.keys} agent key(s) from {visible(settings.keys_file)}; "
             f"snapshot from {visible(out_dir)}/)",
             err=True,
         )
@@ -99,14 +92,4 @@ def serve(
                 err=True,
             )
 
-    settings = ServeSettings(
-        host=host,
-        port=port,
-        fixtures_dir=fixtures_path(fixtures_dir),
-        out_dir=out_dir,
-        keys_file=keys_file,
-        access_log=access_log,
-        client_timeout=client_timeout,
-        log_dir=log_dir,
-    )
     run(settings, announce)

@@ -1,5 +1,5 @@
-"""What the group and every command share: click's context settings, the exit-code footers, and
-the end of a run that may have audited nothing.
+"""What the group and every command share: the help formatter, the exit-code footers, and the
+end of a run that may have audited nothing.
 
 Its own module so that the commands and the group (which registers them) both import it, and
 neither imports the other. Help wraps to the terminal ($COLUMNS, at most 100 columns); the
@@ -16,8 +16,6 @@ from typing import Any, NoReturn
 
 import click
 from click import _textwrap
-
-CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 _MEANINGS = {
     0: "done, every check holds",

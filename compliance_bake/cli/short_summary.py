@@ -25,8 +25,7 @@ def failure_summary(outcome: Outcome, console: Any) -> None:
 
     failed = outcome.failed()
     if failed:
-        rule = "=" * 8
-        console.print(f"[bold red]{rule} short summary: {count(len(failed))} failed {rule}[/]")
+        console.print(summary_rule(len(failed)))
         shown: dict[str, int] = {}
         for suite, case in failed:
             shown[suite] = shown.get(suite, 0) + 1
@@ -44,6 +43,12 @@ def failure_summary(outcome: Outcome, console: Any) -> None:
     style = "green" if outcome.ok else "bold red"
     # Wrapped at the terminal's width: a verdict naming several disagreement kinds is long.
     console.print(f"[{style}]{safe(outcome.verdict)}[/{style}]", soft_wrap=False)
+
+
+def summary_rule(failed: int) -> str:
+    """The rule that opens a short summary, pytest's `==== short test summary info ====`."""
+    rule = "=" * 8
+    return f"[bold red]{rule} short summary: {count(failed)} failed {rule}[/]"
 
 
 def _item_lines(case: Case) -> list[str]:

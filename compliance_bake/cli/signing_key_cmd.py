@@ -7,12 +7,10 @@ from pathlib import Path
 import click
 
 from compliance_bake.cli.options import key_file_option
-from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
+from compliance_bake.cli.shared import DONE, exit_codes
 
 
-@click.group(
-    "signing-key", context_settings=CONTEXT, short_help="Mint the Ed25519 attestation key pair."
-)
+@click.group("signing-key", short_help="Mint the Ed25519 attestation key pair.")
 def signing_key() -> None:
     """Manage the Ed25519 key pair that signs the public attestation.
 
@@ -22,7 +20,7 @@ def signing_key() -> None:
     """
 
 
-@signing_key.command(context_settings=CONTEXT, epilog=exit_codes(0, 2, 4, zero=DONE))
+@signing_key.command(epilog=exit_codes(0, 2, 4, zero=DONE))
 @key_file_option(".compliance-bake/signing-key.pem")
 @click.option(
     "--force",

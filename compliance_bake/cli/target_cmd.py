@@ -5,13 +5,13 @@ from __future__ import annotations
 import click
 
 from compliance_bake.cli.options import timeout_option
-from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
+from compliance_bake.cli.shared import DONE, exit_codes
 
 # An OpenAPI document is small; this leaves room for a generous one.
 _OPENAPI_MAX_BYTES = 16 * 1024 * 1024
 
 
-@click.group(context_settings=CONTEXT, short_help="Target profiles: how a live service is asked.")
+@click.group(short_help="Target profiles: how a live service is asked.")
 def target() -> None:
     """Describe the live compliance service that --target asks.
 
@@ -21,7 +21,7 @@ def target() -> None:
     """
 
 
-@target.group(context_settings=CONTEXT, short_help="Show or draft a target profile.")
+@target.group(short_help="Show or draft a target profile.")
 def profile() -> None:
     """A target profile (TOML) says how to ask a service the three questions (health, check,
     status) and where each answer field is (`compliance-bake docs target-profiles`).
@@ -35,7 +35,6 @@ def profile() -> None:
 
 
 @profile.command(
-    context_settings=CONTEXT,
     epilog=exit_codes(0, 4, zero=DONE),
     short_help="Print the built-in profile (the reference service's).",
 )
@@ -55,7 +54,6 @@ def show() -> None:
 
 
 @profile.command(
-    context_settings=CONTEXT,
     epilog=exit_codes(0, 2, 3, 4, two="bad usage or bad input (a file that is not OpenAPI JSON)"),
 )
 @click.option(

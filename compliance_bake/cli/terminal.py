@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from compliance_bake.audit.violations import CELL_CHARS, cut
 from compliance_bake.report.escape import visible
 
 if TYPE_CHECKING:
@@ -35,11 +34,6 @@ def excerpt(value: object, limit: int = VALUE_CHARS) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]}… [cut: {len(text):,} characters; the files hold it whole]"
-
-
-def clipped(value: object, limit: int = CELL_CHARS) -> str:
-    """cut(value), made safe for a rich table."""
-    return safe(cut(value, limit))
 
 
 def count(n: int) -> str:

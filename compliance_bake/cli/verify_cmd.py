@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -15,11 +16,10 @@ from compliance_bake.cli.options import (
     timeout_option,
 )
 from compliance_bake.cli.reporters import report_option
-from compliance_bake.cli.shared import CONTEXT, exit_codes
+from compliance_bake.cli.shared import exit_codes
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=exit_codes(
         0,
         1,
@@ -79,15 +79,11 @@ def verify(
     source: str,
     secret_file: Path | None,
     public_keys: tuple[Path, ...],
-    digests_only: bool,
-    allow_recorded_failures: bool,
-    timeout: float,
-    log_location: str | None,
     witness_keys: tuple[Path, ...],
-    witness_threshold: int | None,
     as_json: bool,
     quiet: bool,
     reports: tuple[tuple[str, str], ...],
+    **params: Any,
 ) -> None:
     """Re-check a snapshot offline: SOURCE is an out/ folder (default: out), a snapshot file,
     or the http(s):// URL of a published /api/compliance.
@@ -134,6 +130,7 @@ def verify(
     from compliance_bake.cli import outcome, render, reporters
     from compliance_bake.cli.phases import reporting
     from compliance_bake.errors import EXIT_CHECK_FAILED, EXIT_OK
+    from compliance_bake.report.escape import terminal_json
     from compliance_bake.signing.secret import resolve_secret
     from compliance_bake.signing.signing_key import public_keys_from, read_public_key
     from compliance_bake.verify.verifier import KeyMaterial, VerifyOptions, verify_source
@@ -141,21 +138,14 @@ def verify(
     tables_to_stderr = reporters.check_stdout(reports, as_json)
     keys = KeyMaterial(resolve_secret(secret_file), tuple(public_keys_from(public_keys)))
     witnesses = tuple(read_public_key(path, "--witness-key") for path in witness_keys)
+    # The other options are VerifyOptions' fields, name for name.
     with reporting("verify", enabled=not (as_json or quiet)) as (_progress, phases):
-        options = VerifyOptions(
-            digests_only=digests_only,
-            allow_recorded_failures=allow_recorded_failures,
-            timeout=timeout,
-            phases=phases,
-            log_location=log_location,
-            witness_keys=witnesses,
-            witness_threshold=witness_threshold,
-        )
+        options = VerifyOptions(phases=phases, witness_keys=witnesses, **params)
         report = verify_source(source, keys, options)
     code = EXIT_OK if report.ok else EXIT_CHECK_FAILED
     result = outcome.of_verify(report, code, report.summary())
     if as_json:
-        render.verify_json(report)
+        click.echo(terminal_json(report.summary()))
     else:
         with reporters.human_output(tables_to_stderr):
             render.verify_report(report, result)

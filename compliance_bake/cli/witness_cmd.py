@@ -7,33 +7,28 @@ from pathlib import Path
 
 import click
 
-from compliance_bake.cli.options import key_file_option, now_option, timeout_option
+from compliance_bake.cli.options import key_file_option, key_option, now_option, timeout_option
 from compliance_bake.cli.reporters import report_option
-from compliance_bake.cli.shared import CONTEXT, DONE, exit_codes
+from compliance_bake.cli.shared import DONE, exit_codes
 
 WITNESS_KEY_FILE = Path(".compliance-bake") / "witness-key.pem"
 
 
 @click.command(
-    context_settings=CONTEXT,
     epilog=exit_codes(0, 1, 2, 3, 4, one="done, and the log's history does not hold: not cosigned"),
     short_help="Check a log grew honestly since last seen, and cosign it.",
 )
 @click.argument("location", metavar="DIR|URL")
-@click.option(
+@key_option(
     "--log-key",
     "log_key",
+    "The log's Ed25519 public key (the operator's signing-key .pub.pem).",
     required=True,
-    metavar="PEM",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="The log's Ed25519 public key (the operator's signing-key .pub.pem).",
 )
-@click.option(
+@key_option(
     "--witness-key",
     "witness_key",
-    metavar="PEM",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="This witness's private key (mode 0600).  [default: .compliance-bake/witness-key.pem]",
+    "This witness's private key (mode 0600).  [default: .compliance-bake/witness-key.pem]",
 )
 @click.option(
     "--state",
@@ -118,7 +113,7 @@ def witness(
     sys.exit(code)
 
 
-@click.group("witness-key", context_settings=CONTEXT, short_help="Mint a witness key pair.")
+@click.group("witness-key", short_help="Mint a witness key pair.")
 def witness_key() -> None:
     """Manage the Ed25519 key pair a witness cosigns checkpoints with.
 
@@ -128,7 +123,7 @@ def witness_key() -> None:
     """
 
 
-@witness_key.command(context_settings=CONTEXT, epilog=exit_codes(0, 2, 4, zero=DONE))
+@witness_key.command(epilog=exit_codes(0, 2, 4, zero=DONE))
 @key_file_option(WITNESS_KEY_FILE.as_posix())
 @click.option("--force", is_flag=True, help="Replace an existing key pair.")
 def mint(key_file: Path | None, force: bool) -> None:
