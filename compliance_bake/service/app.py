@@ -42,6 +42,11 @@ _SHAPES = {
     "age": ("[0-9]{1,3}", "a whole number of years, e.g. 21"),
     "zipCode": ("[0-9]{5}", "5 digits, e.g. 07030"),
 }
+# How a decision route refuses a request, as its OpenAPI document says after its 200.
+_REFUSALS: dict[int | str, dict[str, Any]] = {
+    400: {"model": models.ErrorBody, "description": "A parameter is bad."},
+    401: {"model": models.ErrorBody, "description": "No valid agent key."},
+}
 _PORTAL_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
     "X-Content-Type-Options": "nosniff",
@@ -201,8 +206,7 @@ def create_app(
         tags=["decisions"],
         responses={
             200: {"model": models.CheckAnswer, "description": "Allowed."},
-            400: {"model": models.ErrorBody, "description": "A parameter is bad."},
-            401: {"model": models.ErrorBody, "description": "No valid agent key."},
+            **_REFUSALS,
             403: {"model": models.CheckAnswer, "description": "Blocked, with the reason."},
         },
         response_class=Response,
@@ -218,8 +222,7 @@ def create_app(
         tags=["decisions"],
         responses={
             200: {"model": models.StatusAnswer, "description": "The status panel."},
-            400: {"model": models.ErrorBody, "description": "A parameter is bad."},
-            401: {"model": models.ErrorBody, "description": "No valid agent key."},
+            **_REFUSALS,
         },
         response_class=Response,
         openapi_extra=_documented_query("state", "partner"),
