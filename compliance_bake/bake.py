@@ -188,17 +188,6 @@ def previous_summary(record: PreviousRecord) -> JsonObject:
     }
 
 
-def validate_policy(document: JsonObject) -> None:
-    """The policy record meets its schema, before anything is written."""
-    problem = schemas.first_violation(schemas.POLICY, document)
-    if problem is not None:
-        raise ReportInvalid(
-            f"{layout.POLICY_FILE}: the record fails its schema at {problem.path}: "
-            f"{problem.message}",
-            "this is a bug in compliance-bake; nothing was written",
-        )
-
-
 def validate_documents(
     document: JsonObject, kinds: Counter[RowKind], partners: Iterable[str], policy: JsonObject
 ) -> None:
@@ -215,13 +204,16 @@ def validate_documents(
     checked: JsonObject = document
     if rows_meet_schema(kinds, partners):
         checked = {**document, "shadow": {**cast("JsonObject", document["shadow"]), "rows": []}}
-    problem = schemas.first_violation(schemas.SNAPSHOT, checked)
-    if problem is not None:
-        raise ReportInvalid(
-            f"{layout.API_FILE}: the report fails its schema at {problem.path}: {problem.message}",
-            "this is a bug in compliance-bake; nothing was written",
-        )
-    validate_policy(policy)
+    for file, what, schema, written in (
+        (layout.API_FILE, "report", schemas.SNAPSHOT, checked),
+        (layout.POLICY_FILE, "record", schemas.POLICY, policy),
+    ):
+        problem = schemas.first_violation(schema, written)
+        if problem is not None:
+            raise ReportInvalid(
+                f"{file}: the {what} fails its schema at {problem.path}: {problem.message}",
+                "this is a bug in compliance-bake; nothing was written",
+            )
 
 
 class _Audited(NamedTuple):

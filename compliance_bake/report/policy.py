@@ -187,6 +187,7 @@ class PolicyRecord:
         }
 
 
+@gc_paused(keep=True)
 def run_policy(
     target: Target,
     policy: PolicyRegistry,
@@ -198,18 +199,6 @@ def run_policy(
     """Ask every boundary question the target can carry, real and (with its own) shadow. The
     collector is paused meanwhile (gc_pause.py): the questions and their answers are many
     long-lived tuples, which it would walk again and again to free none."""
-    with gc_paused(keep=True):
-        return _run_policy(target, policy, now, source, read_at, progress)
-
-
-def _run_policy(
-    target: Target,
-    policy: PolicyRegistry,
-    now: int,
-    source: str,
-    read_at: str,
-    progress: ProgressSink | None,
-) -> PolicyRecord:
     carried = target.question_fields
     if carried is None:
         return PolicyRecord(False, (), [], registry_json(policy, (), source, read_at))
