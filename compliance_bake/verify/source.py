@@ -43,7 +43,7 @@ from compliance_bake.report import layout
 from compliance_bake.report.disagreements import RowKind
 from compliance_bake.report.escape import json_line
 from compliance_bake.report.models import ShadowRow, Snapshot
-from compliance_bake.report.row_kinds import row_kinds, rows_meet_schema
+from compliance_bake.report.row_kinds import row_kinds, snapshot_violation
 from compliance_bake.signing import proofs
 from compliance_bake.signing.attestation import ATTESTATION_FILE
 from compliance_bake.signing.canon import same_mac
@@ -249,21 +249,14 @@ def schema_outcome(schema: str, doc: Any) -> SchemaOutcome:
 
 
 def snapshot_schema_outcome(document: Any, kinds: Counter[RowKind] | None) -> SchemaOutcome:
-    """Step 3 for a snapshot. `kinds`: the kinds (report/row_kinds.py) of its shadow rows as the
-    strict parse typed them (then the document's rows are exactly these, member for member:
-    verify/document.py), or None when they were not read the typed way.
-
-    When the typed rows meet the row definition (`rows_meet_schema`, asked of their kinds as the
-    bake asks it; the decode has held each partner to `ShadowRow.partner` already), the
-    validator is given the document with its rows left out, which the schema then holds to
-    every other rule (it asks of `rows` only that each item is a row). Anything it finds there,
-    and any typed row that does not meet the definition, is validated again on the whole
-    document: a refusal is always the validator's own, with its place and words."""
-    if kinds is not None and rows_meet_schema(kinds, ()):
-        rest = {**document, "shadow": {**document["shadow"], "rows": []}}
-        if schema_outcome(schemas.SNAPSHOT, rest) is None:
-            return None
-    return schema_outcome(schemas.SNAPSHOT, document)
+    """Step 3 for a snapshot (row_kinds.snapshot_violation). `kinds`: the kinds of its shadow
+    rows as the strict parse typed them (then the document's rows are exactly these, member for
+    member, each partner held to `ShadowRow.partner`: verify/document.py), or None when they
+    were not read the typed way."""
+    try:
+        return snapshot_violation(document, kinds)
+    except (RecursionError, ValueError) as exc:  # jsonschema-rs on a pathological document
+        return Refusal(schemas.SNAPSHOT, type(exc).__name__)
 
 
 def _hmac_holds(proof: Any, secret: str) -> bool:

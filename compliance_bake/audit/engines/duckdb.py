@@ -17,7 +17,6 @@ from typing import Any
 
 from compliance_bake.audit.accounting import unread_plays
 from compliance_bake.audit.database import (
-    Provenance,
     database_source,
     is_database,
     no_database_options,
@@ -37,8 +36,8 @@ from compliance_bake.audit.engines.duckdb_plays import (
 from compliance_bake.audit.engines.duckdb_progress import read_progress
 from compliance_bake.audit.engines.interface import (
     NO_OPTIONS,
+    GroupsInSession,
     PlaysOptions,
-    ReadsGroups,
     Relations,
     Window,
     first_line,
@@ -105,7 +104,7 @@ class _Reader:
             )
 
 
-class DuckDBEngine(ReadsGroups):
+class DuckDBEngine(GroupsInSession):
     """An in-memory DuckDB connection holding the reference relations and the plays relation."""
 
     dialect = DUCKDB
@@ -250,11 +249,6 @@ class DuckDBEngine(ReadsGroups):
         totals = self._totals()
         check_count(read, totals[0])
         return totals
-
-    @property
-    def provenance(self) -> Provenance | None:
-        """Where a database's plays came from (None for a file)."""
-        return None if self._database is None else self._database.provenance
 
     def _rows(self, query: str) -> list[Any]:
         rows: list[Any] = self.con.execute(query).fetchall()

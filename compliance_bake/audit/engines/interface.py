@@ -9,7 +9,7 @@ returns plain rows; the audit (audit/zip_window.py) turns them into its result.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from compliance_bake.audit.columns import DEFAULT, ColumnMap
 from compliance_bake.audit.database import Provenance
@@ -24,6 +24,9 @@ from compliance_bake.audit.sql import (
 )
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.progress import ProgressSink
+
+if TYPE_CHECKING:
+    from compliance_bake.audit.engines.database_read import DatabaseRead
 
 DEFAULT_SPARK_MASTER = "local[*]"
 
@@ -147,11 +150,18 @@ def first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
 
 
-class ReadsGroups:
+class GroupsInSession:
     """What an engine that keeps `GROUPS` in its own session (DuckDB, Spark) reads from it: each
-    is one query of audit/sql.py, run by the engine's `_rows`, so the engines cannot differ."""
+    is one query of audit/sql.py, run by the engine's `_rows`, so the engines cannot differ;
+    and a database's plays, when they were read, their `_database` read."""
 
     dialect: Dialect
+    _database: DatabaseRead | None
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """Where a database's plays came from (None for a file)."""
+        return None if self._database is None else self._database.provenance
 
     def _rows(self, query: str) -> list[Any]:
         raise NotImplementedError

@@ -20,12 +20,12 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from compliance_bake.audit.database import Provenance, is_database, no_database_options
+from compliance_bake.audit.database import is_database, no_database_options
 from compliance_bake.audit.engines.interface import (
     NO_OPTIONS,
     EngineOptions,
+    GroupsInSession,
     PlaysOptions,
-    ReadsGroups,
     Relations,
     Window,
     first_line,
@@ -121,7 +121,7 @@ def _start(session: Any, master: str, wanted: dict[str, str]) -> Any:
     return builder.getOrCreate()
 
 
-class SparkEngine(ReadsGroups):
+class SparkEngine(GroupsInSession):
     """One Spark session; it is stopped at the end only when this engine started it."""
 
     dialect = SPARK
@@ -133,7 +133,7 @@ class SparkEngine(ReadsGroups):
         self._label = ""
         self._stack = ExitStack()
         self._prefix = False
-        self._database: Any = None
+        self._database = None
         self._scrub: Any = None
 
     @classmethod
@@ -263,11 +263,6 @@ class SparkEngine(ReadsGroups):
         except Exception as exc:
             raise self._input_error(exc, source.scrub) from None
         return source.kind
-
-    @property
-    def provenance(self) -> Provenance | None:
-        """Where a database's plays came from (None for a file)."""
-        return None if self._database is None else self._database.provenance
 
     def _input_error(self, exc: Exception, scrub: Any = None) -> InputError:
         first = first_line(exc)
