@@ -128,7 +128,8 @@ class Folder:
     renderings: frozenset[str]  # files whose bytes are `dumps_pretty` of the snapshot or a block
 
 
-def _layout_finding(name: str, same: bool, report: VerifyReport) -> None:
+def layout_finding(name: str, same: bool, report: VerifyReport) -> None:
+    """Whether a JSON file's bytes are the bake's rendering of its document."""
     report.add(
         name,
         same,
@@ -151,7 +152,7 @@ def load_folder(out_dir: Path, report: VerifyReport, reading: SnapshotReading | 
             report.add(layout.API_FILE, False, reading.parse_problem)
         else:
             snapshot_valid = schema_finding(layout.API_FILE, reading.schema, report)
-            _layout_finding(layout.API_FILE, reading.in_layout, report)
+            layout_finding(layout.API_FILE, reading.in_layout, report)
             docs[layout.API_FILE] = reading.document  # on to the rules even off its schema
             if reading.in_layout:
                 renderings.add(layout.API_FILE)
@@ -194,7 +195,7 @@ def load_registry_copy(
         valid = report.add(name, True, "schema valid", RULE, "schema")
     else:
         valid = schema_finding(name, schema_outcome(layout.JSON_FILES[name], doc), report)
-    _layout_finding(name, same, report)
+    layout_finding(name, same, report)
     return (doc if valid else None), raw, doc if same else None
 
 

@@ -46,8 +46,7 @@ from compliance_bake.report.models import ShadowRow, Snapshot
 from compliance_bake.report.row_kinds import row_kinds, snapshot_violation
 from compliance_bake.signing import proofs
 from compliance_bake.signing.attestation import ATTESTATION_FILE
-from compliance_bake.signing.canon import same_mac
-from compliance_bake.signing.integrity import hmac_present
+from compliance_bake.signing.integrity import proof_hmac_holds
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.fetch import (
     SNAPSHOT_MAX_BYTES,
@@ -259,15 +258,6 @@ def snapshot_schema_outcome(document: Any, kinds: Counter[RowKind] | None) -> Sc
         return Refusal(schemas.SNAPSHOT, type(exc).__name__)
 
 
-def _hmac_holds(proof: Any, secret: str) -> bool:
-    if not (isinstance(proof, dict) and hmac_present(proof)):
-        return False
-    try:
-        return same_mac(proof["hmac"], proofs.proof_hmac(proof, secret))
-    except (TypeError, ValueError, RecursionError):  # not canonicalisable: not what was sealed
-        return False
-
-
 def _by_secret(
     snap: dict[str, Any], digests: proofs.Digests, hmacs: Mapping[str, bool], secret: Secret
 ) -> Authenticity:
@@ -309,7 +299,7 @@ def authenticate(snap: Any, keys: KeyMaterial, folder: Path | None) -> Authentic
         shadow, integrity = doc.get("shadow"), doc.get("integrity")
         blocks = {"shadow.proof": shadow, "integrity.proof": integrity}
         hmacs = {
-            where: _hmac_holds(
+            where: proof_hmac_holds(
                 block.get("proof") if isinstance(block, dict) else None, keys.secret.value
             )
             for where, block in blocks.items()
