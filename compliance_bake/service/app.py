@@ -22,6 +22,7 @@ from compliance_bake import __version__
 from compliance_bake.inputs.files import LeavesFolder, NotRegular, TooLarge, read_bounded
 from compliance_bake.policy.amounts import parse_amount
 from compliance_bake.policy.model import Question
+from compliance_bake.policy.questions import QUESTION_FIELDS as QUESTION
 from compliance_bake.report import layout
 from compliance_bake.report.escape import visible
 from compliance_bake.service import models
@@ -35,8 +36,7 @@ JSON = "application/json; charset=utf-8"  # as docs/service-api.md documents eve
 MAX_PARAM = 128
 SERVED_MAX_BYTES = 1024 * 1024 * 1024  # a baked file larger than this is not served
 _NO_STORE = {"Cache-Control": "no-store"}
-# The question's fields, optional on the check route (docs/service-api.md); (pattern, words).
-QUESTION = ("sport", "market", "amount", "betType", "age", "zipCode")
+# (pattern, words) of the question's fields that have a shape; all are optional on the check route.
 _SHAPES = {
     "amount": (r"(0|[1-9][0-9]{0,11})(\.[0-9]{1,2})?", "a number of whole cents, e.g. 2500.01"),
     "age": ("[0-9]{1,3}", "a whole number of years, e.g. 21"),

@@ -25,6 +25,7 @@ from jmespath.exceptions import JMESPathError
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import INT_MAX, INT_MIN
+from compliance_bake.policy.questions import QUESTION_FIELDS
 from compliance_bake.targets.profile import (
     BUILTIN_CONTRACT,
     OPERATIONS,
@@ -49,8 +50,6 @@ from compliance_bake.targets.routes import shown
 
 _DEFAULT_ANSWERS = {"health": (200,), "check": (200, 403), "status": (200,), SHADOW: (200, 403)}
 _TABLES = (*OPERATIONS, SHADOW, "auth", "wagers", "questions")
-# `[questions]`: the question fields a profile maps to `{wager.NAME}`; sport and market always.
-QUESTION_FIELDS = ("sport", "market", "amount", "betType", "age", "zipCode")
 _QUESTION = ("path", "query", "headers", "body")  # the keys that say what is asked
 WagerTable = dict[str, object]
 _REQUEST_KEYS = ("method", "path", "query", "body", "headers", "answers", "retry")
