@@ -8,14 +8,16 @@ is refused by the parser itself), a document too large for memory. Every refusal
 StrictJSONError; each caller turns it into its own exit code and names its file or route.
 Out: the layout every file in `out/` uses (2-space indent, keys in the order built, UTF-8, a final
 newline). `verify` re-renders with the same function and compares bytes.
-The one module that reads JSON. The plain parsers are `loads_strict` and, for a service's answer,
-`loads_unambiguous`; `problem` is the one strictness predicate of both (keys and values), and of
-the parts of an answer a profile reads (`strict_problem`). Three fast paths read at C speed where
+Every reader of JSON goes through this module, so one set of rules says what is strict. The
+plain parsers are `loads_strict` and, for a service's answer, `loads_unambiguous`; `problem` is
+the strictness predicate of both (keys and values), and of the parts of an answer a profile
+reads (`strict_problem`), so none of them can disagree. Three fast paths read at C speed where
 `make bench` or `make bench-target` would show the plain parser (docs/benchmarks.md), each
 beside its proof, a pure function that is tested against the plain path
 (tests/inputs/test_jsonio.py, tests/verify/test_fast_paths.py, tests/verify/test_document.py):
 `loads_typed` (a snapshot with its rows typed), `loads_pretty` (a file of `out/`: `renders_as`
-and `may_hold_float`, the one float scan) and `loads_compact_flat` (a service's compact answer).
+and `may_hold_float`, the float scan signing/canon.py uses too) and `loads_compact_flat` (a
+service's compact answer).
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ def _hash(value: Any) -> bytes | None:
 
 
 def _read_inside(out_dir: Path, name: str, max_bytes: int) -> bytes:
-    """A file of out/ through the one opener: a link, a FIFO or a device planted there is
+    """A file of out/ through inputs/files: a link, a FIFO or a device planted there is
     refused (InputError), never followed, waited on or read without end."""
     return read_regular_file(name, max_bytes=max_bytes, what=name, inside=out_dir)
 

@@ -119,7 +119,7 @@ def _documented_query(*names: str, optional: tuple[str, ...] = ()) -> dict[str, 
 
 def _check(engine: Engine, request: Request) -> Response:
     """The check's answer: the spec's question (partner, state, wagerType), or with any of the
-    question's fields sent, that whole question, decided by the one policy (`Engine.ask`)."""
+    question's fields sent, that whole question, decided by `Engine.ask` as a bake's are."""
     partner, state, wager_type = _params(
         request, "partner", "state", "wagerType", optional=QUESTION
     )
@@ -331,7 +331,7 @@ def _file_handler(out_dir: Path, relative: str, media_type: str) -> Any:
     async def serve_file(request: Request) -> Response:
         _no_unknown(request)
         try:
-            # In a worker thread: the event loop never waits on a disk; the one opener refuses a
+            # In a worker thread: the event loop never waits on a disk; `read_bounded` refuses a
             # link, a FIFO or a device planted in out/ without following or blocking.
             data = await run_in_threadpool(read_bounded, relative, SERVED_MAX_BYTES, inside=out_dir)
         except LeavesFolder:

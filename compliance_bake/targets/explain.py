@@ -5,7 +5,7 @@ key masked, body), the raw answer (status, headers, the body cut at 2 KiB) and, 
 its expression and the value it yielded. The record is built from the profile's templates and the
 answer, so the key is not in it: the auth header shows `<agent key>` where the key goes, and
 what the service sent (headers, body, the fields' values, the problem) goes through `redacted`
-(`inputs/redaction.py`), the one function that removes secrets, before it is shown (`masked`).
+(`inputs/redaction.py`, as every output removes secrets) before it is shown (`masked`).
 `render` takes the terminal's escaper: every text from outside is shown through it.
 """
 

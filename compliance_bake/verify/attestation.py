@@ -153,7 +153,7 @@ def _files_of(out_dir: Path, found: Findings) -> set[str]:
 
 
 def _sha256_of(out_dir: Path, name: str) -> str:
-    """Through the one opener, within the cap of the largest file a bake writes."""
+    """Through inputs/files, within the cap of the largest file a bake writes."""
     return sha256_hex(read_bounded(name, SNAPSHOT_MAX_BYTES, inside=out_dir))
 
 

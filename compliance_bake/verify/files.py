@@ -140,9 +140,9 @@ def layout_finding(name: str, same: bool, report: VerifyReport) -> None:
 
 
 def load_folder(out_dir: Path, report: VerifyReport, reading: SnapshotReading | None) -> Folder:
-    """Every JSON file of out/, checked: the snapshot as the one path read it (`reading`; None:
-    missing or unreadable, already a finding), then each registry copy, offered the snapshot's
-    block to compare its bytes with."""
+    """Every JSON file of out/, checked: the snapshot as verify/source.py read it (`reading`;
+    None: missing or unreadable, already a finding), then each registry copy, offered the
+    snapshot's block to compare its bytes with."""
     docs: dict[str, Any] = {layout.API_FILE: None}
     raws: list[RawFile] = [(layout.API_FILE, b"" if reading is None else reading.raw)]
     renderings: set[str] = set()

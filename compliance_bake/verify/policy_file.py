@@ -2,9 +2,9 @@
 HMAC, and every question re-decided from the registry rows the file holds.
 
 The re-decision is the bake's own function (`policy.decide.decide`) over the rows rebuilt by
-the one row reader (`policy.recorded.registry_from_json`), at the record's `generatedAt`: a
-file whose `expected` does not follow from its rows fails (*compliant*: no), as does a
-question's recorded disagreement list that is not what its answers make. Each failing
+the row reader of every source (`policy.recorded.registry_from_json`), at the record's
+`generatedAt`: a file whose `expected` does not follow from its rows fails (*compliant*: no), as
+does a question's recorded disagreement list that is not what its answers make. Each failing
 disagreement the file records (a rule not enforced, blocked within the policy, real and shadow
 differ) is a recorded failure named by its rule, as the bake named it.
 """

@@ -192,7 +192,7 @@ def _read(source: str, timeout: float, max_bytes: int) -> tuple[str, str, Path |
     path, folder, kind = Path(source), None, "file"
     if path.is_dir():
         path, folder, kind = path / layout.API_FILE, path, "folder"
-    # In a folder, through the one opener with no link inside it followed.
+    # In a folder, through inputs/files with no link inside it followed.
     raw = read_regular_file(
         path if folder is None else layout.API_FILE,
         max_bytes=max_bytes,

@@ -1,4 +1,4 @@
-"""The waiver file (`--waivers FILE`, TOML): read through the one opener, checked whole before
+"""The waiver file (`--waivers FILE`, TOML): read through inputs/files, checked whole before
 anything is asked of a target, each refusal one line naming the file, the line of its
 `[[waiver]]` and the fix (exit 2, nothing written).
 
