@@ -57,10 +57,9 @@ def exchange(
     try:
         lower = {name.lower(): value for name, value in headers.items()}
         values: dict[str, Any] = answer.fields(status, lower, raw)
-        fields = tuple(
-            (name, expression.text, "nothing" if values[name] is MISSING else _json(values[name]))
-            for name, expression in operation.fields
-        )
+        # Each value as JSON, what the profile's author wrote the expression against.
+        texts = {k: "nothing" if v is MISSING else shown_json(v) for k, v in values.items()}
+        fields = tuple((name, expr.text, texts[name]) for name, expr in operation.fields)
     except TargetError as error:
         problem = error.message
     return Exchange(
@@ -92,12 +91,6 @@ def masked(record: Exchange, key: str | None) -> Exchange:
         fields=tuple((name, text, clean(value)) for name, text, value in record.fields),
         problem=clean(record.problem),
     )
-
-
-def _json(value: Any) -> str:
-    """A yielded value as JSON (what the profile's author wrote the expression against), its
-    first characters only: built no further than shown (`routes.shown_json`)."""
-    return shown_json(value)
 
 
 def render(record: Exchange, escape: Callable[[object], str]) -> str:
