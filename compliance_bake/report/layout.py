@@ -6,7 +6,10 @@ bake writes exactly these bytes, and `verify` re-renders them to compare.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compliance_bake.inputs import schemas
@@ -39,6 +42,20 @@ JSON_FILES: dict[str, str] = {
 
 # The registry files and the snapshot blocks they hold, in the order they are written.
 REGISTRY_BLOCKS = {BOARD_FILE: "enhancements", SHADOW_FILE: "shadow"}
+
+
+def out_entries(out_dir: Path) -> Iterator[tuple[str, Path]]:
+    """Every entry of `out_dir` by its POSIX name relative to it, with links to folders (never
+    followed), but the empty KEEP_FILE a checkout keeps: what `verify` holds to what a bake
+    writes."""
+    for root, dirs, files in os.walk(out_dir):
+        here = Path(root)
+        for entry in [*files, *(d for d in dirs if (here / d).is_symlink())]:
+            path = here / entry
+            name = path.relative_to(out_dir).as_posix()
+            info = path.lstat()
+            if not (name == KEEP_FILE and stat.S_ISREG(info.st_mode) and info.st_size == 0):
+                yield name, path
 
 
 def json_documents(document: Mapping[str, JsonValue]) -> dict[str, JsonValue]:

@@ -15,7 +15,6 @@ and what failed; a check that cannot run is a failure, never a pass.
 
 from __future__ import annotations
 
-import os
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from compliance_bake.findings import EXTRA, KEY, Finding, Findings
 from compliance_bake.inputs.files import LeavesFolder, NotRegular, TooLarge, read_bounded
 from compliance_bake.log.append import OUT_FILES
 from compliance_bake.report.escape import json_line
-from compliance_bake.report.layout import API_FILE, AUDIT_FILE, KEEP_FILE
+from compliance_bake.report.layout import API_FILE, AUDIT_FILE, out_entries
 from compliance_bake.signing.attestation import (
     ATTESTATION_FILE,
     PAYLOAD_TYPE,
@@ -135,20 +134,12 @@ def _unverified(named: list[Any], keys: list[Ed25519PublicKey]) -> str:
 def _files_of(out_dir: Path, found: Findings) -> set[str]:
     """Every entry of out/ that must be a subject: relative POSIX names, links included."""
     names: set[str] = set()
-    for root, dirs, files in os.walk(out_dir):
-        here = Path(root)
-        entries = files + [d for d in dirs if (here / d).is_symlink()]
-        for entry in entries:
-            path = here / entry
-            name = path.relative_to(out_dir).as_posix()
-            info = path.lstat()
-            if name in (ATTESTATION_FILE, *NOT_SUBJECTS):
-                continue
-            if name == KEEP_FILE and stat.S_ISREG(info.st_mode) and info.st_size == 0:
-                continue
-            if not stat.S_ISREG(info.st_mode):
-                found.add(name, False, "not a regular file (a bake writes none)", KEY)
-            names.add(name)
+    for name, path in out_entries(out_dir):
+        if name in (ATTESTATION_FILE, *NOT_SUBJECTS):
+            continue
+        if not stat.S_ISREG(path.lstat().st_mode):
+            found.add(name, False, "not a regular file (a bake writes none)", KEY)
+        names.add(name)
     return names
 
 
