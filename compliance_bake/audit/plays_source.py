@@ -44,7 +44,7 @@ COLUMNS = (
     "stake",
 )
 _HEAD_BYTES = 1 << 16
-_FIX_COLUMNS = "the first line must name the columns " + ", ".join(COLUMNS)
+FIX_COLUMNS = "the first line must name the columns " + ", ".join(COLUMNS)
 
 
 class PlaysFormat(Enum):
@@ -131,7 +131,7 @@ def _first_line(path: Path, head: bytes) -> str:
         text = text[3:]
     if not text.strip():
         raise InputError(
-            f"{path}: the plays file is empty or starts with a blank line", _FIX_COLUMNS
+            f"{path}: the plays file is empty or starts with a blank line", FIX_COLUMNS
         )
     try:
         return text.decode("utf-8")
@@ -149,7 +149,7 @@ def require_columns(path: Path, names: list[str], where: str, columns: ColumnMap
         raise InputError(
             f"{path}: {where} lacks the column{'s' if len(missing) > 1 else ''} "
             + ", ".join(missing),
-            _FIX_COLUMNS,
+            FIX_COLUMNS,
         )
 
 

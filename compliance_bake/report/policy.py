@@ -38,15 +38,17 @@ from compliance_bake.policy.recorded import (
     registry_json,
 )
 from compliance_bake.progress import NoProgress, ProgressSink
-from compliance_bake.report.disagreements import reason_words
+from compliance_bake.report.disagreements import (
+    ALLOWED_WITHOUT_LICENCE,
+    REAL_SHADOW_DIFFER,
+    reason_words,
+)
 from compliance_bake.report.shadow import answered
 from compliance_bake.targets.interface import Target
 
 SCHEMA_VERSION = 1
 
-ALLOWED_WITHOUT_LICENCE = "allowedWithoutLicence"
 BLOCKED_WITHIN_POLICY = "blockedWithinPolicy"
-REAL_SHADOW_DIFFER = "realShadowDiffer"
 OTHER_REASON = "blockedForAnotherReason"
 NOT_ENFORCED = {
     Rule.LICENCE: ALLOWED_WITHOUT_LICENCE,
