@@ -170,12 +170,13 @@ def _entry_names_out(out_dir: Path, entry: dict[str, Any], found: LogProof) -> N
         return
     key_id = attested.signatures[0].keyid
     try:
+        missing = InputError(f"{API_FILE}: missing")  # worded by the finding below
         snapshot = read_regular_file(
-            API_FILE, max_bytes=SNAPSHOT_MAX_BYTES, what=API_FILE, inside=out_dir
+            API_FILE, max_bytes=SNAPSHOT_MAX_BYTES, what=API_FILE, inside=out_dir, missing=missing
         )
         document = loads_strict(snapshot)
         expected = entry_of(document, attested.sha256, key_id if isinstance(key_id, str) else "")
-    except (InputError, FileNotFoundError, StrictJSONError, KeyError, TypeError):
+    except (InputError, StrictJSONError, KeyError, TypeError):
         found.add(OUT_INCLUSION, False, f"the entry names {API_FILE}, which is unreadable", KEY)
         return
     wrong = mismatches(entry, expected)
