@@ -168,7 +168,7 @@ def load_registry_copy(
     raw = read_folder_file(out_dir, name, report)
     if raw is None:
         return None, b"", None
-    if _renders(block, raw):
+    if block is not None and _rendering(block) == raw:
         doc, same = block, True
     else:
         parsed = parse_snapshot_bytes(raw)
@@ -183,10 +183,6 @@ def load_registry_copy(
         valid = schema_finding(name, schema_outcome(layout.JSON_FILES[name], doc), report)
     layout_finding(name, same, report)
     return (doc if valid else None), raw, doc if same else None
-
-
-def _renders(block: Any, raw: bytes) -> bool:
-    return block is not None and _rendering(block) == raw
 
 
 def _rendering(value: Any) -> bytes | None:

@@ -79,13 +79,6 @@ LOCAL_CONF = {
 }
 
 
-def _require_pyspark() -> None:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        raise InputError("--engine spark needs pyspark, which is not installed", INSTALL) from None
-
-
 def java_executable() -> str | None:
     """The java pyspark launches: `$JAVA_HOME/bin/java`, else java on PATH."""
     if "JAVA_HOME" in os.environ:
@@ -146,7 +139,12 @@ class SparkEngine(GroupsInSession):
                 f"--spark-master {master}: not a Spark master URL",
                 "pass local[N], local[*], sc://HOST:PORT (Spark Connect), spark://, yarn or k8s://",
             )
-        _require_pyspark()
+        try:
+            import pyspark  # noqa: F401
+        except ImportError:
+            raise InputError(
+                "--engine spark needs pyspark, which is not installed", INSTALL
+            ) from None
         from pyspark.sql import SparkSession
 
         wanted = {**SESSION_CONF, **dict(options.spark_conf)}
