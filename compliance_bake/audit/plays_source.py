@@ -92,8 +92,8 @@ def plays_format(path: Path) -> PlaysFormat:
 
 
 def unreadable(path: Path, exc: OSError, what: str = "plays file") -> InputError:
-    """The one line for a plays file that cannot be opened: missing, a folder, or unreadable
-    (ENXIO: a socket, or a FIFO some systems refuse to open without blocking)."""
+    """The line, with its fix, for a plays file that cannot be opened: missing, a folder, or
+    unreadable (ENXIO: a socket, or a FIFO some systems refuse to open without blocking)."""
     if isinstance(exc, FileNotFoundError):
         return InputError(f"{path}: no such {what}", f"give the path of an existing {what}")
     if isinstance(exc, IsADirectoryError):
@@ -105,8 +105,8 @@ def unreadable(path: Path, exc: OSError, what: str = "plays file") -> InputError
 
 
 def not_regular(path: Path, kind: str, what: str = "plays file") -> InputError:
-    """The one line for a plays path that is not a regular file (a FIFO, a device, a socket
-    would block the reader or feed it without end; a folder is not one file)."""
+    """The line, with its fix, for a plays path that is not a regular file (a FIFO, a device, a
+    socket would block the reader or feed it without end; a folder is not one file)."""
     if kind == "a folder":
         return InputError(f"{path}: is a folder, not a {what}", "pass a file")
     return InputError(

@@ -83,11 +83,11 @@ def _check_tree(value: Any, path: str, *, values: bool = True) -> None:
 
 
 def problem(value: Any, path: str = "$", *, values: bool = True) -> tuple[str, str] | None:
-    """The one strictness predicate, of both parsers and of a service's answer: what strict JSON
-    refuses in `value` and where, or None. Always: what the parser's hooks left refused (a
-    duplicate key; with `values`, a fraction or a constant too) and nesting past MAX_DEPTH; with
-    `values`, also a float, an integer outside 64 bits and a lone surrogate in a string or a
-    key."""
+    """The strictness predicate of both parsers and of a service's answer, so none of them can
+    disagree: what strict JSON refuses in `value` and where, or None. Always: what the parser's
+    hooks left refused (a duplicate key; with `values`, a fraction or a constant too) and
+    nesting past MAX_DEPTH; with `values`, also a float, an integer outside 64 bits and a lone
+    surrogate in a string or a key."""
     stack: list[tuple[Any, str, int]] = [(value, path, 0)]
     while stack:
         item, where, depth = stack.pop()
@@ -297,8 +297,8 @@ def _flat(value: Any, depth: int) -> bool:
 def may_hold_float(value: Any, rendering: bytes | None = None) -> bool:
     """True whenever `value` holds a float (and, rarely, when only a string looks like one, such
     as `"x:1.5,"`: a slow path then decides, never a wrong answer). `rendering` is orjson's text
-    of `value`, compact or indented (rendered here when not given). The one float scan: of
-    `loads_pretty` over a file's bytes, of `canon` over its compact text.
+    of `value`, compact or indented (rendered here when not given). `loads_pretty` scans a
+    file's bytes with it, and `canon` its compact text, so both prove the same thing alike.
 
     In orjson's text, with white space taken out, a number token stands between a structural
     character (`[`, `,`, `:`) and another (`,`, `}`, `]`), and a float token has a fraction or an
@@ -357,5 +357,6 @@ def _find_float_token(data: bytes) -> bool:
 
 
 def dumps_pretty(value: Any) -> bytes:
-    """The one on-disk layout: 2-space indent, insertion order, UTF-8, trailing newline."""
+    """The layout of every file in `out/`, which `verify` renders again to compare bytes: 2-space
+    indent, insertion order, UTF-8, trailing newline."""
     return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)

@@ -254,7 +254,7 @@ def check_folder(
     threshold: int | None,
     timeout: float,
 ) -> LogProof:
-    """verify's one call: the options as the command line gives them, checked, then the
+    """What verify calls: the options as the command line gives them, checked, then the
     checks of `check_out_log`."""
     if (log_location or witness_pems) and not out_dir.is_dir():
         raise InputError(

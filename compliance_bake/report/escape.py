@@ -116,7 +116,7 @@ def _json_escape(match: re.Match[str]) -> str:
 
 
 def terminal_json(value: Any, indent: int | None = 2) -> str:
-    """The one JSON text the tool prints or writes where a terminal may show it: every
+    """JSON text the tool prints or writes where a terminal may show it, one writer for every
     `--json`, `--report json` and the one-line JSON error (`indent=None`). UTF-8 as it is, with
     every character `INVISIBLE` names escaped as `\\uNNNN`: JSON escapes C0 itself (the raw
     line breaks left are the indentation); DEL, C1 and the bidirectional controls are escaped

@@ -79,8 +79,8 @@ def _public_keys(pems: Sequence[bytes]) -> list[Ed25519PublicKey]:
 
 
 def _read(out_dir: Path, found: Findings) -> ReadAttestation | None:
-    """The attestation through its one reader, or None and why (a link or a FIFO planted in
-    out/ counts as missing: it is refused, never followed)."""
+    """The attestation through signing/attestation's reader, or None and why (a link or a FIFO
+    planted in out/ counts as missing: it is refused, never followed)."""
     read = read_attestation(out_dir)
     if read is None:
         found.add(ATTESTATION_FILE, False, "missing (baked without a signing key, or removed)", KEY)

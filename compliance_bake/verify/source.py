@@ -1,4 +1,4 @@
-"""The one way a snapshot we did not just bake is read: `read_snapshot`.
+"""How a snapshot we did not just bake is read: `read_snapshot`, so every reader agrees on it.
 
 `verify`, both sides of `diff` and `bake --previous` read every snapshot through it, in one
 process and in this order:
