@@ -58,11 +58,6 @@ def out_entries(out_dir: Path) -> Iterator[tuple[str, Path]]:
                 yield name, path
 
 
-def json_documents(document: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
-    """The JSON file of each path, from the snapshot's JSON (`Snapshot.to_json()`)."""
-    return {API_FILE: document, **{name: document[key] for name, key in REGISTRY_BLOCKS.items()}}
-
-
 def render_files(
     snapshot: Snapshot | Mapping[str, Any],
     previous: PreviousRecord | None = None,
@@ -88,7 +83,8 @@ def render_files(
         document = snapshot.to_json() if document is None else document
     else:
         model, document = Snapshot.from_json(snapshot), snapshot
-    files = {name: dumps_pretty(value) for name, value in json_documents(document).items()}
+    files = {API_FILE: dumps_pretty(document)}
+    files.update((name, dumps_pretty(document[key])) for name, key in REGISTRY_BLOCKS.items())
     if policy is not None:
         files[POLICY_FILE] = dumps_pretty(policy)
     files[PORTAL_FILE] = render_portal(model, previous, totals, facts=facts, policy=policy)

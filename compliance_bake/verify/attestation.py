@@ -143,11 +143,6 @@ def _files_of(out_dir: Path, found: Findings) -> set[str]:
     return names
 
 
-def _sha256_of(out_dir: Path, name: str) -> str:
-    """Through inputs/files, within the cap of the largest file a bake writes."""
-    return sha256_hex(read_bounded(name, SNAPSHOT_MAX_BYTES, inside=out_dir))
-
-
 def _check_files(out_dir: Path, digests: Mapping[str, str], found: Findings) -> None:
     present = _files_of(out_dir, found)
     for name in sorted(digests.keys() - present):
@@ -159,7 +154,8 @@ def _check_files(out_dir: Path, digests: Mapping[str, str], found: Findings) -> 
         if not stat.S_ISREG(path.lstat().st_mode):
             continue  # already reported
         try:
-            same = _sha256_of(out_dir, name) == digests[name]
+            data = read_bounded(name, SNAPSHOT_MAX_BYTES, inside=out_dir)
+            same = sha256_hex(data) == digests[name]
         except OSError as exc:
             found.add(name, False, f"cannot read: {exc.strerror}", KEY)
             continue
