@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple
 
 from compliance_bake.clock import iso_millis, resolve_now
 from compliance_bake.errors import (
@@ -43,7 +43,7 @@ from compliance_bake.report.portal_previous import (
     require_attestation,
 )
 from compliance_bake.report.publish import publish
-from compliance_bake.report.row_kinds import rows_meet_schema, state_totals
+from compliance_bake.report.row_kinds import snapshot_violation, state_totals
 from compliance_bake.report.snapshot import BakeSettings, build_snapshot
 from compliance_bake.signing.attestation import ATTESTATION_FILE, render_attestation
 from compliance_bake.signing.proofs import reseal_integrity, seal_policy
@@ -188,17 +188,6 @@ def previous_summary(record: PreviousRecord) -> JsonObject:
     }
 
 
-def validate_policy(document: JsonObject) -> None:
-    """The policy record meets its schema, before anything is written."""
-    problem = schemas.first_violation(schemas.POLICY, document)
-    if problem is not None:
-        raise ReportInvalid(
-            f"{layout.POLICY_FILE}: the record fails its schema at {problem.path}: "
-            f"{problem.message}",
-            "this is a bug in compliance-bake; nothing was written",
-        )
-
-
 def validate_documents(
     document: JsonObject, kinds: Counter[RowKind], partners: Iterable[str], policy: JsonObject
 ) -> None:
@@ -206,22 +195,19 @@ def validate_documents(
 
     The registry files hold the snapshot's own `enhancements` and `shadow` objects, and their
     schemas are the snapshot schema's `$defs` by reference (tests/inputs/test_schemas.py holds
-    them to that), so validating the snapshot validates all three documents. The shadow rows
-    are asked of their kinds and partners (`rows_meet_schema`, as `verify` asks them), and the
-    validator is given the rest; when the rows do not meet the definition, the validator walks
-    the whole document, so a refusal is always the validator's own, with its place and words.
-    The policy record follows, against its own schema.
+    them to that), so validating the snapshot validates all three documents; its shadow rows
+    are asked of their kinds and partners (row_kinds.snapshot_violation, as `verify` asks
+    them). The policy record follows, against its own schema.
     """
-    checked: JsonObject = document
-    if rows_meet_schema(kinds, partners):
-        checked = {**document, "shadow": {**cast("JsonObject", document["shadow"]), "rows": []}}
-    problem = schemas.first_violation(schemas.SNAPSHOT, checked)
-    if problem is not None:
-        raise ReportInvalid(
-            f"{layout.API_FILE}: the report fails its schema at {problem.path}: {problem.message}",
-            "this is a bug in compliance-bake; nothing was written",
-        )
-    validate_policy(policy)
+    for file, what, problem in (
+        (layout.API_FILE, "report", snapshot_violation(document, kinds, partners)),
+        (layout.POLICY_FILE, "record", schemas.first_violation(schemas.POLICY, policy)),
+    ):
+        if problem is not None:
+            raise ReportInvalid(
+                f"{file}: the {what} fails its schema at {problem.path}: {problem.message}",
+                "this is a bug in compliance-bake; nothing was written",
+            )
 
 
 class _Audited(NamedTuple):

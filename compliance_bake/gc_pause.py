@@ -33,7 +33,8 @@ def gc_paused(keep: bool = False) -> Iterator[None]:
         yield
     finally:
         if keep:
-            _freeze()
+            _unfreeze_at_exit()
+            gc.freeze()
         if was_enabled:
             gc.enable()
 
@@ -41,8 +42,3 @@ def gc_paused(keep: bool = False) -> Iterator[None]:
 @cache
 def _unfreeze_at_exit() -> None:
     atexit.register(gc.unfreeze)
-
-
-def _freeze() -> None:
-    _unfreeze_at_exit()
-    gc.freeze()

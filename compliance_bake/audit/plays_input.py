@@ -153,16 +153,11 @@ def _spool(stream: BinaryIO, target: Path, fmt: PlaysFormat, limit: int) -> Reco
 
 
 @contextmanager
-def plays_input(
-    path: Path,
-    fmt: PlaysFormat | None = None,
-    stdin: BinaryIO | None = None,
-    limit: int | None = None,
-) -> Iterator[PlaysInput]:
+def plays_input(path: Path, fmt: PlaysFormat | None = None) -> Iterator[PlaysInput]:
     """The plays input named by `path` (`-`: standard input, CSV unless `fmt` says otherwise),
-    with records up to `limit` bytes (`record_count.RECORD_LIMIT` unless given). Bad input raises
-    InputError; temporary files are removed on the way out."""
-    limit = record_count.RECORD_LIMIT if limit is None else limit
+    with records up to `record_count.RECORD_LIMIT` bytes. Bad input raises InputError;
+    temporary files are removed on the way out."""
+    limit = record_count.RECORD_LIMIT
     plays: PlaysInput
     if str(path) == STDIN:
         fmt = fmt or PlaysFormat.CSV
@@ -174,7 +169,7 @@ def plays_input(
         plays = PlaysInput(path, str(path), fmt, limit)
     try:
         if plays.name == STDIN:
-            source = stdin if stdin is not None else sys.stdin.buffer
+            source = sys.stdin.buffer
             _streamable(source)
             try:
                 plays.count = _spool(source, plays.path, fmt, limit)

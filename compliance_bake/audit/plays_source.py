@@ -44,7 +44,7 @@ COLUMNS = (
     "stake",
 )
 _HEAD_BYTES = 1 << 16
-_FIX_COLUMNS = "the first line must name the columns " + ", ".join(COLUMNS)
+FIX_COLUMNS = "the first line must name the columns " + ", ".join(COLUMNS)
 
 
 class PlaysFormat(Enum):
@@ -92,8 +92,8 @@ def plays_format(path: Path) -> PlaysFormat:
 
 
 def unreadable(path: Path, exc: OSError, what: str = "plays file") -> InputError:
-    """The one line for a plays file that cannot be opened: missing, a folder, or unreadable
-    (ENXIO: a socket, or a FIFO some systems refuse to open without blocking)."""
+    """The line, with its fix, for a plays file that cannot be opened: missing, a folder, or
+    unreadable (ENXIO: a socket, or a FIFO some systems refuse to open without blocking)."""
     if isinstance(exc, FileNotFoundError):
         return InputError(f"{path}: no such {what}", f"give the path of an existing {what}")
     if isinstance(exc, IsADirectoryError):
@@ -105,8 +105,8 @@ def unreadable(path: Path, exc: OSError, what: str = "plays file") -> InputError
 
 
 def not_regular(path: Path, kind: str, what: str = "plays file") -> InputError:
-    """The one line for a plays path that is not a regular file (a FIFO, a device, a socket
-    would block the reader or feed it without end; a folder is not one file)."""
+    """The line, with its fix, for a plays path that is not a regular file (a FIFO, a device, a
+    socket would block the reader or feed it without end; a folder is not one file)."""
     if kind == "a folder":
         return InputError(f"{path}: is a folder, not a {what}", "pass a file")
     return InputError(
@@ -131,7 +131,7 @@ def _first_line(path: Path, head: bytes) -> str:
         text = text[3:]
     if not text.strip():
         raise InputError(
-            f"{path}: the plays file is empty or starts with a blank line", _FIX_COLUMNS
+            f"{path}: the plays file is empty or starts with a blank line", FIX_COLUMNS
         )
     try:
         return text.decode("utf-8")
@@ -149,7 +149,7 @@ def require_columns(path: Path, names: list[str], where: str, columns: ColumnMap
         raise InputError(
             f"{path}: {where} lacks the column{'s' if len(missing) > 1 else ''} "
             + ", ".join(missing),
-            _FIX_COLUMNS,
+            FIX_COLUMNS,
         )
 
 

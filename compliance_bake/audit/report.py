@@ -24,7 +24,6 @@ from compliance_bake.inputs.jsonio import dumps_pretty
 from compliance_bake.inputs.redaction import redacted
 from compliance_bake.inputs.registry_map import MappedSource
 from compliance_bake.inputs.registry_source import RegistryForm, registry_form
-from compliance_bake.inputs.registry_source import shown_source as shown_registry
 from compliance_bake.report import models
 from compliance_bake.report.escape import not_an_option
 from compliance_bake.resources import is_demo_fixtures
@@ -57,7 +56,7 @@ def audit_command(
     if now is not None:
         words += ["--now", now]
     if isinstance(fixtures, str) and registry_form(fixtures) is not RegistryForm.FOLDER:
-        words += ["--registry", shown_registry(fixtures)]
+        words += ["--registry", redacted(fixtures)]
         if isinstance(fixtures, MappedSource):
             words += ["--registry-map", not_an_option(str(fixtures.map_file))]
     elif fixtures is not None and not is_demo_fixtures(Path(fixtures)):

@@ -7,7 +7,7 @@ leftover temporary file is the only trace. `before_rename` lets the log's crash 
 between the write and the rename.
 
 A file inside a folder the tool keeps (the transparency log) is written with `inside=` that
-folder, as the one opener reads it: the folders down to it opened one at a time without
+folder, as inputs/files reads it: the folders down to it opened one at a time without
 following a link (`inputs/files.py`, `open_folder`), the temporary file made and renamed
 relative to the last of them, so a link planted in the folder (the log may come from a branch,
 and git keeps links) cannot make the tool write, replace or remove a file anywhere else;

@@ -1,4 +1,4 @@
-"""Reading a file: a regular file of bounded size, or a refusal; never a hang. The one opener.
+"""Reading a file from outside: a regular file of bounded size, or a refusal; never a hang.
 
 A FIFO, a character device (`/dev/zero`, even through a symlink) or a socket given where a file
 is expected would block the reader or feed it without end. Every file the tool reads whole goes

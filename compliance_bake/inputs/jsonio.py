@@ -8,14 +8,16 @@ is refused by the parser itself), a document too large for memory. Every refusal
 StrictJSONError; each caller turns it into its own exit code and names its file or route.
 Out: the layout every file in `out/` uses (2-space indent, keys in the order built, UTF-8, a final
 newline). `verify` re-renders with the same function and compares bytes.
-The one module that reads JSON. The plain parsers are `loads_strict` and, for a service's answer,
-`loads_unambiguous`; `problem` is the one strictness predicate of both (keys and values), and of
-the parts of an answer a profile reads (`strict_problem`). Three fast paths read at C speed where
+Every reader of JSON goes through this module, so one set of rules says what is strict. The
+plain parsers are `loads_strict` and, for a service's answer, `loads_unambiguous`; `problem` is
+the strictness predicate of both (keys and values), and of the parts of an answer a profile
+reads (`strict_problem`), so none of them can disagree. Three fast paths read at C speed where
 `make bench` or `make bench-target` would show the plain parser (docs/benchmarks.md), each
 beside its proof, a pure function that is tested against the plain path
 (tests/inputs/test_jsonio.py, tests/verify/test_fast_paths.py, tests/verify/test_document.py):
 `loads_typed` (a snapshot with its rows typed), `loads_pretty` (a file of `out/`: `renders_as`
-and `may_hold_float`, the one float scan) and `loads_compact_flat` (a service's compact answer).
+and `may_hold_float`, the float scan signing/canon.py uses too) and `loads_compact_flat` (a
+service's compact answer).
 """
 
 from __future__ import annotations
@@ -81,11 +83,11 @@ def _check_tree(value: Any, path: str, *, values: bool = True) -> None:
 
 
 def problem(value: Any, path: str = "$", *, values: bool = True) -> tuple[str, str] | None:
-    """The one strictness predicate, of both parsers and of a service's answer: what strict JSON
-    refuses in `value` and where, or None. Always: what the parser's hooks left refused (a
-    duplicate key; with `values`, a fraction or a constant too) and nesting past MAX_DEPTH; with
-    `values`, also a float, an integer outside 64 bits and a lone surrogate in a string or a
-    key."""
+    """The strictness predicate of both parsers and of a service's answer, so none of them can
+    disagree: what strict JSON refuses in `value` and where, or None. Always: what the parser's
+    hooks left refused (a duplicate key; with `values`, a fraction or a constant too) and
+    nesting past MAX_DEPTH; with `values`, also a float, an integer outside 64 bits and a lone
+    surrogate in a string or a key."""
     stack: list[tuple[Any, str, int]] = [(value, path, 0)]
     while stack:
         item, where, depth = stack.pop()
@@ -295,8 +297,8 @@ def _flat(value: Any, depth: int) -> bool:
 def may_hold_float(value: Any, rendering: bytes | None = None) -> bool:
     """True whenever `value` holds a float (and, rarely, when only a string looks like one, such
     as `"x:1.5,"`: a slow path then decides, never a wrong answer). `rendering` is orjson's text
-    of `value`, compact or indented (rendered here when not given). The one float scan: of
-    `loads_pretty` over a file's bytes, of `canon` over its compact text.
+    of `value`, compact or indented (rendered here when not given). `loads_pretty` scans a
+    file's bytes with it, and `canon` its compact text, so both prove the same thing alike.
 
     In orjson's text, with white space taken out, a number token stands between a structural
     character (`[`, `,`, `:`) and another (`,`, `}`, `]`), and a float token has a fraction or an
@@ -355,5 +357,6 @@ def _find_float_token(data: bytes) -> bool:
 
 
 def dumps_pretty(value: Any) -> bytes:
-    """The one on-disk layout: 2-space indent, insertion order, UTF-8, trailing newline."""
+    """The layout of every file in `out/`, which `verify` renders again to compare bytes: 2-space
+    indent, insertion order, UTF-8, trailing newline."""
     return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)

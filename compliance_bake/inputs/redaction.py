@@ -2,13 +2,13 @@
 
 Text from outside (a service's answers, a URL the operator typed, a document's fields) may hold a
 credential: the agent key a service echoes back, a URL's user name and password, a token in its
-query. `redacted` is the one function that removes them, wherever such text is written or shown:
-every copy of a secret the process holds is replaced by a marker naming what stood there, and
-every URL in the text keeps its scheme, host, port and path only (the user name, password, query
-and fragment may each carry a credential, and which of them do cannot be told from outside). A
-database URL (`database=True`, a plays source) keeps its user name, connection options and
-fragment, as docs/plays.md records it: it names the role the audit reads as, and only the
-password, in the user part or the query (`?password=`), is a credential there.
+query. `redacted` removes them wherever such text is written or shown, so one rule says what is
+a credential: every copy of a secret the process holds is replaced by a marker naming what stood
+there, and every URL in the text keeps its scheme, host, port and path only (the user name,
+password, query and fragment may each carry a credential, and which of them do cannot be told
+from outside). A database URL (`database=True`, a plays source) keeps its user name, connection
+options and fragment, as docs/plays.md records it: it names the role the audit reads as, and only
+the password, in the user part or the query (`?password=`), is a credential there.
 
 Pure and cheap on text with neither a secret nor `://` in it (one substring search each): the
 HTTP target runs every answer's texts through it.

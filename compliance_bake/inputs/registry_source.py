@@ -37,11 +37,6 @@ def registry_form(source: str) -> RegistryForm:
     return RegistryForm.FOLDER
 
 
-def shown_source(source: str) -> str:
-    """The source as messages and the snapshot show it: a URL without its password."""
-    return redacted(source)
-
-
 BUNDLED = "the bundled demo fixtures"
 
 
@@ -53,7 +48,7 @@ def recorded_source(source: str) -> str:
 
     if registry_form(source) is RegistryForm.FOLDER and is_demo_fixtures(Path(source)):
         return BUNDLED
-    return shown_source(source)
+    return redacted(source)
 
 
 def folder_of(source: str | Path) -> Path | None:
@@ -76,4 +71,4 @@ def read_registry(source: str | Path, wager_types: Sequence[str] = ()) -> Fixtur
     form = registry_form(source)
     if form is RegistryForm.FOLDER:
         return load_fixtures(Path(source))
-    return read_database_registry(source, shown_source(source), wager_types)
+    return read_database_registry(source, redacted(source), wager_types)

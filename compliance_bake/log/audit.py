@@ -16,7 +16,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import InputError
-from compliance_bake.findings import FAIL, INFO, Finding, Findings
+from compliance_bake.findings import FAIL, Finding, Findings
 from compliance_bake.inputs.jsonio import StrictJSONError, loads_strict
 from compliance_bake.log import check, merkle, note
 from compliance_bake.log.tiles import TILE_HEIGHT, TILE_WIDTH, Source, TileMissing, TileReader
@@ -62,19 +62,11 @@ def _entry(index: int, data: bytes) -> tuple[dict[str, Any], Finding | None]:
 
 def audit_log(location: str, source: Source, keys: Sequence[Ed25519PublicKey]) -> LogAudit:
     result = LogAudit(shown_url(location))
-    signed = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, keys)
-    if isinstance(signed, Finding):
-        result.findings.append(signed)
+    recomputed = "every tile recomputed from the entries, and the root"
+    signed, entries = check.checked_tiles(result, source, keys, "the given key", recomputed)
+    if signed is None:
         return result
-    result.checkpoint = cp = signed.checkpoint
-    result.add(check.CHECKPOINT, True, f"{cp.describe()} signed by the given key")
-    problems, entries = check.tile_problems(source, cp.size)
-    result.findings.extend(problems)
-    if not problems:
-        root = check.root_problem(source, cp)
-        result.findings.append(
-            root or Finding("", INFO, "every tile recomputed from the entries, and the root")
-        )
+    result.checkpoint = signed.checkpoint
     for index, data in enumerate(entries):
         value, bad = _entry(index, data)
         result.entries.append(value)

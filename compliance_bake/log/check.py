@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from compliance_bake.errors import EXIT_CHECK_FAILED, BakeError
-from compliance_bake.findings import FAIL, Finding
+from compliance_bake.findings import FAIL, INFO, Finding, Findings
 from compliance_bake.log import merkle
 from compliance_bake.log.note import (
     Checkpoint,
@@ -165,3 +165,28 @@ def root_problem(source: Source, checkpoint: Checkpoint) -> Finding | None:
             "", f"the tiles' root {root.hex()[:16]}... is not the root of {checkpoint.describe()}"
         )
     return None
+
+
+def checked_tiles(
+    found: Findings,
+    source: Source,
+    keys: Sequence[Ed25519PublicKey],
+    signer: str,
+    recomputed: str,
+    start: int = 0,
+) -> tuple[Signed | None, list[bytes]]:
+    """What every reader of a whole log checks first, each a finding in `found`: the checkpoint
+    signed (by `signer`, in words), then the tiles from entry `start` and the root recomputed
+    (`recomputed`: what held, in words). The checkpoint (None when it does not verify) and the
+    entries from `start` on."""
+    signed = read_signed(source(CHECKPOINT), CHECKPOINT, keys)
+    if isinstance(signed, Finding):
+        found.findings.append(signed)
+        return None, []
+    checkpoint = signed.checkpoint
+    found.add(CHECKPOINT, True, f"{checkpoint.describe()} signed by {signer}")
+    problems, entries = tile_problems(source, checkpoint.size, min(start, checkpoint.size))
+    found.findings.extend(problems)
+    if not problems:
+        found.findings.append(root_problem(source, checkpoint) or Finding("", INFO, recomputed))
+    return signed, entries

@@ -73,12 +73,6 @@ def _hash(value: Any) -> bytes | None:
     return None
 
 
-def _read_inside(out_dir: Path, name: str, max_bytes: int) -> bytes:
-    """A file of out/ through the one opener: a link, a FIFO or a device planted there is
-    refused (InputError), never followed, waited on or read without end."""
-    return read_regular_file(name, max_bytes=max_bytes, what=name, inside=out_dir)
-
-
 def _read(out_dir: Path, name: str, found: LogProof) -> bytes | None:
     try:
         raw = read_if_present(name, max_bytes=MAX_OUT_LOG_BYTES, what=name, inside=out_dir)
@@ -176,9 +170,13 @@ def _entry_names_out(out_dir: Path, entry: dict[str, Any], found: LogProof) -> N
         return
     key_id = attested.signatures[0].keyid
     try:
-        document = loads_strict(_read_inside(out_dir, API_FILE, SNAPSHOT_MAX_BYTES))
+        missing = InputError(f"{API_FILE}: missing")  # worded by the finding below
+        snapshot = read_regular_file(
+            API_FILE, max_bytes=SNAPSHOT_MAX_BYTES, what=API_FILE, inside=out_dir, missing=missing
+        )
+        document = loads_strict(snapshot)
         expected = entry_of(document, attested.sha256, key_id if isinstance(key_id, str) else "")
-    except (InputError, FileNotFoundError, StrictJSONError, KeyError, TypeError):
+    except (InputError, StrictJSONError, KeyError, TypeError):
         found.add(OUT_INCLUSION, False, f"the entry names {API_FILE}, which is unreadable", KEY)
         return
     wrong = mismatches(entry, expected)
@@ -256,7 +254,7 @@ def check_folder(
     threshold: int | None,
     timeout: float,
 ) -> LogProof:
-    """verify's one call: the options as the command line gives them, checked, then the
+    """What verify calls: the options as the command line gives them, checked, then the
     checks of `check_out_log`."""
     if (log_location or witness_pems) and not out_dir.is_dir():
         raise InputError(

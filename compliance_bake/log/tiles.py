@@ -68,10 +68,6 @@ def decode_bundle(data: bytes) -> list[bytes] | None:
     return entries
 
 
-def split_hashes(data: bytes) -> list[bytes]:
-    return [data[i : i + HASH_SIZE] for i in range(0, len(data), HASH_SIZE)]
-
-
 class TileMissing(Exception):
     """A tile or bundle that the tree size needs is not in the log (or has the wrong length)."""
 
@@ -138,7 +134,7 @@ def read_tile(source: Source, level: int, n: int, width: int) -> list[bytes]:
     data = read_path(source, path, tile_path(level, n, TILE_WIDTH))
     if len(data) % HASH_SIZE or len(data) < width * HASH_SIZE:
         raise TileMissing(path, f"is {len(data)} bytes, the tree needs {width * HASH_SIZE}")
-    return split_hashes(data[: width * HASH_SIZE])
+    return [data[i : i + HASH_SIZE] for i in range(0, width * HASH_SIZE, HASH_SIZE)]
 
 
 _PUBLISHED = re.compile(

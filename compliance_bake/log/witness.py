@@ -90,22 +90,14 @@ def run_witness(
     timestamp: int,
 ) -> WitnessRun:
     run = WitnessRun(previous=load_state(state, log_key))
-    signed = check.read_signed(source(check.CHECKPOINT), check.CHECKPOINT, [log_key])
-    if isinstance(signed, Finding):
-        run.findings.append(signed)
-        return run
-    run.current = current = signed.checkpoint
-    run.add(check.CHECKPOINT, True, f"{current.describe()} signed by the log's key")
     # The new entries' tiles first, so that an edited tile is named as such rather than as the
     # consistency proof it breaks.
-    start = 0 if run.previous is None else min(run.previous.size, current.size)
-    problems, _ = check.tile_problems(source, current.size, start)
-    run.findings.extend(problems)
-    if not problems:
-        root = check.root_problem(source, current)
-        run.findings.append(
-            root or Finding("", INFO, "the new entries' tiles recomputed, and the root")
-        )
+    start = 0 if run.previous is None else run.previous.size
+    recomputed = "the new entries' tiles recomputed, and the root"
+    signed, _ = check.checked_tiles(run, source, [log_key], "the log's key", recomputed, start)
+    if signed is None:
+        return run
+    run.current = current = signed.checkpoint
     if not run.failures and run.previous is not None:
         broken = check.consistency_problem(source, run.previous, current)
         run.findings.append(

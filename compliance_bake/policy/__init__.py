@@ -1,4 +1,4 @@
-"""The policy a compliance service of this kind enforces: the typed registry and its one decision.
+"""The policy a compliance service of this kind enforces: the typed registry and its decision.
 
 `model.py` holds the registry's facts (licences, limit rows, partner facts), `amounts.py` the
 exact money of wagers and limits, `rows.py` the reading of a limit row from a source's columns

@@ -283,9 +283,6 @@ class PolicyRegistry:
                 state_wide = row
         return state_wide
 
-    def facts_of(self, node_id: str) -> PartnerFacts | None:
-        return self._facts.get(node_id)
-
     def identity_verified(self, node_id: str) -> bool:
         facts = self._facts.get(node_id)
         return facts is not None and facts.identity_verified

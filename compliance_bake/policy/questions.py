@@ -37,6 +37,7 @@ from compliance_bake.policy.model import DEFAULT_MIN_AGE, LimitRow, PolicyRegist
 # The question fields a target may carry besides sport and market (a profile's `[questions]`).
 AMOUNT, BET_TYPE, AGE, ZIP_CODE = "amount", "betType", "age", "zipCode"
 FIELDS = (AMOUNT, BET_TYPE, AGE, ZIP_CODE)
+QUESTION_FIELDS = ("sport", "market", *FIELDS)  # a whole question, as a check's query sends it
 # Bet types tried, in order, for the one a row does not list.
 _REFUSED_BET_TYPES = ("teaser", "parlay", "straight", "round_robin", "futures", "if_bet")
 

@@ -10,7 +10,7 @@ portal's HTML asks for it.
 The board's `runtime.escapeHTML` feature calls `escape_html`, looked up at call time, so
 replacing or breaking it shows in the board and in the page alike.
 
-`visible` is the one escape for every terminal string that did not come from the tool itself
+`visible` escapes every terminal string that did not come from the tool itself
 (server texts, bodies, fixture keys, partner ids, labels, paths): fixtures, targets and command
 lines are not trusted, and an ESC, an OSC sequence or a carriage return must never reach a
 terminal or a log raw, where it could recolour, retitle or overwrite what the operator reads.
@@ -19,7 +19,7 @@ separators and the bidirectional overrides as `\\uNNNN`, since they reorder or s
 It lives here, below the CLI, because the service logs such strings as well. What counts as a
 control character is `INVISIBLE`, shared with the JSON writer `terminal_json`.
 
-`markdown` is the one escape for Markdown (the `--report markdown` step summary and
+`markdown` escapes text for Markdown (the `--report markdown` step summary and
 `diff --markdown`, read as a pull-request comment): `visible` first, so the text stays on its
 line, then every punctuation mark that could start markup, a link or HTML backslash-escaped, so
 a service's runtime reads as the literal text it is, never as a heading, an image or a link; a
@@ -116,7 +116,7 @@ def _json_escape(match: re.Match[str]) -> str:
 
 
 def terminal_json(value: Any, indent: int | None = 2) -> str:
-    """The one JSON text the tool prints or writes where a terminal may show it: every
+    """JSON text the tool prints or writes where a terminal may show it, one writer for every
     `--json`, `--report json` and the one-line JSON error (`indent=None`). UTF-8 as it is, with
     every character `INVISIBLE` names escaped as `\\uNNNN`: JSON escapes C0 itself (the raw
     line breaks left are the indentation); DEL, C1 and the bidirectional controls are escaped
@@ -128,8 +128,8 @@ def terminal_json(value: Any, indent: int | None = 2) -> str:
 
 def json_line(value: Any, limit: int | None = None) -> str:
     """A value as the JSON text a reader of the document sees (true, null, "x"), never a Python
-    repr, on one line (`, ` and `: ` between items): the one way a value goes into a line of
-    text (a finding, a message, the portal's cells). Cut with … past `limit` characters."""
+    repr, on one line (`, ` and `: ` between items): every finding, message and portal cell
+    puts a value into its text so, and spells it alike. Cut with … past `limit` characters."""
     text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
     return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
 

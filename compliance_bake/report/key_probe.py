@@ -86,10 +86,6 @@ class LookupCosts:
     found: bool
 
 
-def _flip(char: str) -> str:
-    return "b" if char == "a" else "a"
-
-
 def lookup_costs(size: int) -> LookupCosts:
     """Mint `size` keys, then look up a found key, a wrong secret and an unknown prefix."""
     index = ObservedIndex()
@@ -97,7 +93,7 @@ def lookup_costs(size: int) -> LookupCosts:
     store = keys.KeyStore(index, compare=counter)
     minted = [store.mint() for _ in range(size)]
     target_key = minted[-1]
-    wrong_rest = target_key[:-1] + _flip(target_key[-1])
+    wrong_rest = target_key[:-1] + ("b" if target_key[-1] == "a" else "a")
     stored = index.stored()
     unknown_key = target_key
     for candidate in ("zzzzz", "yyyyy", "xxxxx", "wwwww"):

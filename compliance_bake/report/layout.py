@@ -6,7 +6,10 @@ bake writes exactly these bytes, and `verify` re-renders them to compare.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compliance_bake.inputs import schemas
@@ -41,9 +44,18 @@ JSON_FILES: dict[str, str] = {
 REGISTRY_BLOCKS = {BOARD_FILE: "enhancements", SHADOW_FILE: "shadow"}
 
 
-def json_documents(document: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
-    """The JSON file of each path, from the snapshot's JSON (`Snapshot.to_json()`)."""
-    return {API_FILE: document, **{name: document[key] for name, key in REGISTRY_BLOCKS.items()}}
+def out_entries(out_dir: Path) -> Iterator[tuple[str, Path]]:
+    """Every entry of `out_dir` by its POSIX name relative to it, with links to folders (never
+    followed), but the empty KEEP_FILE a checkout keeps: what `verify` holds to what a bake
+    writes."""
+    for root, dirs, files in os.walk(out_dir):
+        here = Path(root)
+        for entry in [*files, *(d for d in dirs if (here / d).is_symlink())]:
+            path = here / entry
+            name = path.relative_to(out_dir).as_posix()
+            info = path.lstat()
+            if not (name == KEEP_FILE and stat.S_ISREG(info.st_mode) and info.st_size == 0):
+                yield name, path
 
 
 def render_files(
@@ -71,7 +83,8 @@ def render_files(
         document = snapshot.to_json() if document is None else document
     else:
         model, document = Snapshot.from_json(snapshot), snapshot
-    files = {name: dumps_pretty(value) for name, value in json_documents(document).items()}
+    files = {API_FILE: dumps_pretty(document)}
+    files.update((name, dumps_pretty(document[key])) for name, key in REGISTRY_BLOCKS.items())
     if policy is not None:
         files[POLICY_FILE] = dumps_pretty(policy)
     files[PORTAL_FILE] = render_portal(model, previous, totals, facts=facts, policy=policy)

@@ -38,15 +38,17 @@ from compliance_bake.policy.recorded import (
     registry_json,
 )
 from compliance_bake.progress import NoProgress, ProgressSink
-from compliance_bake.report.disagreements import reason_words
+from compliance_bake.report.disagreements import (
+    ALLOWED_WITHOUT_LICENCE,
+    REAL_SHADOW_DIFFER,
+    reason_words,
+)
 from compliance_bake.report.shadow import answered
 from compliance_bake.targets.interface import Target
 
 SCHEMA_VERSION = 1
 
-ALLOWED_WITHOUT_LICENCE = "allowedWithoutLicence"
 BLOCKED_WITHIN_POLICY = "blockedWithinPolicy"
-REAL_SHADOW_DIFFER = "realShadowDiffer"
 OTHER_REASON = "blockedForAnotherReason"
 NOT_ENFORCED = {
     Rule.LICENCE: ALLOWED_WITHOUT_LICENCE,
@@ -187,6 +189,7 @@ class PolicyRecord:
         }
 
 
+@gc_paused(keep=True)
 def run_policy(
     target: Target,
     policy: PolicyRegistry,
@@ -198,18 +201,6 @@ def run_policy(
     """Ask every boundary question the target can carry, real and (with its own) shadow. The
     collector is paused meanwhile (gc_pause.py): the questions and their answers are many
     long-lived tuples, which it would walk again and again to free none."""
-    with gc_paused(keep=True):
-        return _run_policy(target, policy, now, source, read_at, progress)
-
-
-def _run_policy(
-    target: Target,
-    policy: PolicyRegistry,
-    now: int,
-    source: str,
-    read_at: str,
-    progress: ProgressSink | None,
-) -> PolicyRecord:
     carried = target.question_fields
     if carried is None:
         return PolicyRecord(False, (), [], registry_json(policy, (), source, read_at))

@@ -217,10 +217,6 @@ def _window_words(snapshot: Snapshot) -> str | None:
     return zip_window_words(w.days, w.in_window_plays, w.total_plays)
 
 
-def _facts_attr(facts: PortalFacts) -> str:
-    return json.dumps(facts.to_json(), ensure_ascii=True, separators=(",", ":"))
-
-
 @lru_cache(maxsize=1)
 def _environment() -> Any:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -478,7 +474,7 @@ def render_portal(
         block_labels=BLOCK_LABELS,
         link_labels=LINK_LABELS,
         note_labels=NOTE_LABELS,
-        facts_attr=_facts_attr(facts),
+        facts_attr=json.dumps(facts.to_json(), ensure_ascii=True, separators=(",", ":")),
         attestation_href=ATTESTATION_HREF,
         geo=partners[:GEO_LIMIT],
         geo_limit=GEO_LIMIT,

@@ -45,7 +45,7 @@ from compliance_bake.errors import InputError
 from compliance_bake.findings import HMAC, KEY, Findings
 from compliance_bake.report.models import JsonObject, JsonValue, Snapshot
 from compliance_bake.signing.attestation import ATTESTATION_FILE, ReadAttestation, read_attestation
-from compliance_bake.signing.canon import same_mac
+from compliance_bake.signing.integrity import proof_hmac_holds
 from compliance_bake.signing.proofs import proof_hmac
 
 RECORD_LIMIT = 200
@@ -153,11 +153,6 @@ def seal(record: Mapping[str, JsonValue], secret: str) -> JsonObject:
     sealed = {k: v for k, v in record.items() if k != "hmac"}
     sealed["hmac"] = proof_hmac(sealed, secret)
     return sealed
-
-
-def record_hmac_holds(record: dict[str, Any], secret: str) -> bool:
-    mac = record.get("hmac")
-    return isinstance(mac, str) and same_mac(mac, proof_hmac(record, secret))
 
 
 def _need(ok: bool, what: str) -> None:
@@ -281,10 +276,7 @@ def checked_record(
         KEY,
     )
     if secret is not None:
-        try:
-            ok = record_hmac_holds(record, secret)
-        except (TypeError, ValueError, RecursionError):  # not canonicalisable: not what was sealed
-            ok = False
+        ok = proof_hmac_holds(record, secret)
         what = "hmac" + ("" if ok else " does not match (tampered, or another secret)")
         out.add(ATTESTATION_FILE, ok, f"{WHERE}.{what}", HMAC)
     if attested is not None:

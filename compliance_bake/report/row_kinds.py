@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from operator import attrgetter
 from typing import Any
 
+from compliance_bake.inputs.schemas import SNAPSHOT, SchemaViolation, first_violation
 from compliance_bake.report.disagreements import RowKind
 from compliance_bake.report.models import ShadowRow
 
@@ -73,6 +74,24 @@ def rows_meet_schema(kinds: Counter[RowKind], partners: Iterable[Any]) -> bool:
         and reason_holds(k)
         for k in kinds
     ) and all(type(partner) is str and partner != "" for partner in partners)
+
+
+def snapshot_violation(
+    document: Any, kinds: Counter[RowKind] | None, partners: Iterable[Any] = ()
+) -> SchemaViolation | None:
+    """The snapshot's first schema violation, None when it meets the schema: the bake's and
+    `verify`'s question. `kinds`: its shadow rows' kinds (None when not counted).
+
+    When the kinds and `partners` meet the row definition (`rows_meet_schema`), the validator
+    is given the document with its rows left out, which the schema then holds to every other
+    rule (it asks of `rows` only that each item is a row). Anything it finds there, and any row
+    that does not meet the definition, is validated again on the whole document: a refusal is
+    always the validator's own, with its place and words."""
+    if kinds is not None and rows_meet_schema(kinds, partners):
+        rest = {**document, "shadow": {**document["shadow"], "rows": []}}
+        if first_violation(SNAPSHOT, rest) is None:
+            return None
+    return first_violation(SNAPSHOT, document)
 
 
 def reason_holds(kind: RowKind) -> bool:

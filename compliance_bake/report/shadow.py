@@ -38,10 +38,6 @@ from compliance_bake.targets.interface import CheckMatrix, Target
 _ALLOWED = attrgetter("allowed")
 
 
-def matrix_size(registry: LicenceRegistry) -> int:
-    return len(registry.states) * len(registry.partners)
-
-
 def matrix_wager_types(registry: LicenceRegistry) -> list[str]:
     """The wager types the matrix asks: each state's first, once each, in state order."""
     return list(dict.fromkeys(rules.wager_types[0] for rules in registry.states))
@@ -75,7 +71,7 @@ def run_shadow(
     node_ids = tuple(partner.node_id for partner in partners)
     width = len(node_ids)
     requests = CheckMatrix(tuple((rules.code, rules.wager_types[0]) for rules in states), node_ids)
-    total = matrix_size(registry)
+    total = len(registry.states) * len(registry.partners)
     from_target = target.has_shadow
     sink.begin("shadow matrix", total * (2 if from_target else 1))
     rows: list[ShadowRow] = []

@@ -101,7 +101,6 @@ def build_snapshot(
     target.wager_types_missing([*BOARD_WAGER_TYPES, *matrix_wager_types(registry)])
     runtime = target.runtime()
 
-    # Build.
     folder = folder_of(fixtures.source)  # a database registry has no file: its source
     licences_file = fixtures.source if folder is None else str(folder / LICENCES_FILE)
     board = run_board(target, registry, licences_file, stamp, settings.console_depth)

@@ -22,6 +22,7 @@ from compliance_bake import __version__
 from compliance_bake.inputs.files import LeavesFolder, NotRegular, TooLarge, read_bounded
 from compliance_bake.policy.amounts import parse_amount
 from compliance_bake.policy.model import Question
+from compliance_bake.policy.questions import QUESTION_FIELDS as QUESTION
 from compliance_bake.report import layout
 from compliance_bake.report.escape import visible
 from compliance_bake.service import models
@@ -35,12 +36,16 @@ JSON = "application/json; charset=utf-8"  # as docs/service-api.md documents eve
 MAX_PARAM = 128
 SERVED_MAX_BYTES = 1024 * 1024 * 1024  # a baked file larger than this is not served
 _NO_STORE = {"Cache-Control": "no-store"}
-# The question's fields, optional on the check route (docs/service-api.md); (pattern, words).
-QUESTION = ("sport", "market", "amount", "betType", "age", "zipCode")
+# (pattern, words) of the question's fields that have a shape; all are optional on the check route.
 _SHAPES = {
     "amount": (r"(0|[1-9][0-9]{0,11})(\.[0-9]{1,2})?", "a number of whole cents, e.g. 2500.01"),
     "age": ("[0-9]{1,3}", "a whole number of years, e.g. 21"),
     "zipCode": ("[0-9]{5}", "5 digits, e.g. 07030"),
+}
+# How a decision route refuses a request, as its OpenAPI document says after its 200.
+_REFUSALS: dict[int | str, dict[str, Any]] = {
+    400: {"model": models.ErrorBody, "description": "A parameter is bad."},
+    401: {"model": models.ErrorBody, "description": "No valid agent key."},
 }
 _PORTAL_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
@@ -114,7 +119,7 @@ def _documented_query(*names: str, optional: tuple[str, ...] = ()) -> dict[str, 
 
 def _check(engine: Engine, request: Request) -> Response:
     """The check's answer: the spec's question (partner, state, wagerType), or with any of the
-    question's fields sent, that whole question, decided by the one policy (`Engine.ask`)."""
+    question's fields sent, that whole question, decided by `Engine.ask` as a bake's are."""
     partner, state, wager_type = _params(
         request, "partner", "state", "wagerType", optional=QUESTION
     )
@@ -201,8 +206,7 @@ def create_app(
         tags=["decisions"],
         responses={
             200: {"model": models.CheckAnswer, "description": "Allowed."},
-            400: {"model": models.ErrorBody, "description": "A parameter is bad."},
-            401: {"model": models.ErrorBody, "description": "No valid agent key."},
+            **_REFUSALS,
             403: {"model": models.CheckAnswer, "description": "Blocked, with the reason."},
         },
         response_class=Response,
@@ -218,8 +222,7 @@ def create_app(
         tags=["decisions"],
         responses={
             200: {"model": models.StatusAnswer, "description": "The status panel."},
-            400: {"model": models.ErrorBody, "description": "A parameter is bad."},
-            401: {"model": models.ErrorBody, "description": "No valid agent key."},
+            **_REFUSALS,
         },
         response_class=Response,
         openapi_extra=_documented_query("state", "partner"),
@@ -328,7 +331,7 @@ def _file_handler(out_dir: Path, relative: str, media_type: str) -> Any:
     async def serve_file(request: Request) -> Response:
         _no_unknown(request)
         try:
-            # In a worker thread: the event loop never waits on a disk; the one opener refuses a
+            # In a worker thread: the event loop never waits on a disk; `read_bounded` refuses a
             # link, a FIFO or a device planted in out/ without following or blocking.
             data = await run_in_threadpool(read_bounded, relative, SERVED_MAX_BYTES, inside=out_dir)
         except LeavesFolder:

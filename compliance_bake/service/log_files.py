@@ -1,7 +1,7 @@
 """`serve --log DIR`: the transparency log's files under /log/, read-only, as a static server
 would publish them (tlog-tiles is static by design). Only the names tlog-tiles defines are
 answered; the checkpoint changes with every append, so it is never cached, and tiles never
-change once written. The files are read by the one opener (inputs/files, `inside=` the log), one
+change once written. The files are read through inputs/files (`inside=` the log), one
 component at a time with no link followed, so a symlink planted in the log folder (to the
 signing key, say) is answered 404 rather than published."""
 

@@ -62,11 +62,6 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def url_of(sock: socket.socket) -> str:
-    host, port = sock.getsockname()[:2]
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-
-
 def _log_config() -> dict[str, Any]:
     """uvicorn's logging, with the access log on stderr beside every other diagnostic: stdout
     carries results, and `serve` has none."""
@@ -114,7 +109,9 @@ def serve(settings: ServeSettings, on_listening: Callable[[Listening], None]) ->
         server_header=False,
         proxy_headers=False,
     )
-    on_listening(Listening(url_of(sock), len(keys.records()), engine.health().states))
+    host, port = sock.getsockname()[:2]
+    url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    on_listening(Listening(url, len(keys.records()), engine.health().states))
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

@@ -14,7 +14,7 @@ Ed25519 is deterministic and every part is canonical, so the same files and key 
 bytes. The bake hands the rendered files in; this module never imports report.
 
 `read_attestation` reads the file in a folder for every reader (verify's checks, the portal's
-previous-snapshot record, the portal's signer, the log's proof): through the one opener, its
+previous-snapshot record, the portal's signer, the log's proof): through inputs/files, its
 size capped, a link or a FIFO planted there never followed; the envelope parsed strictly and
 its Statement's subjects checked for shape, each problem named once, the same for every reader.
 """

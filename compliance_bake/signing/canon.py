@@ -3,9 +3,9 @@
 `canon(x)` is RFC 8785. The reference is the `rfc8785` package; it is pure Python and takes
 seconds on a 500,000-row matrix, so `canon` first serialises with orjson (sorted keys, compact)
 and keeps that only where the two are provably the same bytes:
-- no float anywhere (JCS formats floats with ECMAScript rules; orjson does not): the one float
-  scan (inputs/jsonio.py `may_hold_float`) over the compact text, which a string that merely
-  looks like a float only sends to the slow path, never to a wrong answer;
+- no float anywhere (JCS formats floats with ECMAScript rules; orjson does not): the float scan
+  the strict reader uses too (inputs/jsonio.py `may_hold_float`) over the compact text, which a
+  string that merely looks like a float only sends to the slow path, never to a wrong answer;
 - no character at or above U+E000 (JCS sorts keys by UTF-16 code units, orjson by code points;
   the two orders agree below U+E000), found with `bytes.isascii` (and a byte search otherwise);
 - integers within 2**53 (OPT_STRICT_INTEGER raises otherwise).

@@ -49,9 +49,16 @@ def hmac_present(proof: Mapping[str, object]) -> bool:
     return isinstance(value, str) and bool(_HEX64.match(value))
 
 
-def proof_hmac_holds(proof: dict[str, Any], secret: str) -> bool:
-    """The proof carries an HMAC, and it is M(canon(proof without hmac)) under `secret`."""
-    return hmac_present(proof) and same_mac(proof["hmac"], signing.proof_hmac(proof, secret))
+def proof_hmac_holds(proof: Any, secret: str) -> bool:
+    """The proof (or a sealed record) is an object carrying an HMAC, and it is
+    M(canon(proof without hmac)) under `secret`; not, either, when it cannot be canonicalised
+    (a document as read may hold anything: it is not what was sealed)."""
+    if not (isinstance(proof, dict) and hmac_present(proof)):
+        return False
+    try:
+        return same_mac(proof["hmac"], signing.proof_hmac(proof, secret))
+    except (TypeError, ValueError, RecursionError):
+        return False
 
 
 def _discrete(state: object, age: object, location: object, zip_code: object) -> bool:

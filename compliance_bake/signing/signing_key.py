@@ -59,15 +59,12 @@ class SigningKey:
         return f"<Ed25519 signing key {self.key_id} from {self.source}>"
 
 
-def public_der(public: Ed25519PublicKey) -> bytes:
-    return public.public_bytes(
-        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
-    )
-
-
 def key_id(public: Ed25519PublicKey) -> str:
     """Lowercase hex SHA-256 of the public key's SubjectPublicKeyInfo DER."""
-    return hashlib.sha256(public_der(public)).hexdigest()
+    der = public.public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    return hashlib.sha256(der).hexdigest()
 
 
 def public_key_path(private_path: Path) -> Path:

@@ -5,7 +5,7 @@ key masked, body), the raw answer (status, headers, the body cut at 2 KiB) and, 
 its expression and the value it yielded. The record is built from the profile's templates and the
 answer, so the key is not in it: the auth header shows `<agent key>` where the key goes, and
 what the service sent (headers, body, the fields' values, the problem) goes through `redacted`
-(`inputs/redaction.py`), the one function that removes secrets, before it is shown (`masked`).
+(`inputs/redaction.py`, as every output removes secrets) before it is shown (`masked`).
 `render` takes the terminal's escaper: every text from outside is shown through it.
 """
 
@@ -57,10 +57,9 @@ def exchange(
     try:
         lower = {name.lower(): value for name, value in headers.items()}
         values: dict[str, Any] = answer.fields(status, lower, raw)
-        fields = tuple(
-            (name, expression.text, "nothing" if values[name] is MISSING else _json(values[name]))
-            for name, expression in operation.fields
-        )
+        # Each value as JSON, what the profile's author wrote the expression against.
+        texts = {k: "nothing" if v is MISSING else shown_json(v) for k, v in values.items()}
+        fields = tuple((name, expr.text, texts[name]) for name, expr in operation.fields)
     except TargetError as error:
         problem = error.message
     return Exchange(
@@ -92,12 +91,6 @@ def masked(record: Exchange, key: str | None) -> Exchange:
         fields=tuple((name, text, clean(value)) for name, text, value in record.fields),
         problem=clean(record.problem),
     )
-
-
-def _json(value: Any) -> str:
-    """A yielded value as JSON (what the profile's author wrote the expression against), its
-    first characters only: built no further than shown (`routes.shown_json`)."""
-    return shown_json(value)
 
 
 def render(record: Exchange, escape: Callable[[object], str]) -> str:

@@ -34,8 +34,7 @@ def is_url(source: str) -> bool:
 
 def shown_url(source: str) -> str:
     """`source` as every output shows it: a URL without its user name, password, query or
-    fragment (any of them may carry a credential; `inputs/redaction.py`, the one function that
-    removes secrets); a path as given."""
+    fragment (any of them may carry a credential: `inputs/redaction.py`); a path as given."""
     return redacted(source)
 
 

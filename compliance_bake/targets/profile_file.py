@@ -25,6 +25,7 @@ from jmespath.exceptions import JMESPathError
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.files import read_regular_file
 from compliance_bake.inputs.jsonio import INT_MAX, INT_MIN
+from compliance_bake.policy.questions import QUESTION_FIELDS
 from compliance_bake.targets.profile import (
     BUILTIN_CONTRACT,
     OPERATIONS,
@@ -49,8 +50,6 @@ from compliance_bake.targets.routes import shown
 
 _DEFAULT_ANSWERS = {"health": (200,), "check": (200, 403), "status": (200,), SHADOW: (200, 403)}
 _TABLES = (*OPERATIONS, SHADOW, "auth", "wagers", "questions")
-# `[questions]`: the question fields a profile maps to `{wager.NAME}`; sport and market always.
-QUESTION_FIELDS = ("sport", "market", "amount", "betType", "age", "zipCode")
 _QUESTION = ("path", "query", "headers", "body")  # the keys that say what is asked
 WagerTable = dict[str, object]
 _REQUEST_KEYS = ("method", "path", "query", "body", "headers", "answers", "retry")
@@ -217,11 +216,7 @@ def _put_question(item: Any, values: dict[str, object], typed: bool, segment: bo
             name = whole.group(1)[len(WAGER_PREFIX) :]
             if name not in values:
                 return _OMIT
-        present = {
-            found[len(WAGER_PREFIX) :]: values.get(found[len(WAGER_PREFIX) :], "")
-            for found in PLACEHOLDER.findall(item)
-            if found.startswith(WAGER_PREFIX)
-        }
+        present = {name: values.get(name, "") for name in _wager_refs(item)}
         return _put_wager(item, present, typed, segment)
     if isinstance(item, dict):
         kept = {key: _put_question(inner, values, typed) for key, inner in item.items()}
@@ -391,11 +386,7 @@ def _wager_names(table: dict[str, object]) -> set[str]:
 
     def walk(item: object) -> None:
         if isinstance(item, str):
-            names.update(
-                found[len(WAGER_PREFIX) :]
-                for found in PLACEHOLDER.findall(item)
-                if found.startswith(WAGER_PREFIX)
-            )
+            names.update(_wager_refs(item))
         elif isinstance(item, dict):
             for inner in item.values():
                 walk(inner)
@@ -406,6 +397,11 @@ def _wager_names(table: dict[str, object]) -> set[str]:
     for key in _QUESTION:
         walk(table.get(key))
     return names
+
+
+def _wager_refs(text: str) -> list[str]:
+    """The NAMEs of the `{wager.NAME}`s in `text`, in order."""
+    return [f[len(WAGER_PREFIX) :] for f in PLACEHOLDER.findall(text) if f.startswith(WAGER_PREFIX)]
 
 
 def _wager_text(value: object) -> str:
@@ -444,10 +440,7 @@ def _path_values(file: _File, name: str, path: object, values: WagerTable, where
     another route, with the agent key), before any request."""
     if not isinstance(path, str):
         return
-    for found in PLACEHOLDER.findall(path):
-        if not found.startswith(WAGER_PREFIX):
-            continue
-        key = found[len(WAGER_PREFIX) :]
+    for key in _wager_refs(path):
         value = _wager_text(values[key])
         if value in ("", ".", "..") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
             raise file.fail(

@@ -15,7 +15,6 @@ and what failed; a check that cannot run is a failure, never a pass.
 
 from __future__ import annotations
 
-import os
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from compliance_bake.findings import EXTRA, KEY, Finding, Findings
 from compliance_bake.inputs.files import LeavesFolder, NotRegular, TooLarge, read_bounded
 from compliance_bake.log.append import OUT_FILES
 from compliance_bake.report.escape import json_line
-from compliance_bake.report.layout import API_FILE, AUDIT_FILE, KEEP_FILE
+from compliance_bake.report.layout import API_FILE, AUDIT_FILE, out_entries
 from compliance_bake.signing.attestation import (
     ATTESTATION_FILE,
     PAYLOAD_TYPE,
@@ -80,8 +79,8 @@ def _public_keys(pems: Sequence[bytes]) -> list[Ed25519PublicKey]:
 
 
 def _read(out_dir: Path, found: Findings) -> ReadAttestation | None:
-    """The attestation through its one reader, or None and why (a link or a FIFO planted in
-    out/ counts as missing: it is refused, never followed)."""
+    """The attestation through signing/attestation's reader, or None and why (a link or a FIFO
+    planted in out/ counts as missing: it is refused, never followed)."""
     read = read_attestation(out_dir)
     if read is None:
         found.add(ATTESTATION_FILE, False, "missing (baked without a signing key, or removed)", KEY)
@@ -135,26 +134,13 @@ def _unverified(named: list[Any], keys: list[Ed25519PublicKey]) -> str:
 def _files_of(out_dir: Path, found: Findings) -> set[str]:
     """Every entry of out/ that must be a subject: relative POSIX names, links included."""
     names: set[str] = set()
-    for root, dirs, files in os.walk(out_dir):
-        here = Path(root)
-        entries = files + [d for d in dirs if (here / d).is_symlink()]
-        for entry in entries:
-            path = here / entry
-            name = path.relative_to(out_dir).as_posix()
-            info = path.lstat()
-            if name in (ATTESTATION_FILE, *NOT_SUBJECTS):
-                continue
-            if name == KEEP_FILE and stat.S_ISREG(info.st_mode) and info.st_size == 0:
-                continue
-            if not stat.S_ISREG(info.st_mode):
-                found.add(name, False, "not a regular file (a bake writes none)", KEY)
-            names.add(name)
+    for name, path in out_entries(out_dir):
+        if name in (ATTESTATION_FILE, *NOT_SUBJECTS):
+            continue
+        if not stat.S_ISREG(path.lstat().st_mode):
+            found.add(name, False, "not a regular file (a bake writes none)", KEY)
+        names.add(name)
     return names
-
-
-def _sha256_of(out_dir: Path, name: str) -> str:
-    """Through the one opener, within the cap of the largest file a bake writes."""
-    return sha256_hex(read_bounded(name, SNAPSHOT_MAX_BYTES, inside=out_dir))
 
 
 def _check_files(out_dir: Path, digests: Mapping[str, str], found: Findings) -> None:
@@ -168,7 +154,8 @@ def _check_files(out_dir: Path, digests: Mapping[str, str], found: Findings) -> 
         if not stat.S_ISREG(path.lstat().st_mode):
             continue  # already reported
         try:
-            same = _sha256_of(out_dir, name) == digests[name]
+            data = read_bounded(name, SNAPSHOT_MAX_BYTES, inside=out_dir)
+            same = sha256_hex(data) == digests[name]
         except OSError as exc:
             found.add(name, False, f"cannot read: {exc.strerror}", KEY)
             continue

@@ -1,5 +1,5 @@
-"""Steps 1 (a file) and 2 of the one way a snapshot is read (verify/source.py): the capped
-read of a regular file and the strict parse, with the words that refuse a document.
+"""Steps 1 (a file) and 2 of reading a snapshot, as every command does (verify/source.py): the
+capped read of a regular file and the strict parse, with the words that refuse a document.
 
 Apart from source.py so that the attestation check, which source.py runs to authenticate a
 folder, reads the snapshot its predicate summarises the same way without importing source.py.

@@ -8,7 +8,6 @@ blocks, and the portal page is the rendering of the snapshot.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -52,10 +51,6 @@ EXPECTED_FILES = frozenset(
 RawFile = tuple[str, bytes]  # a file's name in out/ and the bytes read
 
 
-def _empty_regular(path: Path) -> bool:
-    return path.is_file() and not path.is_symlink() and path.stat().st_size == 0
-
-
 # What `unexpected_files` checks, as the report names it among what was applied.
 UNEXPECTED_FILES = "no unexpected files"
 
@@ -64,17 +59,11 @@ def foreign_files(out_dir: Path) -> list[str]:
     """Every entry of out/ that the tool does not write, sorted: a stale temporary file of a
     killed bake, a file someone dropped in, anything a static server would publish. `verify`
     fails on each; `bake snapshot` keeps them (report/publish.py) and warns of each."""
-    found: list[str] = []
-    for root, dirs, files in os.walk(out_dir):
-        here = Path(root)
-        for entry in [*files, *(d for d in dirs if (here / d).is_symlink())]:
-            name = (here / entry).relative_to(out_dir).as_posix()
-            path = here / entry
-            if name == layout.KEEP_FILE and _empty_regular(path):  # a checkout keeps out/ this way
-                continue
-            if name not in EXPECTED_FILES or path.is_symlink() or not path.is_file():
-                found.append(name)
-    return sorted(found)
+    return sorted(
+        name
+        for name, path in layout.out_entries(out_dir)
+        if name not in EXPECTED_FILES or path.is_symlink() or not path.is_file()
+    )
 
 
 def unexpected_files(out_dir: Path, report: VerifyReport) -> None:
@@ -108,9 +97,6 @@ def read_folder_file(out_dir: Path, name: str, report: VerifyReport) -> bytes | 
     return None
 
 
-REGISTRY_BLOCKS = {layout.BOARD_FILE: "enhancements", layout.SHADOW_FILE: "shadow"}
-
-
 def schema_finding(name: str, problem: SchemaOutcome, report: VerifyReport) -> bool:
     """A schema is a rule of meaning: its findings count for *compliant*."""
     if isinstance(problem, Refusal):
@@ -128,7 +114,8 @@ class Folder:
     renderings: frozenset[str]  # files whose bytes are `dumps_pretty` of the snapshot or a block
 
 
-def _layout_finding(name: str, same: bool, report: VerifyReport) -> None:
+def layout_finding(name: str, same: bool, report: VerifyReport) -> None:
+    """Whether a JSON file's bytes are the bake's rendering of its document."""
     report.add(
         name,
         same,
@@ -139,9 +126,9 @@ def _layout_finding(name: str, same: bool, report: VerifyReport) -> None:
 
 
 def load_folder(out_dir: Path, report: VerifyReport, reading: SnapshotReading | None) -> Folder:
-    """Every JSON file of out/, checked: the snapshot as the one path read it (`reading`; None:
-    missing or unreadable, already a finding), then each registry copy, offered the snapshot's
-    block to compare its bytes with."""
+    """Every JSON file of out/, checked: the snapshot as verify/source.py read it (`reading`;
+    None: missing or unreadable, already a finding), then each registry copy, offered the
+    snapshot's block to compare its bytes with."""
     docs: dict[str, Any] = {layout.API_FILE: None}
     raws: list[RawFile] = [(layout.API_FILE, b"" if reading is None else reading.raw)]
     renderings: set[str] = set()
@@ -151,12 +138,12 @@ def load_folder(out_dir: Path, report: VerifyReport, reading: SnapshotReading | 
             report.add(layout.API_FILE, False, reading.parse_problem)
         else:
             snapshot_valid = schema_finding(layout.API_FILE, reading.schema, report)
-            _layout_finding(layout.API_FILE, reading.in_layout, report)
+            layout_finding(layout.API_FILE, reading.in_layout, report)
             docs[layout.API_FILE] = reading.document  # on to the rules even off its schema
             if reading.in_layout:
                 renderings.add(layout.API_FILE)
     snap = docs[layout.API_FILE]
-    for name, block_name in REGISTRY_BLOCKS.items():
+    for name, block_name in layout.REGISTRY_BLOCKS.items():
         block = snap.get(block_name) if isinstance(snap, dict) else None
         covered = snapshot_valid and _schema_holds_copy(name)
         docs[name], raw, rendering = load_registry_copy(out_dir, name, report, block, covered)
@@ -181,7 +168,7 @@ def load_registry_copy(
     raw = read_folder_file(out_dir, name, report)
     if raw is None:
         return None, b"", None
-    if _renders(block, raw):
+    if block is not None and _rendering(block) == raw:
         doc, same = block, True
     else:
         parsed = parse_snapshot_bytes(raw)
@@ -194,12 +181,8 @@ def load_registry_copy(
         valid = report.add(name, True, "schema valid", RULE, "schema")
     else:
         valid = schema_finding(name, schema_outcome(layout.JSON_FILES[name], doc), report)
-    _layout_finding(name, same, report)
+    layout_finding(name, same, report)
     return (doc if valid else None), raw, doc if same else None
-
-
-def _renders(block: Any, raw: bytes) -> bool:
-    return block is not None and _rendering(block) == raw
 
 
 def _rendering(value: Any) -> bytes | None:
@@ -214,7 +197,7 @@ def _schema_holds_copy(copy_name: str) -> bool:
     """Whether a snapshot valid under its schema has a block valid under the copy's schema: the
     copy's schema is only a reference to the snapshot schema's definition of the block, and the
     snapshot schema holds the block to that same definition."""
-    block = REGISTRY_BLOCKS[copy_name]
+    block = layout.REGISTRY_BLOCKS[copy_name]
     copy_schema = schemas.schema(layout.JSON_FILES[copy_name])
     snapshot_schema = schemas.schema(layout.JSON_FILES[layout.API_FILE])
     definition = f"#/$defs/{block}"
@@ -227,7 +210,7 @@ def _schema_holds_copy(copy_name: str) -> bool:
 
 def registry_copies(docs: dict[str, Any], report: VerifyReport) -> None:
     snap = docs.get(layout.API_FILE)
-    for copy_name, block in REGISTRY_BLOCKS.items():
+    for copy_name, block in layout.REGISTRY_BLOCKS.items():
         copy = docs.get(copy_name)
         if copy is not None and isinstance(snap, dict):
             original = snap.get(block)

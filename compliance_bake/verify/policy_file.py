@@ -2,9 +2,9 @@
 HMAC, and every question re-decided from the registry rows the file holds.
 
 The re-decision is the bake's own function (`policy.decide.decide`) over the rows rebuilt by
-the one row reader (`policy.recorded.registry_from_json`), at the record's `generatedAt`: a
-file whose `expected` does not follow from its rows fails (*compliant*: no), as does a
-question's recorded disagreement list that is not what its answers make. Each failing
+the row reader of every source (`policy.recorded.registry_from_json`), at the record's
+`generatedAt`: a file whose `expected` does not follow from its rows fails (*compliant*: no), as
+does a question's recorded disagreement list that is not what its answers make. Each failing
 disagreement the file records (a rule not enforced, blocked within the policy, real and shadow
 differ) is a recorded failure named by its rule, as the bake named it.
 """
@@ -31,10 +31,10 @@ from compliance_bake.policy.recorded import (
 from compliance_bake.report import layout
 from compliance_bake.report.policy import KINDS, SEVERITY, classify, question_words
 from compliance_bake.signing import proofs
-from compliance_bake.signing.canon import same_mac
+from compliance_bake.signing.integrity import proof_hmac_holds
 from compliance_bake.signing.secret import Secret
 from compliance_bake.verify.document import parse_snapshot_bytes
-from compliance_bake.verify.files import read_folder_file, schema_finding
+from compliance_bake.verify.files import layout_finding, read_folder_file, schema_finding
 from compliance_bake.verify.findings import VerifyReport
 from compliance_bake.verify.source import schema_outcome
 
@@ -61,13 +61,7 @@ def check_policy_file(
         report.add(NAME, False, parsed.message)
         return raw, None
     doc: Any = parsed[0]
-    report.add(
-        NAME,
-        dumps_pretty(doc) == raw,
-        "bytes are in the baked layout"
-        if dumps_pretty(doc) == raw
-        else "bytes differ from the baked layout (the file was edited after the bake)",
-    )
+    layout_finding(NAME, dumps_pretty(doc) == raw, report)
     if not schema_finding(NAME, schema_outcome(schemas.POLICY, doc), report):
         return raw, None
     _proof(doc, secret, report)
@@ -98,7 +92,7 @@ def _proof(doc: dict[str, Any], secret: Secret | None, report: VerifyReport) -> 
     )
     if secret is None:
         return
-    holds = same_mac(proof["hmac"], proofs.proof_hmac(proof, secret.value))
+    holds = proof_hmac_holds(proof, secret.value)
     report.add(
         NAME,
         holds,

@@ -2,8 +2,8 @@
 
 `verify_snapshot` adds them to a report in this order: the three digests and the signature that
 must equal one (kind DIGEST), both proofs' HMACs (HMAC), every rule of rules/ (RULE), every
-check the snapshot records (RECORDED). The digests and HMACs are those the one path computed
-when it authenticated the snapshot (verify/source.py); verifier.py runs this on a single
+check the snapshot records (RECORDED). The digests and HMACs are those computed when
+verify/source.py authenticated the snapshot; verifier.py runs this on a single
 document or an out/ folder.
 """
 
@@ -42,7 +42,7 @@ def _computed(value: str | None) -> str:
 
 
 def _hmac(report: VerifyReport, name: str, where: str, proof: Any, holds: bool | None) -> bool:
-    """`holds`: whether the one path found the HMAC to hold (None: no secret was given)."""
+    """`holds`: whether verify/source.py found the HMAC to hold (None: no secret was given)."""
     if not (isinstance(proof, dict) and hmac_present(proof)):
         return report.add(name, False, f"{where}.hmac is missing or malformed", HMAC)
     if holds is None:

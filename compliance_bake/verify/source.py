@@ -1,4 +1,4 @@
-"""The one way a snapshot we did not just bake is read: `read_snapshot`.
+"""How a snapshot we did not just bake is read: `read_snapshot`, so every reader agrees on it.
 
 `verify`, both sides of `diff` and `bake --previous` read every snapshot through it, in one
 process and in this order:
@@ -43,11 +43,10 @@ from compliance_bake.report import layout
 from compliance_bake.report.disagreements import RowKind
 from compliance_bake.report.escape import json_line
 from compliance_bake.report.models import ShadowRow, Snapshot
-from compliance_bake.report.row_kinds import row_kinds, rows_meet_schema
+from compliance_bake.report.row_kinds import row_kinds, snapshot_violation
 from compliance_bake.signing import proofs
 from compliance_bake.signing.attestation import ATTESTATION_FILE
-from compliance_bake.signing.canon import same_mac
-from compliance_bake.signing.integrity import hmac_present
+from compliance_bake.signing.integrity import proof_hmac_holds
 from compliance_bake.signing.secret import Secret
 from compliance_bake.targets.fetch import (
     SNAPSHOT_MAX_BYTES,
@@ -193,7 +192,7 @@ def _read(source: str, timeout: float, max_bytes: int) -> tuple[str, str, Path |
     path, folder, kind = Path(source), None, "file"
     if path.is_dir():
         path, folder, kind = path / layout.API_FILE, path, "folder"
-    # In a folder, through the one opener with no link inside it followed.
+    # In a folder, through inputs/files with no link inside it followed.
     raw = read_regular_file(
         path if folder is None else layout.API_FILE,
         max_bytes=max_bytes,
@@ -249,30 +248,14 @@ def schema_outcome(schema: str, doc: Any) -> SchemaOutcome:
 
 
 def snapshot_schema_outcome(document: Any, kinds: Counter[RowKind] | None) -> SchemaOutcome:
-    """Step 3 for a snapshot. `kinds`: the kinds (report/row_kinds.py) of its shadow rows as the
-    strict parse typed them (then the document's rows are exactly these, member for member:
-    verify/document.py), or None when they were not read the typed way.
-
-    When the typed rows meet the row definition (`rows_meet_schema`, asked of their kinds as the
-    bake asks it; the decode has held each partner to `ShadowRow.partner` already), the
-    validator is given the document with its rows left out, which the schema then holds to
-    every other rule (it asks of `rows` only that each item is a row). Anything it finds there,
-    and any typed row that does not meet the definition, is validated again on the whole
-    document: a refusal is always the validator's own, with its place and words."""
-    if kinds is not None and rows_meet_schema(kinds, ()):
-        rest = {**document, "shadow": {**document["shadow"], "rows": []}}
-        if schema_outcome(schemas.SNAPSHOT, rest) is None:
-            return None
-    return schema_outcome(schemas.SNAPSHOT, document)
-
-
-def _hmac_holds(proof: Any, secret: str) -> bool:
-    if not (isinstance(proof, dict) and hmac_present(proof)):
-        return False
+    """Step 3 for a snapshot (row_kinds.snapshot_violation). `kinds`: the kinds of its shadow
+    rows as the strict parse typed them (then the document's rows are exactly these, member for
+    member, each partner held to `ShadowRow.partner`: verify/document.py), or None when they
+    were not read the typed way."""
     try:
-        return same_mac(proof["hmac"], proofs.proof_hmac(proof, secret))
-    except (TypeError, ValueError, RecursionError):  # not canonicalisable: not what was sealed
-        return False
+        return snapshot_violation(document, kinds)
+    except (RecursionError, ValueError) as exc:  # jsonschema-rs on a pathological document
+        return Refusal(schemas.SNAPSHOT, type(exc).__name__)
 
 
 def _by_secret(
@@ -316,7 +299,7 @@ def authenticate(snap: Any, keys: KeyMaterial, folder: Path | None) -> Authentic
         shadow, integrity = doc.get("shadow"), doc.get("integrity")
         blocks = {"shadow.proof": shadow, "integrity.proof": integrity}
         hmacs = {
-            where: _hmac_holds(
+            where: proof_hmac_holds(
                 block.get("proof") if isinstance(block, dict) else None, keys.secret.value
             )
             for where, block in blocks.items()

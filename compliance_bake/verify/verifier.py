@@ -236,8 +236,8 @@ def verify_out(out_dir: Path, secret: Secret | None) -> VerifyReport:
 def _read_folder_snapshot(
     source: str, keys: KeyMaterial, report: VerifyReport, opts: VerifyOptions
 ) -> SnapshotReading | None:
-    """The folder's snapshot through the one path; a file that is missing or cannot be read
-    is a finding (the folder's other checks still run)."""
+    """The folder's snapshot, read as every command reads one (verify/source.py); a file that is
+    missing or cannot be read is a finding (the folder's other checks still run)."""
     try:
         return read_snapshot(source, keys, max_bytes=opts.max_bytes, phases=opts.phases)
     except MissingSnapshot:

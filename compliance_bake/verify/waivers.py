@@ -1,6 +1,6 @@
 """The snapshot's `waivers` field re-derived (`bake --waivers`, docs/waivers.md).
 
-From the waivers the snapshot records and its `generatedAt`, the one matching function
+From the waivers the snapshot records and its `generatedAt`, the bake's own matching function
 (waivers/apply.py) says again which waivers applied, expired or went unused and which failing
 items each matched; a record that says otherwise (an item marked waived with no waiver, a
 waiver already expired at `generatedAt`, a status or a match edited) fails, as does a recorded

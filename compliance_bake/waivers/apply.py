@@ -11,6 +11,7 @@ Integrity (digests, HMACs, schema, the attestation, the log) is never an item.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -131,11 +132,7 @@ class Applied:
 
     def waived_kinds(self, source: str) -> dict[str, int]:
         """How many items of each kind are waived in `source`."""
-        counts: dict[str, int] = {}
-        for item in self.waived:
-            if item.source == source:
-                counts[item.kind] = counts.get(item.kind, 0) + 1
-        return counts
+        return dict(Counter(item.kind for item in self.waived if item.source == source))
 
     def summary(self, passed: bool) -> dict[str, Any]:
         """What `--json` and the JSON report say of the waivers: the verdict when they made

@@ -1,4 +1,4 @@
-"""The waiver file (`--waivers FILE`, TOML): read through the one opener, checked whole before
+"""The waiver file (`--waivers FILE`, TOML): read through inputs/files, checked whole before
 anything is asked of a target, each refusal one line naming the file, the line of its
 `[[waiver]]` and the fix (exit 2, nothing written).
 
@@ -22,6 +22,7 @@ from typing import Any
 
 from compliance_bake.errors import InputError
 from compliance_bake.inputs.files import read_regular_file
+from compliance_bake.policy import questions
 from compliance_bake.policy.amounts import AmountError, parse_amount
 from compliance_bake.policy.model import Rule
 from compliance_bake.report import disagreements, policy
@@ -34,7 +35,7 @@ RULE_IDS = tuple(rule.value for rule in Rule if rule is not Rule.NONE)
 KINDS = tuple(dict.fromkeys([*disagreements.FAILING, *policy.FAILING, *RULE_IDS]))
 # The question fields that narrow a waiver to policy questions (policy/recorded.question_json),
 # and `question`, the boundary question's kind (`max+0.01`, ...).
-QUESTION_FIELDS = ("sport", "market", "amount", "betType", "age", "zipCode", "question")
+QUESTION_FIELDS = (*questions.QUESTION_FIELDS, "question")
 REQUIRED = ("state", "partner", "justification", "expires", "approvedBy")
 KEYS = frozenset([*REQUIRED, "kind", *QUESTION_FIELDS])
 _TABLE = re.compile(r"^\s*\[\[\s*waiver\s*\]\]")

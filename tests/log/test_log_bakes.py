@@ -93,6 +93,23 @@ def test_each_out_verifies_with_its_inclusion_proof(ten: tuple[Path, Path, list[
         assert any(a.startswith("transparency log: entry ") for a in applied), applied
 
 
+def test_an_out_whose_api_folder_is_a_file_fails_the_entry_check_without_a_crash(
+    ten: tuple[Path, Path, list[Path]], tmp_path: Path
+) -> None:
+    """A file where out/api/ should be: the logged entry names a snapshot that cannot be read,
+    a failed finding (exit 1) like a missing one, not an internal error."""
+    _, public, outs = ten
+    out = tmp_path / "out"
+    shutil.copytree(outs[0], out)
+    shutil.rmtree(out / "api")
+    (out / "api").write_text("not a folder\n", encoding="utf-8")
+    result = verify_out(out, public)
+    assert result.exit_code == 1, result.output
+    assert "log/inclusion.json: the entry names api/compliance.json, which is unreadable" in (
+        failures(result)
+    )
+
+
 def test_verify_log_proves_consistency_with_the_latest_checkpoint(
     ten: tuple[Path, Path, list[Path]],
 ) -> None:

@@ -95,7 +95,7 @@ UNTYPED: dict[str, Use] = {
     "report/policy.py": Use(
         JSON_OUT, 5, "the policy file's JSON, and its questions' words read from it"
     ),
-    "service/app.py": Use(JSON_OUT, 1, "an OpenAPI fragment of a route's parameters"),
+    "service/app.py": Use(JSON_OUT, 2, "OpenAPI fragments: a route's parameters, its refusals"),
     "service/runner.py": Use(JSON_OUT, 1, "uvicorn's logging dictConfig"),
     "audit/run.py": Use(JSON_OUT, 1, "`audit deep --json`'s summary"),
     "audit/violations.py": Use(JSON_OUT, 2, "a violating play as reports and the page show it"),

@@ -17,7 +17,6 @@ from typing import Any
 
 from compliance_bake.audit.accounting import unread_plays
 from compliance_bake.audit.database import (
-    Provenance,
     database_source,
     is_database,
     no_database_options,
@@ -37,11 +36,11 @@ from compliance_bake.audit.engines.duckdb_plays import (
 from compliance_bake.audit.engines.duckdb_progress import read_progress
 from compliance_bake.audit.engines.interface import (
     NO_OPTIONS,
+    GroupsInSession,
     PlaysOptions,
     Relations,
     Window,
-    digest_text,
-    violating_plays,
+    first_line,
 )
 from compliance_bake.audit.plays_input import (
     PlaysInput,
@@ -63,13 +62,8 @@ from compliance_bake.audit.sql import (
     COPIES,
     DUCKDB,
     GROUPS,
-    LARGEST_GROUP_SQL,
-    TOTALS_SQL,
-    VIOLATION_ORDER,
     VIOLATIONS_OUT_SQL,
-    VIOLATIONS_SQL,
     audit_query,
-    digest_sql,
 )
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.errors import InputError, SourceError
@@ -110,7 +104,7 @@ class _Reader:
             )
 
 
-class DuckDBEngine:
+class DuckDBEngine(GroupsInSession):
     """An in-memory DuckDB connection holding the reference relations and the plays relation."""
 
     dialect = DUCKDB
@@ -247,8 +241,7 @@ class DuckDBEngine:
             self.con.execute(f"CREATE OR REPLACE TEMP TABLE {GROUPS} AS {query}", window.params)
         except self._error as exc:
             raise SourceError(
-                f"{read.provenance.source}: reading the plays failed: "
-                + (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300],
+                f"{read.provenance.source}: reading the plays failed: {first_line(exc)}",
                 "check the server and rerun",
             ) from None
         finally:
@@ -257,14 +250,9 @@ class DuckDBEngine:
         check_count(read, totals[0])
         return totals
 
-    @property
-    def provenance(self) -> Provenance | None:
-        """Where a database's plays came from (None for a file)."""
-        return None if self._database is None else self._database.provenance
-
-    def _totals(self) -> list[int]:
-        row = self.con.execute(TOTALS_SQL).fetchone()
-        return [int(n) for n in row]
+    def _rows(self, query: str) -> list[Any]:
+        rows: list[Any] = self.con.execute(query).fetchall()
+        return rows
 
     def _add(self, plays: list[ViolatingPlay]) -> None:
         """Records DuckDB did not read, each a group of one violating play."""
@@ -291,21 +279,10 @@ class DuckDBEngine:
             },
         )
 
-    def violations(self, window: Window, limit: int | None) -> list[ViolatingPlay]:
-        final = VIOLATIONS_SQL
-        if limit is not None:  # the first groups: at least as many plays
-            final += f"{VIOLATION_ORDER} LIMIT {int(limit)}"
-        return violating_plays(self.con.execute(final).fetchall())
-
-    def digest(self, window: Window) -> str:
-        count, total = self.con.execute(digest_sql(DUCKDB)).fetchone()
-        return digest_text(int(count), int(total))
-
     def write_violations(self, window: Window, folder: str) -> None:
-        largest = int(self.con.execute(LARGEST_GROUP_SQL).fetchone()[0])
         self.con.execute(
             f"CREATE OR REPLACE TEMP TABLE {COPIES} AS SELECT range + 1 AS k FROM range($n)",
-            {"n": largest},
+            {"n": self._largest_group()},
         )
         Path(folder).mkdir(parents=True, exist_ok=True)
         target = str(Path(folder) / "violations.parquet").replace("'", "''")

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from compliance_bake.progress import NoProgress, ProgressSink
+from compliance_bake.progress import NoProgress, PercentBar, ProgressSink
 
 _IO = Path("/proc/self/io")
 POLL_SECONDS = 0.2
@@ -51,12 +51,9 @@ def read_progress(con: Any, path: Path, progress: ProgressSink) -> Iterator[None
         return max(by_bytes, float(con.query_progress()))
 
     def poll() -> None:
-        shown = 0
+        bar = PercentBar(progress)
         while not done.wait(POLL_SECONDS):
-            value = int(max(0.0, min(99.0, percent())))
-            if value > shown:
-                progress.advance(value - shown)
-                shown = value
+            bar.show(int(max(0.0, percent())), 100)
 
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()

@@ -9,14 +9,24 @@ returns plain rows; the audit (audit/zip_window.py) turns them into its result.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from compliance_bake.audit.columns import DEFAULT, ColumnMap
 from compliance_bake.audit.database import Provenance
 from compliance_bake.audit.plays_source import PlaysFormat
-from compliance_bake.audit.sql import Dialect
+from compliance_bake.audit.sql import (
+    LARGEST_GROUP_SQL,
+    TOTALS_SQL,
+    VIOLATION_ORDER,
+    VIOLATIONS_SQL,
+    Dialect,
+    digest_sql,
+)
 from compliance_bake.audit.violations import ViolatingPlay, Violation
 from compliance_bake.progress import ProgressSink
+
+if TYPE_CHECKING:
+    from compliance_bake.audit.engines.database_read import DatabaseRead
 
 DEFAULT_SPARK_MASTER = "local[*]"
 
@@ -132,3 +142,42 @@ def violating_plays(rows: list[tuple[Any, ...]]) -> list[ViolatingPlay]:
 def digest_text(count: int, total: int) -> str:
     """The digest's text from the number of violating plays and the sum of their row hashes."""
     return f"md5-sum:{count}:{total}"
+
+
+def first_line(exc: BaseException) -> str:
+    """An engine's error as one line for a diagnostic: its first line, else its type's name, at
+    most 300 characters (a JVM's or a server's message can run to pages)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+
+
+class GroupsInSession:
+    """What an engine that keeps `GROUPS` in its own session (DuckDB, Spark) reads from it: each
+    is one query of audit/sql.py, run by the engine's `_rows`, so the engines cannot differ;
+    and a database's plays, when they were read, their `_database` read."""
+
+    dialect: Dialect
+    _database: DatabaseRead | None
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """Where a database's plays came from (None for a file)."""
+        return None if self._database is None else self._database.provenance
+
+    def _rows(self, query: str) -> list[Any]:
+        raise NotImplementedError
+
+    def _totals(self) -> list[int]:
+        return [int(n) for n in self._rows(TOTALS_SQL)[0]]
+
+    def _largest_group(self) -> int:
+        return int(self._rows(LARGEST_GROUP_SQL)[0][0])
+
+    def violations(self, window: Window, limit: int | None) -> list[ViolatingPlay]:
+        final = VIOLATIONS_SQL
+        if limit is not None:  # the first groups: at least as many plays
+            final += f"{VIOLATION_ORDER} LIMIT {int(limit)}"
+        return violating_plays(self._rows(final))
+
+    def digest(self, window: Window) -> str:
+        count, total = self._rows(digest_sql(self.dialect))[0]
+        return digest_text(int(count), int(total))

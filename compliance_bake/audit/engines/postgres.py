@@ -90,10 +90,6 @@ class _Answer:
     digest: str
 
 
-def is_postgres(plays: str) -> bool:
-    return plays.startswith(POSTGRES_URLS)
-
-
 def statement(read_select: str, prefix: bool, final: str = _TOTALS) -> str:
     """The audit as one PostgreSQL statement over the plays of `read_select`
     (database_read._select), the reference relations and the window its parameters."""
@@ -119,7 +115,7 @@ class PostgresEngine:
     def make_plays(
         self, plays: str, fmt: PlaysFormat | None = None, options: PlaysOptions = NO_OPTIONS
     ) -> str:
-        if not is_postgres(plays):
+        if not plays.startswith(POSTGRES_URLS):
             shown = redacted(plays, database=True)
             raise InputError(
                 f"{shown}: --engine postgres audits plays inside their PostgreSQL server",

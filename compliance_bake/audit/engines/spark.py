@@ -20,15 +20,15 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
 
-from compliance_bake.audit.database import Provenance, is_database, no_database_options
+from compliance_bake.audit.database import is_database, no_database_options
 from compliance_bake.audit.engines.interface import (
     NO_OPTIONS,
     EngineOptions,
+    GroupsInSession,
     PlaysOptions,
     Relations,
     Window,
-    digest_text,
-    violating_plays,
+    first_line,
 )
 from compliance_bake.audit.engines.spark_jdbc import jdbc_jars
 from compliance_bake.audit.engines.spark_progress import stage_progress
@@ -43,16 +43,10 @@ from compliance_bake.audit.plays_source import (
 from compliance_bake.audit.sql import (
     COPIES,
     GROUPS,
-    LARGEST_GROUP_SQL,
     SPARK,
-    TOTALS_SQL,
-    VIOLATION_ORDER,
     VIOLATIONS_OUT_SQL,
-    VIOLATIONS_SQL,
     audit_query,
-    digest_sql,
 )
-from compliance_bake.audit.violations import ViolatingPlay
 from compliance_bake.errors import InputError
 from compliance_bake.progress import ProgressSink
 
@@ -83,13 +77,6 @@ LOCAL_CONF = {
     "spark.driver.bindAddress": "127.0.0.1",
     "spark.driver.host": "127.0.0.1",
 }
-
-
-def _require_pyspark() -> None:
-    try:
-        import pyspark  # noqa: F401
-    except ImportError:
-        raise InputError("--engine spark needs pyspark, which is not installed", INSTALL) from None
 
 
 def java_executable() -> str | None:
@@ -127,7 +114,7 @@ def _start(session: Any, master: str, wanted: dict[str, str]) -> Any:
     return builder.getOrCreate()
 
 
-class SparkEngine:
+class SparkEngine(GroupsInSession):
     """One Spark session; it is stopped at the end only when this engine started it."""
 
     dialect = SPARK
@@ -139,7 +126,7 @@ class SparkEngine:
         self._label = ""
         self._stack = ExitStack()
         self._prefix = False
-        self._database: Any = None
+        self._database = None
         self._scrub: Any = None
 
     @classmethod
@@ -152,7 +139,12 @@ class SparkEngine:
                 f"--spark-master {master}: not a Spark master URL",
                 "pass local[N], local[*], sc://HOST:PORT (Spark Connect), spark://, yarn or k8s://",
             )
-        _require_pyspark()
+        try:
+            import pyspark  # noqa: F401
+        except ImportError:
+            raise InputError(
+                "--engine spark needs pyspark, which is not installed", INSTALL
+            ) from None
         from pyspark.sql import SparkSession
 
         wanted = {**SESSION_CONF, **dict(options.spark_conf)}
@@ -164,9 +156,8 @@ class SparkEngine:
         try:
             spark = _start(SparkSession, master, wanted)
         except Exception as exc:  # Py4J, gRPC: whatever the cause, one line and exit 2
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
             raise InputError(
-                f"--spark-master {master}: cannot start a Spark session: {first}",
+                f"--spark-master {master}: cannot start a Spark session: {first_line(exc)}",
                 "check the master URL (a Connect server listening there) and Java 17+",
             ) from None
         for key, value in wanted.items():  # a session that was already running takes them here
@@ -271,13 +262,8 @@ class SparkEngine:
             raise self._input_error(exc, source.scrub) from None
         return source.kind
 
-    @property
-    def provenance(self) -> Provenance | None:
-        """Where a database's plays came from (None for a file)."""
-        return None if self._database is None else self._database.provenance
-
     def _input_error(self, exc: Exception, scrub: Any = None) -> InputError:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        first = first_line(exc)
         if scrub is not None or self._scrub is not None:
             first = (scrub or self._scrub)(first)
         return InputError(
@@ -285,9 +271,9 @@ class SparkEngine:
             "check the path or URI, the format and the encoding (UTF-8)",
         )
 
-    def _run(self, query: str, window: Window | None = None) -> list[Any]:
+    def _rows(self, query: str) -> list[Any]:
         try:
-            rows: list[Any] = self.spark.sql(query, args=window and window.params).collect()
+            rows: list[Any] = self.spark.sql(query).collect()
         except Exception as exc:
             raise self._input_error(exc) from None
         return rows
@@ -301,33 +287,20 @@ class SparkEngine:
         except Exception as exc:
             raise self._input_error(exc) from None
         with stage_progress(self.spark, progress, self.remote):
-            row = self._run(TOTALS_SQL)[0]
-        totals = [int(n) for n in row]
+            totals = self._totals()
         if self._database is not None:
             from compliance_bake.audit.engines.database_read import check_count
 
             check_count(self._database, totals[0])
         return totals
 
-    def violations(self, window: Window, limit: int | None) -> list[ViolatingPlay]:
-        final = VIOLATIONS_SQL
-        if limit is not None:  # the first groups: at least as many plays
-            final += f"{VIOLATION_ORDER} LIMIT {int(limit)}"
-        return violating_plays([tuple(row) for row in self._run(final)])
-
-    def digest(self, window: Window) -> str:
-        count, total = self._run(digest_sql(SPARK))[0]
-        return digest_text(int(count), int(total))
-
     def write_violations(self, window: Window, folder: str) -> None:
-        largest = int(self._run(LARGEST_GROUP_SQL)[0][0])
-        self.spark.range(1, largest + 1).toDF("k").createOrReplaceTempView(COPIES)
+        self.spark.range(1, self._largest_group() + 1).toDF("k").createOrReplaceTempView(COPIES)
         try:
             self.spark.sql(VIOLATIONS_OUT_SQL).write.mode("overwrite").parquet(folder)
         except Exception as exc:
             raise InputError(
-                f"--violations-out {folder}: Spark cannot write there: "
-                + (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300],
+                f"--violations-out {folder}: Spark cannot write there: {first_line(exc)}",
                 "pass a folder (or URI) the Spark cluster can write",
             ) from None
 

@@ -7,6 +7,7 @@ never in the URL.
 
 from __future__ import annotations
 
+import getpass
 import os
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
@@ -41,7 +42,7 @@ def jdbc_options(source: DatabaseSource) -> dict[str, str]:
             "open_mode": "1",  # SQLITE_OPEN_READONLY
         }
     parts = urlsplit(source.text)
-    user = unquote(parts.username or "") or os.environ.get("PGUSER") or _os_user()
+    user = unquote(parts.username or "") or os.environ.get("PGUSER") or getpass.getuser()
     host = parts.hostname or os.environ.get("PGHOST") or "localhost"
     port = str(parts.port or os.environ.get("PGPORT") or 5432)
     database = unquote(parts.path.lstrip("/")) or os.environ.get("PGDATABASE") or user
@@ -57,12 +58,6 @@ def jdbc_options(source: DatabaseSource) -> dict[str, str]:
     if password is not None:
         options["password"] = password
     return options
-
-
-def _os_user() -> str:
-    import getpass
-
-    return getpass.getuser()
 
 
 def _pgpass(host: str, port: str, database: str, user: str) -> str | None:

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from compliance_bake.audit.plays_source import COLUMNS, PlaysFormat, PlaysSpec
+from compliance_bake.audit.plays_source import COLUMNS, FIX_COLUMNS, PlaysFormat, PlaysSpec
 from compliance_bake.audit.sql import spark_literal
 from compliance_bake.errors import InputError
 
 CORRUPT = "_malformed_record"
-_FIX_COLUMNS = "the first line must name the columns " + ", ".join(COLUMNS)
 
 
 def _q(name: str) -> str:
@@ -168,7 +167,7 @@ def _parquet(spark: Any, spec: PlaysSpec) -> Any:
         raise InputError(
             f"{spec.text}: the Parquet schema lacks the column"
             f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
-            _FIX_COLUMNS,
+            FIX_COLUMNS,
         )
 
     def text(column: str) -> Any:

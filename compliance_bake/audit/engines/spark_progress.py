@@ -13,30 +13,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from compliance_bake.progress import NoProgress, ProgressSink
+from compliance_bake.progress import NoProgress, PercentBar, ProgressSink
 
 POLL_SECONDS = 0.25
 
 
-class _Bar:
-    """Percent of tasks done, only ever moving forward, capped at 99 until the query ends."""
-
-    def __init__(self, progress: ProgressSink) -> None:
-        self.progress = progress
-        self.shown = 0
-        self.lock = threading.Lock()
-
-    def show(self, done: int, total: int) -> None:
-        if total <= 0:
-            return
-        value = min(99, 100 * done // total)
-        with self.lock:
-            if value > self.shown:
-                self.progress.advance(value - self.shown)
-                self.shown = value
-
-
-def _local_poll(spark: Any, bar: _Bar, stop: threading.Event) -> None:
+def _local_poll(spark: Any, bar: PercentBar, stop: threading.Event) -> None:
     tracker = spark.sparkContext.statusTracker()
     seen: dict[int, tuple[int, int]] = {}
     while not stop.wait(POLL_SECONDS):
@@ -54,7 +36,7 @@ def stage_progress(spark: Any, progress: ProgressSink, remote: bool) -> Iterator
     if isinstance(progress, NoProgress):
         yield
         return
-    bar = _Bar(progress)
+    bar = PercentBar(progress)
     progress.begin("Auditing plays on Spark (tasks)", 100)
     stop = threading.Event()
     poller: threading.Thread | None = None
