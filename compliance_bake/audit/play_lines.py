@@ -45,6 +45,7 @@ from typing import Any, BinaryIO, TextIO
 from compliance_bake.audit.columns import ColumnMap
 from compliance_bake.audit.plays_source import COLUMNS
 from compliance_bake.audit.violations import ViolatingPlay, Violation
+from compliance_bake.inputs.jsonio import StrictJSONError, loads_unambiguous
 
 FIRST_LOCATED = 20  # plays of each reason given their line (module docstring)
 BUDGET_SHARE = 128  # the walk reads at most this fraction of the file ...
@@ -212,17 +213,6 @@ def _walk_csv(
             return
 
 
-def _refuse_twice(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    found = dict(pairs)
-    if len(found) != len(pairs):
-        raise ValueError("a key twice")
-    return found
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
 def _as_text(value: Any) -> str | None:
     """A JSON value as the engines read it: a string as it is, null as empty, else its text."""
     if value is None or isinstance(value, str):
@@ -232,10 +222,11 @@ def _as_text(value: Any) -> str | None:
 
 def _json_play(text: str, needed: Sequence[str]) -> dict[str, Any] | None:
     """The line's object when the engines read it as a play (an object with the `needed` keys,
-    each once, no NaN), else None: a malformed row."""
+    each once, no NaN, nested as deep as a document of ours may be), else None: a malformed
+    row, or one the walk gives no line."""
     try:
-        found = json.loads(text, object_pairs_hook=_refuse_twice, parse_constant=_refuse_constant)
-    except ValueError:
+        found = loads_unambiguous(text, constants=False)
+    except StrictJSONError:
         return None
     if not isinstance(found, dict) or any(c not in found for c in needed):
         return None

@@ -137,11 +137,13 @@ def loads_strict(text: str | bytes, *, fractions: bool = False) -> Any:
     return value
 
 
-def loads_unambiguous(text: bytes) -> Any:
+def loads_unambiguous(text: str | bytes, *, constants: bool = True) -> Any:
     """Parse a service's answer: refuse only what makes the whole ambiguous or unreadable (a key
     twice anywhere, bad UTF-8, nesting past MAX_DEPTH); fractions, NaN and large integers are
-    read as they are, for `strict_problem` to judge in the values a caller reads."""
-    value = _parse(text)
+    read as they are, for `strict_problem` to judge in the values a caller reads. Without
+    `constants`, NaN and Infinity are refused too, as the audit's engines refuse a JSON play
+    holding one."""
+    value = _parse(text) if constants else _parse(text, parse_constant=_constant)
     if not _plainly_clean(value):
         _check_tree(value, "$", values=False)
     return value

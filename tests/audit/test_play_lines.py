@@ -28,6 +28,7 @@ from compliance_bake.inputs.fixtures import load_fixtures
 from compliance_bake.resources import demo_fixtures_dir
 from tests._plays_helpers import audit, play, report, write_csv
 from tests._spark_helpers import SPARK_MASTER
+from tests.conftest import run_cli
 
 NOW = datetime(2026, 11, 22, 4, 6, tzinfo=UTC)
 HEADER = ",".join(COLUMNS)
@@ -146,6 +147,26 @@ def test_jsonl_lines_with_spacing_variants(tmp_path: Path, engine: str) -> None:
     assert {k: v for k, v in found.items() if k} == {"loose": [3], "dup": [5], "tight": [7]}
     by_line = sorted(n for n in found[""] if n is not None)
     assert 8 in by_line  # the key twice: its malformed row named by its line
+
+
+def test_a_violating_json_play_nested_past_the_parser_s_depth_is_audited_without_a_crash(
+    tmp_path: Path,
+) -> None:
+    """A violating play that also holds an array nested 200,000 deep: the engine reads and
+    counts it, and the walk that looks for its line reads it through inputs/jsonio, which
+    refuses the nesting in one error (a plain json.loads raises RecursionError: exit 4). The
+    play is reported, without a line; the clean play's line is not taken by it."""
+    row = json.dumps(play("deep", partner="node-offshore-04"))
+    deep = row[:-1] + ', "x": ' + "[" * 200_000 + "]" * 200_000 + "}"
+    path = tmp_path / "plays.jsonl"
+    path.write_text("\n".join([json.dumps(play("clean")), deep]) + "\n", encoding="utf-8")
+    assert _lines(_audit(path)) == {"deep": [None]}
+    out = tmp_path / "out"
+    done = run_cli(
+        "audit", "deep", "--plays", str(path), "--out", str(out), "--now", NOW.isoformat()
+    )
+    assert done.returncode == 1, done.stderr
+    assert "internal error" not in done.stderr
 
 
 def test_a_row_the_engine_rejects_lends_its_line_to_no_play(tmp_path: Path) -> None:
