@@ -57,8 +57,6 @@ class ZipWindowResult:
         for play in self.violations:
             if per_reason is None or kept[play.reason] < per_reason:
                 kept[play.reason] += 1
-                what = play.words()
-                found.append(
-                    Finding(self.plays, FAIL, what, ZIP_WINDOW, play.reason.value, play.line)
-                )
+                why = play.reason.value
+                found.append(Finding(self.plays, FAIL, play.words(), ZIP_WINDOW, why, play.line))
         return found

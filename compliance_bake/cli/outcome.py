@@ -108,12 +108,10 @@ class Outcome:
 def _board_cases(board: Board) -> list[Case]:
     """A case per self-check, from the board's findings: failed, its items are the differing
     fields by JSON path and its detail the expected and actual states in full."""
-    found: dict[str | None, list[Finding]] = {}
-    for finding in board.findings():
-        found.setdefault(finding.rule, []).append(finding)
+    findings = board.findings()
     cases = []
     for row in board.rows:
-        failed = [f.what for f in found[row.feature] if not f.ok]
+        failed = [f.what for f in findings if f.rule == row.feature and not f.ok]
         if not failed:
             cases.append(Case(row.feature, True, "holds"))
             continue
