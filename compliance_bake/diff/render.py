@@ -10,7 +10,6 @@ and last lines.
 
 from __future__ import annotations
 
-import json
 import textwrap
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -24,6 +23,7 @@ from compliance_bake.diff.model import (
 )
 from compliance_bake.findings import DIFF, FAIL, WARN, Finding
 from compliance_bake.report.disagreements import KINDS
+from compliance_bake.report.escape import json_line
 from compliance_bake.report.escape import markdown as _md
 from compliance_bake.report.models import JsonValue
 
@@ -47,7 +47,7 @@ def _value(value: object) -> str:
         return "none"
     if isinstance(value, str):
         return value
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return json_line(value, compact=True)
 
 
 def _flag(value: object) -> str:

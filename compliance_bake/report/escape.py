@@ -126,11 +126,13 @@ def terminal_json(value: Any, indent: int | None = 2) -> str:
     return INVISIBLE.sub(_json_escape, text)
 
 
-def json_line(value: Any, limit: int | None = None) -> str:
+def json_line(value: Any, limit: int | None = None, *, compact: bool = False) -> str:
     """A value as the JSON text a reader of the document sees (true, null, "x"), never a Python
-    repr, on one line (`, ` and `: ` between items): every finding, message and portal cell
-    puts a value into its text so, and spells it alike. Cut with … past `limit` characters."""
-    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+    repr, on one line (`, ` and `: ` between items; none with `compact`, as the diff's 80
+    columns want): every finding, message and portal cell puts a value into its text so, and
+    spells it alike. Cut with … past `limit` characters."""
+    separators = (",", ":") if compact else (", ", ": ")
+    text = json.dumps(value, ensure_ascii=False, separators=separators, default=str)
     return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -1,8 +1,8 @@
 """What `verify` found, and the two verdicts it draws from it.
 
-The findings are the one `Finding` of compliance_bake/findings.py, made where each check runs
-(the files, the rules, the attestation, the previous-snapshot record, the log's proof). A
-finding belongs to one of two verdicts:
+The findings are compliance_bake/findings.py's, the shape every command reports, made where
+each check runs (the files, the rules, the attestation, the previous-snapshot record, the log's
+proof). A finding belongs to one of two verdicts:
 - *authentic* (kinds FILE, DIGEST, HMAC, KEY, EXTRA): the bytes are the bytes that were signed,
   out/ holds nothing else, and a key says who signed them (HMAC with REPORT_SIGNING_SECRET, or an
   Ed25519 key id);
